@@ -220,7 +220,8 @@ impl HandoverSteps {
             return Err(ForecastError::WrongLength(cumulative.len()));
         }
         for (index, (&expected, &found)) in self.cumulative().iter().zip(cumulative).enumerate() {
-            if !((expected - found).abs() <= 1e-6) {
+            let close = (expected - found).abs() <= 1e-6;
+            if !close {
                 return Err(ForecastError::InconsistentCumulative {
                     index,
                     expected,
@@ -296,7 +297,11 @@ impl Forecast {
     }
 
     /// A forecast with a handover at each instant, which must lie in `(t0, t0 + 120 s]`.
-    pub fn from_instants<I>(source: ForecastSource, t0: Instant, at: I) -> Result<Self, ForecastError>
+    pub fn from_instants<I>(
+        source: ForecastSource,
+        t0: Instant,
+        at: I,
+    ) -> Result<Self, ForecastError>
     where
         I: IntoIterator<Item = Instant>,
     {
@@ -450,9 +455,13 @@ mod tests {
 
         let err = serde_json::from_str::<HandoverSteps>("[0,1]").unwrap_err();
         assert!(err.to_string().contains("exactly 120"), "{err}");
-        let mut bad = bits_with(&[]).iter().map(|b| b.to_string()).collect::<Vec<_>>();
+        let mut bad = bits_with(&[])
+            .iter()
+            .map(|b| b.to_string())
+            .collect::<Vec<_>>();
         bad[5] = "3".into();
-        let err = serde_json::from_str::<HandoverSteps>(&format!("[{}]", bad.join(","))).unwrap_err();
+        let err =
+            serde_json::from_str::<HandoverSteps>(&format!("[{}]", bad.join(","))).unwrap_err();
         assert!(err.to_string().contains("handover[5] is 3"), "{err}");
     }
 

@@ -15,7 +15,7 @@ mod forecast;
 mod source;
 
 pub use forecast::{
-    CUMULATIVE_NORM, Forecast, ForecastError, ForecastSource, HORIZON, HORIZON_STEPS, HandoverSteps, STEP,
-    TENSOR_SHAPE,
+    CUMULATIVE_NORM, Forecast, ForecastError, ForecastSource, HORIZON, HORIZON_STEPS,
+    HandoverSteps, STEP, TENSOR_SHAPE,
 };
 pub use source::{HandoverSource, NoHandovers, SourceError, TimelineSource};

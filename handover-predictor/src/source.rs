@@ -112,8 +112,8 @@ impl TimelineSource {
         until: Duration,
     ) -> Self {
         let period = period.max(Duration::from_millis(1));
-        let offsets = std::iter::successors(Some(first), |&t| Some(t + period))
-            .take_while(|&t| t <= until);
+        let offsets =
+            std::iter::successors(Some(first), |&t| Some(t + period)).take_while(|&t| t <= until);
         Self::new(name, tag, epoch, offsets)
     }
 
@@ -170,7 +170,10 @@ mod tests {
         assert!(!f.steps().is_handover(12));
 
         let f = source.forecast(epoch + Duration::from_secs(12)).unwrap();
-        assert!(!f.steps().is_handover(0), "a handover at t0 belongs to the past interval");
+        assert!(
+            !f.steps().is_handover(0),
+            "a handover at t0 belongs to the past interval"
+        );
         assert!(f.steps().is_handover(14));
         assert_eq!(f.source(), ForecastSource::Trace);
 

@@ -122,7 +122,14 @@ impl<T> PacingController<T> {
     }
 
     /// Queues a packet of `size_bytes` on stream `ssrc`.
-    pub fn enqueue(&mut self, now: Instant, ssrc: u32, kind: PacketKind, size_bytes: u64, payload: T) {
+    pub fn enqueue(
+        &mut self,
+        now: Instant,
+        ssrc: u32,
+        kind: PacketKind,
+        size_bytes: u64,
+        payload: T,
+    ) {
         let now_ns = self.advance(now);
         self.queue.push(QueuedPacket {
             ssrc,
@@ -231,7 +238,9 @@ impl<T> PacingController<T> {
             nanos(u128::from(queued_bytes) * 8 * NANOS_PER_SEC / u128::from(adjusted_bps))
         };
         let age = |enqueued_ns: Option<u64>| {
-            enqueued_ns.map_or(Duration::ZERO, |t| Duration::from_nanos(now_ns.saturating_sub(t)))
+            enqueued_ns.map_or(Duration::ZERO, |t| {
+                Duration::from_nanos(now_ns.saturating_sub(t))
+            })
         };
         PacerStats {
             queued_packets: self.queue.packets(),
@@ -290,7 +299,8 @@ impl<T> PacingController<T> {
             .saturating_sub(average_ns)
             .max(MIN_TIME_LEFT.as_nanos() as u64);
         let needed = (u128::from(queued) * 8 * NANOS_PER_SEC).div_ceil(u128::from(left_ns));
-        self.pacing_bps.max(u64::try_from(needed).unwrap_or(u64::MAX))
+        self.pacing_bps
+            .max(u64::try_from(needed).unwrap_or(u64::MAX))
     }
 
     /// libwebrtc's `NextSendTime` for paced packets, in ns: the last process instant while the

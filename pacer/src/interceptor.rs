@@ -91,7 +91,11 @@ impl HandoverAwarePacer {
     /// Padding-only packets are padding whatever their stream; the NACK responder marks what it
     /// resends; otherwise the stream decides: RTX streams carry retransmissions, FEC streams FEC,
     /// `audio/*` streams audio, and anything else (including unbound SSRCs) is video.
-    fn classify(&self, message: &rtc_interceptor::AttributedPacket, rtp: &rtc_rtp::packet::Packet) -> PacketKind {
+    fn classify(
+        &self,
+        message: &rtc_interceptor::AttributedPacket,
+        rtp: &rtc_rtp::packet::Packet,
+    ) -> PacketKind {
         if rtp.header.padding && rtp.payload.is_empty() {
             return PacketKind::Padding;
         }
@@ -136,8 +140,8 @@ impl HandoverAwarePacer {
             packet.now = released.released_at;
             write_queue.push_back(packet);
         }
-        let due = last_published
-            .is_none_or(|last| now >= last + STATS_INTERVAL || controller.is_empty());
+        let due =
+            last_published.is_none_or(|last| now >= last + STATS_INTERVAL || controller.is_empty());
         if due {
             handle.publish(controller.stats(now));
             *last_published = Some(now);
@@ -164,7 +168,11 @@ impl Protocol<TaggedPacket, TaggedPacket, ()> for HandoverAwarePacer {
             });
         if let Some(bps) = target {
             let now = msg.now;
-            let bps = if bps.is_finite() { bps.max(0.0) as u64 } else { 0 };
+            let bps = if bps.is_finite() {
+                bps.max(0.0) as u64
+            } else {
+                0
+            };
             self.controller_at(now).set_target_bitrate(now, bps);
             self.release(now);
         }
@@ -225,7 +233,10 @@ impl Interceptor for HandoverAwarePacer {
     }
 
     fn unbind_local_stream(&mut self, info: &StreamInfo) {
-        for ssrc in [Some(info.ssrc), info.ssrc_rtx, info.ssrc_fec].into_iter().flatten() {
+        for ssrc in [Some(info.ssrc), info.ssrc_rtx, info.ssrc_fec]
+            .into_iter()
+            .flatten()
+        {
             self.kinds.remove(&ssrc);
         }
     }

@@ -1,0 +1,432 @@
+//! The decision loop: every interval, a forecast in, a queue time limit out.
+
+use super::{Fixed, QueuePolicy};
+use crate::{PacerHandle, clamp_queue_time_limit};
+use handover_predictor::{Forecast, HandoverSource};
+use std::fmt;
+use std::time::{Duration, Instant};
+
+/// What one decision did, for logs and telemetry (DESIGN section 5: `policy`, `action_ms`,
+/// `forecast`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Decision {
+    /// 0-based count of decisions made before this one. A late call that skips boundaries still
+    /// makes one decision, so this counts decisions, not elapsed intervals.
+    pub index: u64,
+    /// The instant the decision was made: the `now` handed to
+    /// [`PolicyController::handle_timeout`], which is also the forecast's `t0`.
+    pub at: Instant,
+    /// The limit handed to the pacer, after clamping to [50 ms, 10 s] (DESIGN section 4).
+    pub queue_time_limit: Duration,
+    /// What the policy asked for before clamping; `None` when the decision fell back.
+    pub requested: Option<Duration>,
+    /// The name of the configured policy ([`QueuePolicy::name`]), even when the decision fell
+    /// back, so that telemetry groups the interval with the run it belongs to.
+    pub policy: String,
+    /// What the policy saw. When the source failed the policy saw nothing, and this is
+    /// [`Forecast::none`] at `at` (source `none`, all zero).
+    pub forecast: Forecast,
+    /// Why the decision fell back to WebRTC's 2000 ms, if it did.
+    pub fallback: Option<String>,
+}
+
+/// Chooses the pacer's queue time limit at every decision boundary (sans-I/O).
+///
+/// Boundaries are at `start`, `start + interval`, `start + 2 x interval`, ... At each one the
+/// controller asks its [`HandoverSource`] for the forecast at `now`, asks its [`QueuePolicy`] for
+/// a limit, clamps it to [50 ms, 10 s], hands it to the pacer through the [`PacerHandle`] and
+/// returns a [`Decision`]. The limit then holds until the next boundary (DESIGN section 4).
+///
+/// Nothing here reads a clock: the driver calls [`poll_timeout`](Self::poll_timeout) to learn
+/// when to come back and [`handle_timeout`](Self::handle_timeout) with the current (real or
+/// virtual) time.
+///
+/// A failure never stops a call. If the source fails, the policy is not consulted (a missing
+/// forecast would read as the all-zero "no handovers" forecast and pick the shortest queue, the
+/// least safe choice on a satellite path); if the policy fails, its answer is dropped. Either
+/// way the limit is [`Fixed::webrtc_default`]'s 2000 ms, what an unmodified WebRTC sender uses,
+/// the failure is counted, and the reason is recorded in [`Decision::fallback`].
+pub struct PolicyController {
+    interval: Duration,
+    /// The next boundary; `None` once time has run past what an `Instant` can represent.
+    next: Option<Instant>,
+    source: Box<dyn HandoverSource>,
+    policy: Box<dyn QueuePolicy>,
+    fallback: Fixed,
+    handle: PacerHandle,
+    decisions: u64,
+    source_failures: u64,
+    policy_failures: u64,
+}
+
+impl PolicyController {
+    /// A controller whose first decision is due at `start` and every `interval` after it
+    /// (usually [`DEFAULT_DECISION_INTERVAL`](super::DEFAULT_DECISION_INTERVAL)). An `interval`
+    /// shorter than 1 ms is raised to 1 ms, so that time always moves the schedule forward.
+    pub fn new(
+        start: Instant,
+        interval: Duration,
+        source: Box<dyn HandoverSource>,
+        policy: Box<dyn QueuePolicy>,
+        handle: PacerHandle,
+    ) -> Self {
+        Self {
+            interval: interval.max(Duration::from_millis(1)),
+            next: Some(start),
+            source,
+            policy,
+            fallback: Fixed::webrtc_default(),
+            handle,
+            decisions: 0,
+            source_failures: 0,
+            policy_failures: 0,
+        }
+    }
+
+    /// The next decision boundary: `start` before the first decision, and afterwards always
+    /// strictly after the last `now` handed to [`handle_timeout`](Self::handle_timeout). `None`
+    /// only if the schedule has run past what an `Instant` can represent.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        self.next
+    }
+
+    /// Makes a decision if `now` has reached the next boundary, otherwise returns `None`.
+    ///
+    /// If `now` is late by several intervals, exactly one decision is made and the next boundary
+    /// becomes the first one of the original grid strictly after `now`.
+    pub fn handle_timeout(&mut self, now: Instant) -> Option<Decision> {
+        let next = self.next?;
+        if now < next {
+            return None;
+        }
+        self.next = self.boundary_after(next, now);
+        Some(self.decide(now))
+    }
+
+    /// The length of a decision interval.
+    pub fn interval(&self) -> Duration {
+        self.interval
+    }
+
+    /// Decisions made so far.
+    pub fn decisions_made(&self) -> u64 {
+        self.decisions
+    }
+
+    /// Decisions that fell back because the source failed.
+    pub fn source_failures(&self) -> u64 {
+        self.source_failures
+    }
+
+    /// Decisions that fell back because the policy failed.
+    pub fn policy_failures(&self) -> u64 {
+        self.policy_failures
+    }
+
+    /// The first boundary `due + k x interval` (k >= 1) strictly after `now`, given `due <= now`.
+    fn boundary_after(&self, due: Instant, now: Instant) -> Option<Instant> {
+        let late = now.duration_since(due).as_nanos();
+        let interval = self.interval.as_nanos();
+        let advance = (late / interval + 1) * interval;
+        let secs = u64::try_from(advance / 1_000_000_000).ok()?;
+        let nanos = (advance % 1_000_000_000) as u32;
+        due.checked_add(Duration::new(secs, nanos))
+    }
+
+    fn decide(&mut self, now: Instant) -> Decision {
+        let policy = self.policy.name();
+        let (forecast, requested, fallback) = match self.source.forecast(now) {
+            Err(error) => {
+                self.source_failures += 1;
+                let reason = format!("source {} failed: {error}", self.source.name());
+                (Forecast::none(now), None, Some(reason))
+            }
+            Ok(forecast) => match self.policy.decide(&forecast) {
+                Ok(limit) => (forecast, Some(limit), None),
+                Err(error) => {
+                    self.policy_failures += 1;
+                    let reason = format!("policy {policy} failed: {error}");
+                    (forecast, None, Some(reason))
+                }
+            },
+        };
+        let wanted = requested.unwrap_or_else(|| self.fallback.limit());
+        let limit = self
+            .handle
+            .set_queue_time_limit(clamp_queue_time_limit(wanted));
+        let decision = Decision {
+            index: self.decisions,
+            at: now,
+            queue_time_limit: limit,
+            requested,
+            policy,
+            forecast,
+            fallback,
+        };
+        self.decisions += 1;
+        decision
+    }
+}
+
+impl fmt::Debug for PolicyController {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PolicyController")
+            .field("interval", &self.interval)
+            .field("next", &self.next)
+            .field("source", &self.source.name())
+            .field("policy", &self.policy.name())
+            .field("decisions", &self.decisions)
+            .field("source_failures", &self.source_failures)
+            .field("policy_failures", &self.policy_failures)
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{DEFAULT_DECISION_INTERVAL, Heuristic, PolicyError};
+    use super::*;
+    use handover_predictor::{ForecastSource, NoHandovers, SourceError, TimelineSource};
+
+    const SECOND: Duration = Duration::from_secs(1);
+
+    /// A source that never has a forecast.
+    struct Unavailable;
+
+    impl HandoverSource for Unavailable {
+        fn name(&self) -> &str {
+            "dish"
+        }
+
+        fn forecast(&mut self, _now: Instant) -> Result<Forecast, SourceError> {
+            Err(SourceError::Unavailable {
+                source_name: "dish".into(),
+                reason: "no answer".into(),
+            })
+        }
+    }
+
+    /// A policy that always fails.
+    struct Broken;
+
+    impl QueuePolicy for Broken {
+        fn name(&self) -> String {
+            "learned:deadbeef".into()
+        }
+
+        fn decide(&mut self, _forecast: &Forecast) -> Result<Duration, PolicyError> {
+            Err(PolicyError::InvalidOutput {
+                policy: self.name(),
+                reason: "logits contain NaN".into(),
+            })
+        }
+    }
+
+    fn controller(
+        start: Instant,
+        source: impl HandoverSource + 'static,
+        policy: impl QueuePolicy + 'static,
+    ) -> (PolicyController, PacerHandle) {
+        let handle = PacerHandle::new(Duration::from_millis(1234));
+        let controller = PolicyController::new(
+            start,
+            DEFAULT_DECISION_INTERVAL,
+            Box::new(source),
+            Box::new(policy),
+            handle.clone(),
+        );
+        (controller, handle)
+    }
+
+    #[test]
+    fn decisions_fall_exactly_on_start_and_every_120_s_after() {
+        let start = Instant::now();
+        let (mut c, _) = controller(start, NoHandovers, Heuristic);
+        assert_eq!(c.interval(), Duration::from_secs(120));
+        assert_eq!(c.poll_timeout(), Some(start));
+
+        let first = c.handle_timeout(start).unwrap();
+        assert_eq!((first.index, first.at), (0, start));
+        assert_eq!(c.poll_timeout(), Some(start + 120 * SECOND));
+
+        let just_before = start + 120 * SECOND - Duration::from_nanos(1);
+        assert!(c.handle_timeout(just_before).is_none());
+        assert_eq!(c.poll_timeout(), Some(start + 120 * SECOND));
+
+        let second = c.handle_timeout(start + 120 * SECOND).unwrap();
+        assert_eq!((second.index, second.at), (1, start + 120 * SECOND));
+        assert_eq!(c.poll_timeout(), Some(start + 240 * SECOND));
+
+        let third = c.handle_timeout(start + 240 * SECOND).unwrap();
+        assert_eq!((third.index, third.at), (2, start + 240 * SECOND));
+        assert_eq!(c.poll_timeout(), Some(start + 360 * SECOND));
+        assert_eq!(c.decisions_made(), 3);
+    }
+
+    #[test]
+    fn a_call_before_the_first_boundary_decides_nothing() {
+        let start = Instant::now() + 5 * SECOND;
+        let (mut c, handle) = controller(start, NoHandovers, Heuristic);
+        assert!(c.handle_timeout(start - SECOND).is_none());
+        assert_eq!(c.poll_timeout(), Some(start));
+        assert_eq!(c.decisions_made(), 0);
+        assert_eq!(handle.queue_time_limit(), Duration::from_millis(1234));
+    }
+
+    #[test]
+    fn a_late_call_makes_one_decision_and_resumes_on_the_original_grid() {
+        let start = Instant::now();
+        let (mut c, _) = controller(start, NoHandovers, Heuristic);
+        c.handle_timeout(start).unwrap();
+
+        let late = start + 365 * SECOND;
+        let decision = c.handle_timeout(late).unwrap();
+        assert_eq!((decision.index, decision.at), (1, late));
+        assert_eq!(decision.forecast.t0(), late);
+        assert_eq!(c.poll_timeout(), Some(start + 480 * SECOND));
+        assert!(c.handle_timeout(late).is_none());
+        assert_eq!(c.decisions_made(), 2);
+
+        // Exactly on a skipped boundary: the next one is strictly after it.
+        let on_boundary = start + 600 * SECOND;
+        assert_eq!(c.handle_timeout(on_boundary).unwrap().index, 2);
+        assert_eq!(c.poll_timeout(), Some(start + 720 * SECOND));
+    }
+
+    #[test]
+    fn a_failing_source_falls_back_to_2000_ms_without_asking_the_policy() {
+        let start = Instant::now();
+        let (mut c, handle) =
+            controller(start, Unavailable, Fixed::new(Duration::from_millis(300)));
+        let d = c.handle_timeout(start).unwrap();
+        assert_eq!(d.queue_time_limit, Duration::from_millis(2000));
+        assert_eq!(d.requested, None);
+        assert_eq!(d.policy, "fixed:300");
+        assert_eq!(d.forecast, Forecast::none(start));
+        assert_eq!(
+            d.fallback.as_deref(),
+            Some("source dish failed: dish has no forecast: no answer")
+        );
+        assert_eq!(handle.queue_time_limit(), Duration::from_millis(2000));
+        assert_eq!((c.source_failures(), c.policy_failures()), (1, 0));
+
+        c.handle_timeout(start + 120 * SECOND).unwrap();
+        assert_eq!((c.source_failures(), c.policy_failures()), (2, 0));
+        assert_eq!(c.poll_timeout(), Some(start + 240 * SECOND));
+    }
+
+    #[test]
+    fn a_failing_policy_falls_back_to_2000_ms_and_keeps_the_forecast_it_saw() {
+        let start = Instant::now();
+        let source = TimelineSource::new(
+            "trace",
+            ForecastSource::Trace,
+            start,
+            [Duration::from_millis(3500)],
+        );
+        let (mut c, handle) = controller(start, source, Broken);
+        let d = c.handle_timeout(start).unwrap();
+        assert_eq!(d.queue_time_limit, Duration::from_millis(2000));
+        assert_eq!(d.requested, None);
+        assert_eq!(d.policy, "learned:deadbeef");
+        assert_eq!(d.forecast.source(), ForecastSource::Trace);
+        assert_eq!(d.forecast.handover_count(), 1);
+        assert!(d.forecast.steps().is_handover(3));
+        assert_eq!(
+            d.fallback.as_deref(),
+            Some(
+                "policy learned:deadbeef failed: learned:deadbeef produced no usable limit: logits contain NaN"
+            )
+        );
+        assert_eq!(handle.queue_time_limit(), Duration::from_millis(2000));
+        assert_eq!((c.source_failures(), c.policy_failures()), (0, 1));
+    }
+
+    #[test]
+    fn a_request_above_10_s_is_clamped_and_the_request_is_kept() {
+        let start = Instant::now();
+        let (mut c, handle) = controller(start, NoHandovers, Fixed::new(Duration::from_secs(20)));
+        let d = c.handle_timeout(start).unwrap();
+        assert_eq!(d.requested, Some(Duration::from_secs(20)));
+        assert_eq!(d.queue_time_limit, Duration::from_secs(10));
+        assert_eq!(d.fallback, None);
+        assert_eq!(handle.queue_time_limit(), Duration::from_secs(10));
+    }
+
+    #[test]
+    fn a_request_below_50_ms_is_clamped_up() {
+        let start = Instant::now();
+        let (mut c, handle) = controller(start, NoHandovers, Fixed::new(Duration::from_millis(10)));
+        let d = c.handle_timeout(start).unwrap();
+        assert_eq!(d.requested, Some(Duration::from_millis(10)));
+        assert_eq!(d.queue_time_limit, Duration::from_millis(50));
+        assert_eq!(handle.queue_time_limit(), Duration::from_millis(50));
+    }
+
+    #[test]
+    fn the_handle_sees_each_decision_as_it_is_made() {
+        let start = Instant::now();
+        // Handovers only in the first two minutes: 8 of them at Starlink's cadence, then quiet.
+        let source = TimelineSource::periodic(
+            "slots",
+            ForecastSource::Trace,
+            start,
+            12 * SECOND,
+            15 * SECOND,
+            117 * SECOND,
+        );
+        let (mut c, handle) = controller(start, source, Heuristic);
+        assert_eq!(handle.queue_time_limit(), Duration::from_millis(1234));
+        c.handle_timeout(start).unwrap();
+        assert_eq!(handle.queue_time_limit(), Duration::from_millis(4000));
+        let d = c.handle_timeout(start + 120 * SECOND).unwrap();
+        assert_eq!(d.forecast.handover_count(), 0);
+        assert_eq!(handle.queue_time_limit(), Duration::from_millis(500));
+    }
+
+    #[test]
+    fn the_heuristic_on_starlink_cadence_picks_4000_ms() {
+        let start = Instant::now();
+        let source = TimelineSource::periodic(
+            "starlink-slots",
+            ForecastSource::Trace,
+            start,
+            12 * SECOND,
+            15 * SECOND,
+            3600 * SECOND,
+        );
+        let (mut c, handle) = controller(start, source, Heuristic);
+        for k in 0..3u32 {
+            let d = c.handle_timeout(start + k * 120 * SECOND).unwrap();
+            assert_eq!(d.forecast.handover_count(), 8);
+            assert_eq!(d.requested, Some(Duration::from_millis(4000)));
+            assert_eq!(d.queue_time_limit, Duration::from_millis(4000));
+            assert_eq!(d.policy, "heuristic");
+            assert_eq!(d.fallback, None);
+        }
+        assert_eq!(handle.queue_time_limit(), Duration::from_millis(4000));
+    }
+
+    #[test]
+    fn an_interval_below_1_ms_is_raised_to_1_ms() {
+        let start = Instant::now();
+        let mut c = PolicyController::new(
+            start,
+            Duration::ZERO,
+            Box::new(NoHandovers),
+            Box::new(Heuristic),
+            PacerHandle::new(Duration::from_secs(2)),
+        );
+        assert_eq!(c.interval(), Duration::from_millis(1));
+        c.handle_timeout(start).unwrap();
+        assert_eq!(c.poll_timeout(), Some(start + Duration::from_millis(1)));
+    }
+
+    #[test]
+    fn the_debug_view_names_source_policy_and_counters() {
+        let (c, _) = controller(Instant::now(), Unavailable, Heuristic);
+        let text = format!("{c:?}");
+        assert!(text.contains("source: \"dish\""), "{text}");
+        assert!(text.contains("policy: \"heuristic\""), "{text}");
+    }
+}
