@@ -84,7 +84,10 @@ fn with_a_twenty_second_limit_one_megabyte_leaves_at_the_pacing_rate_in_about_ei
     assert_eq!(pacer.stats(t0).adjusted_rate_bps, MBPS);
     let released = drive(&mut pacer, t0, t0 + Duration::from_secs(60));
     let last = released.last().unwrap().released_at - t0;
-    assert!(within(last, Duration::from_secs(8), 0.05), "left after {last:?}");
+    assert!(
+        within(last, Duration::from_secs(8), 0.05),
+        "left after {last:?}"
+    );
     assert_eq!(pacer.stats(t0 + last).drain_boost_time, Duration::ZERO);
 }
 
@@ -98,10 +101,7 @@ fn the_drain_rate_is_the_queued_bytes_over_the_time_left_to_the_limit() {
     // 500 ms later, with nothing sent, 8 000 000 bits / 1.5 s, rounded up.
     assert_eq!(pacer.stats(t0 + ms(500)).adjusted_rate_bps, 5_333_334);
     // Past the limit the time left is floored at 1 ms.
-    assert_eq!(
-        pacer.stats(t0 + ms(2500)).adjusted_rate_bps,
-        8_000_000_000
-    );
+    assert_eq!(pacer.stats(t0 + ms(2500)).adjusted_rate_bps, 8_000_000_000);
 }
 
 #[test]
@@ -112,7 +112,10 @@ fn changing_the_limit_while_packets_wait_changes_the_remaining_schedule_at_once(
     let before = drive(&mut pacer, t0, t0 + ms(1000));
     let sent_by_1s = before.len();
     // At the 4-s limit about a quarter leaves in the first second.
-    assert!((240..=260).contains(&sent_by_1s), "{sent_by_1s} sent by 1 s");
+    assert!(
+        (240..=260).contains(&sent_by_1s),
+        "{sent_by_1s} sent by 1 s"
+    );
 
     let change = t0 + ms(1000);
     let stats = pacer.stats(change);
@@ -138,7 +141,10 @@ fn a_limit_is_clamped_to_fifty_milliseconds_and_ten_seconds() {
     let t0 = Instant::now();
     let mut pacer = controller(t0, MBPS, ms(2000));
     assert_eq!(pacer.set_queue_time_limit(t0, ms(1)), ms(50));
-    assert_eq!(pacer.set_queue_time_limit(t0, Duration::from_secs(30)), Duration::from_secs(10));
+    assert_eq!(
+        pacer.set_queue_time_limit(t0, Duration::from_secs(30)),
+        Duration::from_secs(10)
+    );
     assert_eq!(pacer.queue_time_limit(), Duration::from_secs(10));
     let clamped_at_build = controller(t0, MBPS, Duration::ZERO);
     assert_eq!(clamped_at_build.queue_time_limit(), ms(50));
@@ -195,7 +201,10 @@ fn audio_leaves_at_enqueue_ahead_of_video_and_owes_no_debt() {
     pacer.enqueue(t, 0xA0D10, PacketKind::Audio, 100, 99);
     assert_eq!(pacer.next_send_time(), Some(t + Duration::from_nanos(1)));
     let audio = pacer.poll_send(t).expect("audio is unpaced");
-    assert_eq!((audio.payload, audio.kind, audio.released_at), (99, PacketKind::Audio, t));
+    assert_eq!(
+        (audio.payload, audio.kind, audio.released_at),
+        (99, PacketKind::Audio, t)
+    );
     let video = pacer.poll_send(t).expect("debt is inside the burst window");
     assert_eq!((video.payload, video.kind), (5, PacketKind::Video));
     assert_eq!(pacer.poll_send(t), None);
@@ -229,7 +238,9 @@ fn retransmissions_go_before_video_and_padding_goes_last() {
     pacer.enqueue(t0, 2, PacketKind::Fec, 100, 2);
     pacer.enqueue(t0, 3, PacketKind::Retransmission, 100, 3);
     pacer.enqueue(t0, 1, PacketKind::Video, 100, 4);
-    let order: Vec<u32> = std::iter::from_fn(|| pacer.poll_send(t0)).map(|p| p.payload).collect();
+    let order: Vec<u32> = std::iter::from_fn(|| pacer.poll_send(t0))
+        .map(|p| p.payload)
+        .collect();
     assert_eq!(order, vec![3, 1, 2, 4, 0]);
 }
 
@@ -300,5 +311,8 @@ fn the_pacing_rate_is_the_target_times_the_pacing_factor() {
     assert_eq!(pacer.stats(t0).pacing_rate_bps, 330_000);
     pacer.set_target_bitrate(t0, 2 * MBPS);
     let stats = pacer.stats(t0);
-    assert_eq!((stats.target_bitrate_bps, stats.pacing_rate_bps), (2 * MBPS, 2_200_000));
+    assert_eq!(
+        (stats.target_bitrate_bps, stats.pacing_rate_bps),
+        (2 * MBPS, 2_200_000)
+    );
 }

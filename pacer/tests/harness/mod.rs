@@ -376,10 +376,10 @@ pub fn run(
             }
             let mut packet = entry.remove();
             packet.now = now;
-            if let Packet::Rtp(rtp) = &packet.message.packet {
-                if let Some(&index) = by_sequence.get(&rtp.header.sequence_number) {
-                    traces[index].arrived = Some(now - epoch);
-                }
+            if let Packet::Rtp(rtp) = &packet.message.packet
+                && let Some(&index) = by_sequence.get(&rtp.header.sequence_number)
+            {
+                traces[index].arrived = Some(now - epoch);
             }
             receiver.handle_read(packet).expect("receiver read");
             while receiver.poll_read().is_some() {}

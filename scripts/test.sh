@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Runs every check the project has: formatting, lints, all tests, and the fuzz target's build.
+#
+# Usage: scripts/test.sh
+#
+# Build outputs go to $LEOPACE_CACHE (default ~/.cache/leopace) outside the checkout, so a second
+# run is incremental; nothing depends on that cache existing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+cache="${LEOPACE_CACHE:-$HOME/.cache/leopace}"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$cache/target}"
+mkdir -p "$CARGO_TARGET_DIR"
+
+step() { printf '\n==> %s\n' "$*"; }
+
+step "toolchain"
+if ! cargo fmt --version >/dev/null 2>&1 || ! cargo clippy --version >/dev/null 2>&1; then
+  rustup component add rustfmt clippy
+fi
+cargo --version
+
+step "cargo fmt --check"
+cargo fmt --all -- --check
+
+step "cargo clippy --workspace --all-targets -- -D warnings"
+cargo clippy --workspace --all-targets --locked -- -D warnings
+
+step "cargo test --workspace"
+cargo test --workspace --locked
+
+if [ -f pacer/fuzz/Cargo.toml ]; then
+  step "fuzz target builds (stable, without instrumentation)"
+  cargo build --manifest-path pacer/fuzz/Cargo.toml
+fi
+
+step "all checks passed"
