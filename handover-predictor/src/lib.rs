@@ -11,7 +11,11 @@
 
 #![forbid(unsafe_code)]
 
+pub mod dish;
 mod forecast;
+pub mod orbit;
+pub mod predict;
+pub mod sky;
 mod source;
 
 pub use forecast::{
