@@ -5,8 +5,8 @@
 //!
 //! - **Debt.** Every paced packet adds to a *media debt*, the send time it owes at the
 //!   *adjusted rate*. A packet may leave while the debt is below one burst window (40 ms, at most
-//!   63 kB at the adjusted rate); otherwise the next send is when the debt reaches zero. Debt is
-//!   capped at 500 ms, and idle time never turns into credit.
+//!   63 kB at the adjusted rate). Debt is capped at 500 ms, and idle time never turns into
+//!   credit.
 //! - **Rates.** The pacing rate is the target bitrate x the pacing factor (1.1). The adjusted rate
 //!   is the pacing rate, raised by the *drain rule* when the queue could not otherwise empty in
 //!   time: with `Q` bytes queued, `avg_time_left = max(1 ms, limit - average queue time)`,
@@ -16,7 +16,14 @@
 //!   over SSRCs within a level. Audio is unpaced by default: it leaves at its enqueue instant and
 //!   is not charged to the debt.
 //!
-//! One deliberate difference from libwebrtc: it keeps the debt in bytes and repays it at
+//! Two deliberate differences from libwebrtc. First, its `NextSendTime` sleeps until the debt is
+//! fully repaid once it exceeds the burst window, but any call in between (and
+//! `TaskQueuePacedSender` makes one on every enqueue) drains the debt to that instant and lets the
+//! next packet go at once; its real schedule depends on how often it is poked. Here a packet may
+//! leave as soon as the debt falls below the window, so the schedule is a function of the
+//! instants handed in alone, whoever polls and however often: one burst window, then the rate.
+//!
+//! Second, libwebrtc keeps the debt in bytes and repays it at
 //! whatever the adjusted rate is *later*, we keep it as the send time each packet owed at the rate
 //! it left at. The two agree while the rate is constant. They part when the drain rate collapses
 //! right after a burst: at the end of a drain the last burst goes out at hundreds of Mbit/s and
@@ -145,7 +152,7 @@ impl<T> PacingController<T> {
     pub fn set_target_bitrate(&mut self, now: Instant, bps: u64) {
         let now_ns = self.advance(now);
         self.target_bps = bps;
-        self.pacing_bps = (bps as f64 * self.config.pacing_factor.max(0.0)).round() as u64;
+        self.pacing_bps = pacing_rate(bps, self.config.pacing_factor);
         self.update_adjusted_rate(now_ns);
     }
 
@@ -192,13 +199,12 @@ impl<T> PacingController<T> {
     /// Call repeatedly until it returns `None`; each released packet carries `now` as its release
     /// instant.
     pub fn poll_send(&mut self, now: Instant) -> Option<Released<T>> {
-        let due_ns = self.paced_due_ns();
         let now_ns = self.advance(now);
         if self.queue.is_empty() {
             return None;
         }
         let unpaced = self.has_unpaced_audio();
-        if !unpaced && due_ns.is_none_or(|due| now_ns < due) {
+        if !unpaced && self.paced_due_ns().is_none_or(|due| now_ns < due) {
             return None;
         }
         self.update_adjusted_rate(now_ns);
@@ -243,6 +249,7 @@ impl<T> PacingController<T> {
             })
         };
         PacerStats {
+            at: Some(self.instant(now_ns)),
             queued_packets: self.queue.packets(),
             queued_bytes,
             oldest_queue_time: age(self.queue.oldest_enqueued_ns()),
@@ -303,18 +310,21 @@ impl<T> PacingController<T> {
             .max(u64::try_from(needed).unwrap_or(u64::MAX))
     }
 
-    /// libwebrtc's `NextSendTime` for paced packets, in ns: the last process instant while the
-    /// debt is within one burst window, else the instant the debt is repaid. `None` at a zero
-    /// rate. Polling earlier releases nothing, as `ProcessPackets` returns when called early.
+    /// When the next paced packet may leave, in ns: now while the debt is zero or below one
+    /// burst window, else the first instant it is (with no window, when it is repaid). `None` at
+    /// a zero rate.
     fn paced_due_ns(&self) -> Option<u64> {
         if self.adjusted_bps == 0 {
             return None;
         }
-        Some(if self.burst_window_ns() > self.debt_ns {
-            self.last_process_ns
-        } else {
-            self.last_process_ns.saturating_add(self.debt_ns)
-        })
+        let window = self.burst_window_ns();
+        let wait = match self.debt_ns {
+            0 => 0,
+            debt if debt < window => 0,
+            debt if window == 0 => debt,
+            debt => debt - window + 1,
+        };
+        Some(self.last_process_ns.saturating_add(wait))
     }
 
     /// The burst window: `min(burst_interval, max_burst_bytes / adjusted rate)`, in ns.
@@ -332,6 +342,11 @@ impl<T> PacingController<T> {
     fn instant(&self, ns: u64) -> Instant {
         self.epoch + Duration::from_nanos(ns)
     }
+}
+
+/// The pacing rate for a target: `bps` x `factor`, rounded; a negative factor counts as zero.
+pub(crate) fn pacing_rate(bps: u64, factor: f64) -> u64 {
+    (bps as f64 * factor.max(0.0)).round() as u64
 }
 
 fn nanos(n: u128) -> Duration {

@@ -31,13 +31,22 @@ impl PacerHandle {
     /// a driver of a bare [`PacingController`](crate::PacingController) can create its own and
     /// apply [`PacerHandle::queue_time_limit`] itself.
     pub fn new(limit: Duration) -> Self {
-        let limit = clamp_queue_time_limit(limit);
+        Self::starting_as(PacerStats {
+            queue_time_limit: clamp_queue_time_limit(limit),
+            ..PacerStats::default()
+        })
+    }
+
+    /// A handle whose stats start as `initial` and whose requested limit is
+    /// `initial.queue_time_limit` (clamped).
+    pub(crate) fn starting_as(initial: PacerStats) -> Self {
+        let limit = clamp_queue_time_limit(initial.queue_time_limit);
         Self {
             shared: Arc::new(Shared {
                 limit_nanos: AtomicU64::new(duration_nanos(limit)),
                 stats: Mutex::new(PacerStats {
                     queue_time_limit: limit,
-                    ..PacerStats::default()
+                    ..initial
                 }),
             }),
         }

@@ -11,6 +11,7 @@ use crate::config::PacingConfig;
 use crate::controller::PacingController;
 use crate::handle::PacerHandle;
 use crate::packet::PacketKind;
+use crate::stats::PacerStats;
 use rtc_interceptor::{Attribute, Interceptor, Packet, StreamInfo, TaggedPacket};
 use rtc_shared::error::Error;
 use rtc_shared::marshal::MarshalSize;
@@ -32,7 +33,7 @@ pub struct HandoverAwarePacerBuilder {
 impl HandoverAwarePacerBuilder {
     /// Builds the interceptor and the handle that reaches into it once it is inside a chain.
     pub fn build(self) -> (HandoverAwarePacer, PacerHandle) {
-        let handle = PacerHandle::new(self.config.queue_time_limit);
+        let handle = PacerHandle::starting_as(PacerStats::initial(&self.config));
         let pacer = HandoverAwarePacer {
             applied_limit: handle.queue_time_limit(),
             handle: handle.clone(),
@@ -122,6 +123,14 @@ impl HandoverAwarePacer {
         controller
     }
 
+    /// Every event is a chance to release what is due: the schedule depends only on the instants,
+    /// so an extra poke never changes it, and a late one releases what waited.
+    fn release_if_started(&mut self, now: Instant) {
+        if self.controller.is_some() {
+            self.release(now);
+        }
+    }
+
     /// Releases everything that may leave at `now` and publishes stats when due.
     fn release(&mut self, now: Instant) {
         self.controller_at(now);
@@ -166,16 +175,16 @@ impl Protocol<TaggedPacket, TaggedPacket, ()> for HandoverAwarePacer {
                 Attribute::TargetBitrateChanged { bits_per_second } => Some(*bits_per_second),
                 _ => None,
             });
+        let now = msg.now;
         if let Some(bps) = target {
-            let now = msg.now;
             let bps = if bps.is_finite() {
                 bps.max(0.0) as u64
             } else {
                 0
             };
             self.controller_at(now).set_target_bitrate(now, bps);
-            self.release(now);
         }
+        self.release_if_started(now);
         self.read_queue.push_back(msg);
         Ok(())
     }
@@ -186,7 +195,9 @@ impl Protocol<TaggedPacket, TaggedPacket, ()> for HandoverAwarePacer {
 
     fn handle_write(&mut self, msg: TaggedPacket) -> Result<(), Self::Error> {
         let Packet::Rtp(rtp) = &msg.message.packet else {
+            let now = msg.now;
             self.write_queue.push_back(msg);
+            self.release_if_started(now);
             return Ok(());
         };
         let kind = self.classify(&msg.message, rtp);
@@ -203,9 +214,7 @@ impl Protocol<TaggedPacket, TaggedPacket, ()> for HandoverAwarePacer {
     }
 
     fn handle_timeout(&mut self, now: Instant) -> Result<(), Self::Error> {
-        if self.controller.is_some() {
-            self.release(now);
-        }
+        self.release_if_started(now);
         Ok(())
     }
 
@@ -244,4 +253,204 @@ impl Interceptor for HandoverAwarePacer {
     fn bind_remote_stream(&mut self, _info: &StreamInfo) {}
 
     fn unbind_remote_stream(&mut self, _info: &StreamInfo) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rtc_interceptor::AttributedPacket;
+    use rtc_shared::TransportContext;
+
+    const VIDEO: u32 = 10;
+    const VIDEO_RTX: u32 = 11;
+    const AUDIO: u32 = 20;
+
+    fn rtp(now: Instant, ssrc: u32, sequence_number: u16, payload: usize) -> TaggedPacket {
+        TaggedPacket {
+            now,
+            transport: TransportContext::default(),
+            message: AttributedPacket::new(Packet::Rtp(rtc_rtp::Packet {
+                header: rtc_rtp::Header {
+                    version: 2,
+                    ssrc,
+                    sequence_number,
+                    ..Default::default()
+                },
+                payload: vec![0; payload].into(),
+            })),
+        }
+    }
+
+    fn pacer(bps: u64) -> (HandoverAwarePacer, PacerHandle) {
+        let (mut pacer, handle) = HandoverAwarePacer::builder(PacingConfig {
+            pacing_factor: 1.0,
+            initial_target_bitrate_bps: bps,
+            queue_time_limit: Duration::from_secs(10),
+            ..PacingConfig::default()
+        })
+        .build();
+        pacer.bind_local_stream(&StreamInfo {
+            ssrc: VIDEO,
+            ssrc_rtx: Some(VIDEO_RTX),
+            mime_type: "video/VP8".into(),
+            ..Default::default()
+        });
+        pacer.bind_local_stream(&StreamInfo {
+            ssrc: AUDIO,
+            mime_type: "audio/opus".into(),
+            ..Default::default()
+        });
+        (pacer, handle)
+    }
+
+    fn drain(pacer: &mut HandoverAwarePacer) -> Vec<TaggedPacket> {
+        std::iter::from_fn(|| pacer.poll_write()).collect()
+    }
+
+    fn sequence(packet: &TaggedPacket) -> u16 {
+        match &packet.message.packet {
+            Packet::Rtp(rtp) => rtp.header.sequence_number,
+            _ => u16::MAX,
+        }
+    }
+
+    #[test]
+    fn the_handle_starts_with_the_configured_target_pacing_rate_and_limit() {
+        let (_, handle) = HandoverAwarePacer::builder(PacingConfig::default()).build();
+        let stats = handle.stats();
+        assert_eq!(stats.at, None);
+        assert_eq!(stats.target_bitrate_bps, 300_000);
+        assert_eq!(stats.pacing_rate_bps, 330_000);
+        assert_eq!(stats.queue_time_limit, Duration::from_secs(2));
+        assert_eq!(handle.queue_time_limit(), Duration::from_secs(2));
+    }
+
+    #[test]
+    fn rtp_leaves_at_the_pacing_rate_carrying_its_release_instant_and_rtcp_is_not_paced() {
+        let (mut pacer, handle) = pacer(1_000_000);
+        let t0 = Instant::now();
+        // 988-byte payloads + 12-byte header = 1000 bytes: five fit the 40-ms burst at 1 Mbit/s.
+        for seq in 0..8 {
+            pacer.handle_write(rtp(t0, VIDEO, seq, 988)).unwrap();
+        }
+        let first = drain(&mut pacer);
+        assert_eq!(
+            first.iter().map(sequence).collect::<Vec<_>>(),
+            vec![0, 1, 2, 3, 4]
+        );
+        assert!(first.iter().all(|p| p.now == t0));
+
+        let rtcp = TaggedPacket {
+            now: t0 + Duration::from_millis(1),
+            transport: TransportContext::default(),
+            message: AttributedPacket::new(Packet::Rtcp(vec![Box::new(
+                rtc_rtcp::payload_feedbacks::picture_loss_indication::PictureLossIndication::default(),
+            )])),
+        };
+        pacer.handle_write(rtcp).unwrap();
+        let poked = drain(&mut pacer);
+        assert!(
+            matches!(poked[0].message.packet, Packet::Rtcp(_)),
+            "RTCP passes at once"
+        );
+        // The RTCP event is also a chance to release what fell due at 1 ns.
+        assert_eq!(poked.len(), 2);
+        assert_eq!(
+            (sequence(&poked[1]), poked[1].now),
+            (5, t0 + Duration::from_millis(1))
+        );
+
+        // From then on one 8-ms packet each time the debt dips under the 40-ms window.
+        let mut released = Vec::new();
+        while let Some(due) = pacer.poll_timeout() {
+            pacer.handle_timeout(due).unwrap();
+            released.extend(
+                drain(&mut pacer)
+                    .into_iter()
+                    .map(|p| (sequence(&p), p.now - t0)),
+            );
+        }
+        let ns = Duration::from_nanos;
+        let ms = Duration::from_millis;
+        assert_eq!(released, vec![(6, ms(8) + ns(1)), (7, ms(16) + ns(1))]);
+        assert_eq!(pacer.poll_timeout(), None, "idle means no wake-up");
+        let stats = handle.stats();
+        assert_eq!((stats.packets_sent, stats.queued_packets), (8, 0));
+        assert_eq!(stats.at, Some(t0 + ms(16) + ns(1)));
+    }
+
+    #[test]
+    fn audio_and_retransmissions_overtake_queued_video() {
+        let (mut pacer, _) = pacer(1_000_000);
+        let t0 = Instant::now();
+        for seq in 0..10 {
+            pacer.handle_write(rtp(t0, VIDEO, seq, 988)).unwrap();
+        }
+        drain(&mut pacer);
+        let t = t0 + Duration::from_millis(2);
+        pacer.handle_write(rtp(t, AUDIO, 100, 160)).unwrap();
+        let released = drain(&mut pacer);
+        assert_eq!(sequence(&released[0]), 100, "audio first");
+        assert_eq!(released[0].now, t);
+
+        let mut resent = rtp(t, VIDEO, 3, 988);
+        resent.message.add(Attribute::Retransmission);
+        pacer.handle_write(resent).unwrap();
+        pacer.handle_write(rtp(t, VIDEO_RTX, 200, 988)).unwrap();
+        pacer
+            .handle_timeout(t0 + Duration::from_millis(60))
+            .unwrap();
+        let order: Vec<u16> = drain(&mut pacer).iter().map(sequence).collect();
+        assert_eq!(
+            &order[..2],
+            &[3, 200],
+            "retransmissions before the waiting video"
+        );
+    }
+
+    #[test]
+    fn a_limit_set_through_the_handle_applies_at_the_next_event() {
+        let (mut pacer, handle) = pacer(1_000_000);
+        let t0 = Instant::now();
+        for seq in 0..250 {
+            pacer.handle_write(rtp(t0, VIDEO, seq, 988)).unwrap();
+        }
+        drain(&mut pacer);
+        assert_eq!(
+            handle.set_queue_time_limit(Duration::from_millis(500)),
+            Duration::from_millis(500)
+        );
+        let t = t0 + Duration::from_millis(25);
+        pacer.handle_timeout(t).unwrap();
+        let stats = handle.stats();
+        assert_eq!(stats.at, Some(t));
+        assert_eq!(stats.queue_time_limit, Duration::from_millis(500));
+        // The drain rule, from the published figures: rate x time left covers the queue.
+        let left = Duration::from_millis(500) - stats.average_queue_time;
+        assert!(stats.adjusted_rate_bps > 3_500_000, "{stats:?}");
+        assert!(
+            u128::from(stats.adjusted_rate_bps) * left.as_nanos()
+                >= u128::from(stats.queued_bytes) * 8 * 1_000_000_000
+        );
+    }
+
+    #[test]
+    fn a_target_bitrate_attribute_on_feedback_sets_the_pacing_rate() {
+        let (mut pacer, handle) = pacer(1_000_000);
+        let t0 = Instant::now();
+        let feedback = TaggedPacket {
+            now: t0,
+            transport: TransportContext::default(),
+            message: AttributedPacket::new(Packet::Rtcp(vec![])).with(
+                Attribute::TargetBitrateChanged {
+                    bits_per_second: 2_500_000.0,
+                },
+            ),
+        };
+        pacer.handle_read(feedback).unwrap();
+        assert!(pacer.poll_read().is_some(), "the feedback carries on");
+        pacer.handle_timeout(t0).unwrap();
+        assert_eq!(handle.stats().target_bitrate_bps, 2_500_000);
+        assert_eq!(handle.stats().pacing_rate_bps, 2_500_000);
+    }
 }

@@ -21,6 +21,10 @@
 
 #![forbid(unsafe_code)]
 
+/// The forecast contract and handover sources, re-exported so that an application can name
+/// `Forecast`, `TimelineSource` and friends without a second dependency.
+pub use handover_predictor;
+
 mod config;
 mod controller;
 mod handle;

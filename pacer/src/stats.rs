@@ -1,10 +1,14 @@
 //! A snapshot of the pacer's state, for the application, the policy and telemetry.
 
-use std::time::Duration;
+use crate::config::PacingConfig;
+use std::time::{Duration, Instant};
 
 /// What the pacer is doing at one instant, plus its running totals.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct PacerStats {
+    /// The instant this snapshot describes; `None` for the configured starting state, before
+    /// the pacer has seen its first event.
+    pub at: Option<Instant>,
     /// Packets waiting in the queue.
     pub queued_packets: usize,
     /// Bytes waiting in the queue.
@@ -32,4 +36,20 @@ pub struct PacerStats {
     pub bytes_sent: u64,
     /// Total time the drain boost has been active (adjusted rate above the pacing rate).
     pub drain_boost_time: Duration,
+}
+
+impl PacerStats {
+    /// The state a pacer built from `config` starts in: nothing queued, the initial target and
+    /// its pacing rate, the configured limit.
+    pub fn initial(config: &PacingConfig) -> Self {
+        let target = config.initial_target_bitrate_bps;
+        let pacing = crate::controller::pacing_rate(target, config.pacing_factor);
+        Self {
+            target_bitrate_bps: target,
+            pacing_rate_bps: pacing,
+            adjusted_rate_bps: pacing,
+            queue_time_limit: crate::config::clamp_queue_time_limit(config.queue_time_limit),
+            ..Self::default()
+        }
+    }
 }

@@ -151,18 +151,48 @@ fn a_limit_is_clamped_to_fifty_milliseconds_and_ten_seconds() {
 }
 
 #[test]
-fn packets_leave_in_forty_millisecond_bursts_at_the_pacing_rate() {
+fn a_backlog_leaves_in_one_forty_millisecond_burst_then_at_the_pacing_rate() {
     let t0 = Instant::now();
     let mut pacer = controller(t0, MBPS, Duration::from_secs(10));
     enqueue_video(&mut pacer, t0, 100, 1000);
     // 40 ms at 1 Mbit/s is 5000 bytes: five 1000-byte packets leave back to back.
     let first: Vec<_> = std::iter::from_fn(|| pacer.poll_send(t0)).collect();
     assert_eq!(first.len(), 5);
-    assert_eq!(pacer.next_send_time(), Some(t0 + ms(40)));
-    assert_eq!(pacer.poll_send(t0 + ms(39)), None);
-    let second: Vec<_> = std::iter::from_fn(|| pacer.poll_send(t0 + ms(40))).collect();
-    assert_eq!(second.len(), 5);
-    assert!(second.iter().all(|p| p.released_at == t0 + ms(40)));
+    // Then one 8-ms packet each time the debt falls below the 40-ms window.
+    let ns = Duration::from_nanos;
+    assert_eq!(pacer.next_send_time(), Some(t0 + ns(1)));
+    let rest = drive(&mut pacer, t0 + ns(1), t0 + ms(100));
+    let times: Vec<Duration> = rest.iter().map(|p| p.released_at - t0).collect();
+    let expected: Vec<Duration> = (0..13).map(|k| ms(8 * k) + ns(1)).collect();
+    assert_eq!(times, expected);
+}
+
+#[test]
+fn extra_polls_do_not_change_the_schedule() {
+    let t0 = Instant::now();
+    let schedule = |poll_every: Option<Duration>| {
+        let mut pacer = controller(t0, MBPS, ms(500));
+        enqueue_video(&mut pacer, t0, 200, 1000);
+        let mut released = Vec::new();
+        let mut now = t0;
+        while !pacer.is_empty() {
+            while let Some(p) = pacer.poll_send(now) {
+                released.push((p.payload, p.released_at));
+            }
+            let Some(next) = pacer.next_send_time() else {
+                break;
+            };
+            now = match poll_every {
+                Some(step) => next.min(now + step),
+                None => next,
+            };
+        }
+        released
+    };
+    let lazy = schedule(None);
+    assert_eq!(lazy.len(), 200);
+    assert_eq!(lazy, schedule(Some(ms(3))));
+    assert_eq!(lazy, schedule(Some(Duration::from_micros(700))));
 }
 
 #[test]
@@ -186,7 +216,11 @@ fn debt_is_capped_at_half_a_second_of_sending() {
     assert_eq!(pacer.poll_send(t0), None);
     let adjusted = pacer.stats(t0).adjusted_rate_bps;
     assert_eq!(adjusted, MBPS);
-    assert_eq!(pacer.next_send_time(), Some(t0 + ms(500)));
+    // The next packet may go once the debt is back under the 40-ms window.
+    assert_eq!(
+        pacer.next_send_time(),
+        Some(t0 + ms(460) + Duration::from_nanos(1))
+    );
 }
 
 #[test]
@@ -208,8 +242,11 @@ fn audio_leaves_at_enqueue_ahead_of_video_and_owes_no_debt() {
     let video = pacer.poll_send(t).expect("debt is inside the burst window");
     assert_eq!((video.payload, video.kind), (5, PacketKind::Video));
     assert_eq!(pacer.poll_send(t), None);
-    // 37 + 8 ms of debt; the audio's 0.8 ms were not charged.
-    assert_eq!(pacer.next_send_time(), Some(t + ms(45)));
+    // 37 + 8 = 45 ms of debt, 5 ms over the window; the audio's 0.8 ms were not charged.
+    assert_eq!(
+        pacer.next_send_time(),
+        Some(t + ms(5) + Duration::from_nanos(1))
+    );
 }
 
 #[test]
@@ -226,7 +263,15 @@ fn paced_audio_is_charged_like_any_other_packet() {
         pacer.enqueue(t0, 7, PacketKind::Audio, 1000, id);
     }
     assert_eq!(std::iter::from_fn(|| pacer.poll_send(t0)).count(), 5);
-    assert_eq!(pacer.next_send_time(), Some(t0 + ms(40)));
+    assert_eq!(pacer.next_send_time(), Some(t0 + Duration::from_nanos(1)));
+    let sixth = pacer
+        .poll_send(t0 + Duration::from_nanos(1))
+        .expect("debt below the window");
+    assert_eq!(sixth.payload, 5);
+    assert_eq!(
+        pacer.next_send_time(),
+        Some(t0 + ms(8) + Duration::from_nanos(1))
+    );
 }
 
 #[test]
@@ -288,15 +333,20 @@ fn stats_report_queue_ages_rates_and_totals() {
     let mut pacer = controller(t0, MBPS, Duration::from_secs(10));
     enqueue_video(&mut pacer, t0, 20, 1000);
     let released = drive(&mut pacer, t0, t0 + ms(50));
-    assert_eq!(released.len(), 10, "five at 0 ms, five at 40 ms");
+    assert_eq!(
+        released.len(),
+        12,
+        "five at 0 ms, then one every 8 ms up to 48 ms"
+    );
     let stats = pacer.stats(t0 + ms(50));
-    assert_eq!(stats.packets_sent, 10);
-    assert_eq!(stats.bytes_sent, 10_000);
-    assert_eq!(stats.queued_packets, 10);
-    assert_eq!(stats.queued_bytes, 10_000);
+    assert_eq!(stats.at, Some(t0 + ms(50)));
+    assert_eq!(stats.packets_sent, 12);
+    assert_eq!(stats.bytes_sent, 12_000);
+    assert_eq!(stats.queued_packets, 8);
+    assert_eq!(stats.queued_bytes, 8000);
     assert_eq!(stats.oldest_queue_time, ms(50));
     assert_eq!(stats.average_queue_time, ms(50));
-    assert_eq!(stats.expected_queue_time, ms(80));
+    assert_eq!(stats.expected_queue_time, ms(64));
     assert_eq!(stats.target_bitrate_bps, MBPS);
     assert_eq!(stats.pacing_rate_bps, MBPS);
     assert_eq!(stats.adjusted_rate_bps, MBPS);

@@ -30,6 +30,26 @@ pub struct Decision {
     pub fallback: Option<String>,
 }
 
+impl std::fmt::Display for Decision {
+    /// One line: `#3 heuristic: 900 ms (4 handovers forecast, source orbital)`, plus the fallback
+    /// reason when there was one.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "#{} {}: {} ms ({} handovers forecast, source {})",
+            self.index,
+            self.policy,
+            self.queue_time_limit.as_millis(),
+            self.forecast.handover_count(),
+            self.forecast.source()
+        )?;
+        if let Some(why) = &self.fallback {
+            write!(f, ", fell back: {why}")?;
+        }
+        Ok(())
+    }
+}
+
 /// Chooses the pacer's queue time limit at every decision boundary (sans-I/O).
 ///
 /// Boundaries are at `start`, `start + interval`, `start + 2 x interval`, ... At each one the
@@ -66,15 +86,15 @@ impl PolicyController {
     pub fn new(
         start: Instant,
         interval: Duration,
-        source: Box<dyn HandoverSource>,
-        policy: Box<dyn QueuePolicy>,
+        source: impl HandoverSource + 'static,
+        policy: impl QueuePolicy + 'static,
         handle: PacerHandle,
     ) -> Self {
         Self {
             interval: interval.max(Duration::from_millis(1)),
             next: Some(start),
-            source,
-            policy,
+            source: Box::new(source),
+            policy: Box::new(policy),
             fallback: Fixed::webrtc_default(),
             handle,
             decisions: 0,
