@@ -11,6 +11,7 @@
 
 #![forbid(unsafe_code)]
 
+#[cfg(feature = "dish")]
 pub mod dish;
 mod forecast;
 pub mod orbit;
