@@ -13,6 +13,8 @@
 
 #[cfg(feature = "dish")]
 pub mod dish;
+#[cfg(feature = "dish")]
+pub mod eval;
 mod forecast;
 pub mod orbit;
 pub mod predict;

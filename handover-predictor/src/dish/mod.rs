@@ -21,7 +21,8 @@
 //! * [`driver`] (I/O): [`run_detector`], which polls a [`DishClient`] every dish second, clears
 //!   the map at slot boundaries and feeds the detector; supports a time-scaled simulator.
 //! * [`sim`]: [`SimDish`] (sans-I/O state) and [`serve`] (tonic server), driven by a
-//!   [`SkyTruth`]; [`synthetic`]: [`SyntheticSky`], a deterministic truth for tests.
+//!   [`SkyTruth`]; [`synthetic`]: [`SyntheticSky`], a deterministic truth for tests;
+//!   [`orbital_truth`]: [`OrbitalTruth`], the orbit model's serving satellite as the truth.
 //!
 //! # A real dish
 //!
@@ -51,6 +52,7 @@ pub mod decode;
 pub mod detector;
 pub mod driver;
 pub mod map;
+pub mod orbital_truth;
 pub mod proto;
 pub mod sim;
 pub mod synthetic;
@@ -73,6 +75,7 @@ pub use driver::{
 pub use map::{
     MapError, MapFrame, MapGeometry, ObstructionMap, Orientation, Pixel, PixelPoint, SkyDirection,
 };
+pub use orbital_truth::OrbitalTruth;
 pub use sim::{
     SIM_DEFAULT_ADDR, SimConfig, SimDish, SimError, SimHandle, SkyTruth, serve, truth_handovers,
 };

@@ -6,11 +6,19 @@
 //! - [`Orbital`]: SGP4 propagation of a TLE catalogue and a serving policy (Starlink's slot grid or
 //!   StarryNet's delay rule), the "high-fidelity LEO features" the paper's emulation used.
 //! - [`Oracle`]: ground truth from a known serving timeline, for evaluation only.
+//! - [`Hybrid`]: the dish's observed track matched to a TLE satellite (reference B6), then the
+//!   orbital model continued from the identified serving satellite.
 
+mod hybrid;
 mod mirror;
 mod oracle;
 mod orbital;
 
+pub use hybrid::{
+    Basis, DEFAULT_EDGE_POINT_OFFSET_S, DEFAULT_MAX_MEAN_SEPARATION_DEG,
+    DEFAULT_MAX_OBSERVATION_AGE_SLOTS, DEFAULT_MIN_MATCH_ELEVATION_DEG, DEFAULT_MIN_POINTS,
+    DEFAULT_RESET_POINT_OFFSET_S, Hybrid, HybridConfig, MIN_BEARING_ARC_DEG, Match, Sample,
+};
 pub use mirror::{DEFAULT_SPACING, Mirror};
 pub use oracle::Oracle;
 pub use orbital::{DEFAULT_MAX_CATALOGUE_AGE, Orbital};
