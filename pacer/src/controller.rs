@@ -96,6 +96,8 @@ pub struct PacingController<T> {
     last_process_ns: u64,
     /// The latest instant handed in.
     last_now_ns: u64,
+    /// `epoch + last_now_ns`.
+    last_now_at: Instant,
     packets_sent: u64,
     bytes_sent: u64,
     drain_boost_ns: u64,
@@ -114,6 +116,7 @@ impl<T> PacingController<T> {
             debt_ns: 0,
             last_process_ns: 0,
             last_now_ns: 0,
+            last_now_at: now,
             packets_sent: 0,
             bytes_sent: 0,
             drain_boost_ns: 0,
@@ -143,6 +146,7 @@ impl<T> PacingController<T> {
             kind,
             size: size_bytes,
             enqueued_ns: now_ns,
+            enqueued_at: self.last_now_at,
             payload,
         });
         self.update_adjusted_rate(now_ns);
@@ -210,8 +214,11 @@ impl<T> PacingController<T> {
         self.update_adjusted_rate(now_ns);
         let packet = self.queue.pop()?;
         if !unpaced {
-            let owed = (u128::from(packet.size) * 8 * NANOS_PER_SEC)
-                .div_ceil(u128::from(self.adjusted_bps));
+            let owed = match packet.size.checked_mul(8_000_000_000) {
+                Some(bits_ns) => u128::from(bits_ns.div_ceil(self.adjusted_bps)),
+                None => (u128::from(packet.size) * 8 * NANOS_PER_SEC)
+                    .div_ceil(u128::from(self.adjusted_bps)),
+            };
             let max_debt = u64::try_from(self.config.max_debt.as_nanos()).unwrap_or(u64::MAX);
             self.debt_ns = u64::try_from(owed)
                 .unwrap_or(u64::MAX)
@@ -226,8 +233,8 @@ impl<T> PacingController<T> {
             ssrc: packet.ssrc,
             kind: packet.kind,
             size_bytes: packet.size,
-            enqueued_at: self.instant(packet.enqueued_ns),
-            released_at: self.instant(now_ns),
+            enqueued_at: packet.enqueued_at,
+            released_at: self.last_now_at,
         })
     }
 
@@ -272,8 +279,11 @@ impl<T> PacingController<T> {
 
     /// Brings the debt up to `now` and records `now` as handed in; returns it in ns.
     fn advance(&mut self, now: Instant) -> u64 {
-        let now_ns = self.ns(now).max(self.last_now_ns);
-        self.last_now_ns = now_ns;
+        if now > self.last_now_at {
+            self.last_now_ns = self.ns(now);
+            self.last_now_at = now;
+        }
+        let now_ns = self.last_now_ns;
         if now_ns > self.last_process_ns {
             let elapsed = now_ns - self.last_process_ns;
             if self.adjusted_bps > self.pacing_bps {
@@ -305,7 +315,10 @@ impl<T> PacingController<T> {
         let left_ns = limit_ns
             .saturating_sub(average_ns)
             .max(MIN_TIME_LEFT.as_nanos() as u64);
-        let needed = (u128::from(queued) * 8 * NANOS_PER_SEC).div_ceil(u128::from(left_ns));
+        let needed = match queued.checked_mul(8_000_000_000) {
+            Some(bits_ns) => u128::from(bits_ns.div_ceil(left_ns)),
+            None => (u128::from(queued) * 8 * NANOS_PER_SEC).div_ceil(u128::from(left_ns)),
+        };
         self.pacing_bps
             .max(u64::try_from(needed).unwrap_or(u64::MAX))
     }
@@ -331,7 +344,10 @@ impl<T> PacingController<T> {
     fn burst_window_ns(&self) -> u64 {
         let interval = self.config.burst_interval.as_nanos();
         let rate = u128::from(self.adjusted_bps.max(1));
-        let by_size = u128::from(self.config.max_burst_bytes) * 8 * NANOS_PER_SEC / rate;
+        let by_size = match self.config.max_burst_bytes.checked_mul(8_000_000_000) {
+            Some(bits_ns) => u128::from(bits_ns / self.adjusted_bps.max(1)),
+            None => u128::from(self.config.max_burst_bytes) * 8 * NANOS_PER_SEC / rate,
+        };
         u64::try_from(interval.min(by_size)).unwrap_or(u64::MAX)
     }
 

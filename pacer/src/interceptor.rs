@@ -16,7 +16,7 @@ use rtc_interceptor::{Attribute, Interceptor, Packet, StreamInfo, TaggedPacket};
 use rtc_shared::error::Error;
 use rtc_shared::marshal::MarshalSize;
 use sansio::Protocol;
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 /// While packets wait, the pacer wakes at least this often to pick up a limit set through the
@@ -39,11 +39,15 @@ impl HandoverAwarePacerBuilder {
             handle: handle.clone(),
             config: self.config,
             controller: None,
-            kinds: HashMap::new(),
+            kinds: Vec::new(),
             read_queue: VecDeque::new(),
             write_queue: VecDeque::new(),
+            slab: Vec::new(),
+            settled_at: None,
+            free: Vec::new(),
             last_now: None,
             last_published: None,
+            published_empty: true,
         };
         (pacer, handle)
     }
@@ -66,14 +70,20 @@ pub struct HandoverAwarePacer {
     handle: PacerHandle,
     applied_limit: Duration,
     /// Created at the first instant the chain hands in: the controller's epoch.
-    controller: Option<PacingController<TaggedPacket>>,
+    controller: Option<PacingController<u32>>,
     /// What each bound local SSRC carries.
-    kinds: HashMap<u32, PacketKind>,
+    kinds: Vec<(u32, PacketKind)>,
     read_queue: VecDeque<TaggedPacket>,
     /// RTCP as it arrives and RTP as it is released, in that order of events.
     write_queue: VecDeque<TaggedPacket>,
+    slab: Vec<Option<TaggedPacket>>,
+    /// The instant of the last release, when nothing has changed since: another release at that
+    /// instant would find nothing to do.
+    settled_at: Option<Instant>,
+    free: Vec<u32>,
     last_now: Option<Instant>,
     last_published: Option<Instant>,
+    published_empty: bool,
 }
 
 impl HandoverAwarePacer {
@@ -104,14 +114,14 @@ impl HandoverAwarePacer {
             return PacketKind::Retransmission;
         }
         self.kinds
-            .get(&rtp.header.ssrc)
-            .copied()
-            .unwrap_or(PacketKind::Video)
+            .iter()
+            .find(|(ssrc, _)| *ssrc == rtp.header.ssrc)
+            .map_or(PacketKind::Video, |(_, kind)| *kind)
     }
 
     /// The controller, created at the first instant seen, with any limit set through the handle
     /// applied as of `now`.
-    fn controller_at(&mut self, now: Instant) -> &mut PacingController<TaggedPacket> {
+    fn controller_at(&mut self, now: Instant) -> &mut PacingController<u32> {
         self.last_now = Some(self.last_now.map_or(now, |last| last.max(now)));
         let controller = self
             .controller
@@ -119,6 +129,7 @@ impl HandoverAwarePacer {
         let requested = self.handle.queue_time_limit();
         if requested != self.applied_limit {
             self.applied_limit = controller.set_queue_time_limit(now, requested);
+            self.settled_at = None;
         }
         controller
     }
@@ -134,27 +145,42 @@ impl HandoverAwarePacer {
     /// Releases everything that may leave at `now` and publishes stats when due.
     fn release(&mut self, now: Instant) {
         self.controller_at(now);
+        if self.settled_at == Some(now) {
+            return;
+        }
+        self.settled_at = Some(now);
         let Self {
             controller: Some(controller),
             write_queue,
             handle,
             last_published,
+            published_empty,
+            slab,
+            free,
             ..
         } = self
         else {
             return;
         };
         while let Some(released) = controller.poll_send(now) {
-            let mut packet = released.payload;
-            packet.now = released.released_at;
-            write_queue.push_back(packet);
+            let key = released.payload;
+            // Every key the controller holds was filled by `handle_write` and is emptied only
+            // here, so the slot is always occupied; an empty one would be skipped, not a panic.
+            if let Some(mut packet) = slab.get_mut(key as usize).and_then(Option::take) {
+                free.push(key);
+                packet.now = released.released_at;
+                write_queue.push_back(packet);
+            }
         }
-        let due =
-            last_published.is_none_or(|last| now >= last + STATS_INTERVAL || controller.is_empty());
+        // `published_empty` now means: no backlog was left waiting at the end of the last call.
+        let empty = controller.is_empty();
+        let due = last_published.is_none_or(|last| now >= last + STATS_INTERVAL)
+            || (empty && !*published_empty);
         if due {
             handle.publish(controller.stats(now));
             *last_published = Some(now);
         }
+        *published_empty = empty;
     }
 }
 
@@ -183,6 +209,7 @@ impl Protocol<TaggedPacket, TaggedPacket, ()> for HandoverAwarePacer {
                 0
             };
             self.controller_at(now).set_target_bitrate(now, bps);
+            self.settled_at = None;
         }
         self.release_if_started(now);
         self.read_queue.push_back(msg);
@@ -204,7 +231,18 @@ impl Protocol<TaggedPacket, TaggedPacket, ()> for HandoverAwarePacer {
         let size = rtp.marshal_size() as u64;
         let ssrc = rtp.header.ssrc;
         let now = msg.now;
-        self.controller_at(now).enqueue(now, ssrc, kind, size, msg);
+        let key = match self.free.pop() {
+            Some(key) => {
+                self.slab[key as usize] = Some(msg);
+                key
+            }
+            None => {
+                self.slab.push(Some(msg));
+                (self.slab.len() - 1) as u32
+            }
+        };
+        self.controller_at(now).enqueue(now, ssrc, kind, size, key);
+        self.settled_at = None;
         self.release(now);
         Ok(())
     }
@@ -232,12 +270,15 @@ impl Interceptor for HandoverAwarePacer {
         } else {
             PacketKind::Video
         };
-        self.kinds.insert(info.ssrc, kind);
+        self.kinds.retain(|(s, _)| *s != info.ssrc);
+        self.kinds.push((info.ssrc, kind));
         if let Some(rtx) = info.ssrc_rtx {
-            self.kinds.insert(rtx, PacketKind::Retransmission);
+            self.kinds.retain(|(s, _)| *s != rtx);
+            self.kinds.push((rtx, PacketKind::Retransmission));
         }
         if let Some(fec) = info.ssrc_fec {
-            self.kinds.insert(fec, PacketKind::Fec);
+            self.kinds.retain(|(s, _)| *s != fec);
+            self.kinds.push((fec, PacketKind::Fec));
         }
     }
 
@@ -246,7 +287,7 @@ impl Interceptor for HandoverAwarePacer {
             .into_iter()
             .flatten()
         {
-            self.kinds.remove(&ssrc);
+            self.kinds.retain(|(s, _)| *s != ssrc);
         }
     }
 

@@ -16,6 +16,7 @@ pub(crate) struct QueuedPacket<T> {
     pub(crate) kind: PacketKind,
     pub(crate) size: u64,
     pub(crate) enqueued_ns: u64,
+    pub(crate) enqueued_at: std::time::Instant,
     pub(crate) payload: T,
 }
 
@@ -146,7 +147,10 @@ impl<T> PrioritizedQueue<T> {
     /// Mean enqueue instant of the queued packets, or `None` when empty.
     pub(crate) fn mean_enqueued_ns(&self) -> Option<u64> {
         let count = self.packets as u128;
-        (count > 0).then(|| (self.enqueued_ns_sum / count) as u64)
+        (count > 0).then(|| match u64::try_from(self.enqueued_ns_sum) {
+            Ok(sum) => sum / self.packets as u64,
+            Err(_) => (self.enqueued_ns_sum / count) as u64,
+        })
     }
 
     /// Enqueue instant of the oldest queued packet.
@@ -169,6 +173,7 @@ mod tests {
             kind,
             size: 100,
             enqueued_ns: u64::from(id),
+            enqueued_at: std::time::Instant::now(),
             payload: id,
         }
     }
