@@ -1,0 +1,14 @@
+//! Calls over emulated LEO links.
+//!
+//! - [`link`]: a one-direction, sans-I/O link model in integer virtual time (capacity, drop-tail
+//!   buffer, delay, loss, handover events) and readers for the trace formats the field uses.
+//! - [`scenario`]: TOML scenario files describing a call's forward and reverse links and its
+//!   handover timeline, calibrated to real traces.
+//!
+//! Nothing here reads a clock: every entry point takes `now`, so the same link runs behind a
+//! virtual-time simulation and behind a real-time relay.
+
+#![forbid(unsafe_code)]
+
+pub mod link;
+pub mod scenario;
