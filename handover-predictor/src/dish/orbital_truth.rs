@@ -12,13 +12,15 @@
 //! The timeline is therefore computed in chunks of [`CHUNK_S`] seconds on first use and kept
 //! behind a [`Mutex`] (the last [`MAX_CACHED_CHUNKS`] chunks), which makes the truth `Send + Sync`
 //! for the tonic server and cheap to ask: a cache look-up and one SGP4 propagation per call.
+//! A missing chunk is computed outside the lock, so a request that finds its chunk cached never
+//! waits for another request's search; [`OrbitalTruth::prefetch`] computes chunks ahead of use.
 
 use super::sim::SkyTruth;
 use crate::orbit::{Catalogue, Observer, ServingPolicy, TimelineError, serving_timeline};
 use crate::sky::Serving;
 use chrono::{DateTime, Duration as ChronoDuration, DurationRound, Utc};
 use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 /// Length of one cached chunk of the serving timeline, seconds: 10 minutes, which is also the
 /// keep rule's default memory (40 slots, [`crate::orbit::StarlinkConfig::memory_slots`]), so a
@@ -106,10 +108,8 @@ impl OrbitalTruth {
     /// The NORAD number of the satellite serving at `at`: the timeline entry of the whole second
     /// containing `at` (both policies choose once per second, the Starlink one once per slot).
     pub fn serving_id(&self, at: DateTime<Utc>) -> Option<u64> {
-        let second = at.timestamp();
-        let chunk = second.div_euclid(i64::from(CHUNK_S));
-        let index = second.rem_euclid(i64::from(CHUNK_S)) as usize;
-        self.chunk(chunk).get(index).copied().flatten()
+        let index = at.timestamp().rem_euclid(i64::from(CHUNK_S)) as usize;
+        self.chunk(chunk_index(at)).get(index).copied().flatten()
     }
 
     /// The serving satellite's NORAD number at `from`, `from + 1 s`, ..., `seconds` entries
@@ -151,31 +151,62 @@ impl OrbitalTruth {
         handovers
     }
 
+    /// Computes the chunks covering `[from, to]` that are not cached yet, so that later
+    /// questions about that time do not wait for a catalogue search (a simulator can call it for
+    /// the next chunk ahead of time, from another thread). At most [`MAX_CACHED_CHUNKS`] chunks
+    /// from `from` on, all the cache holds; nothing if `to` is before `from`.
+    pub fn prefetch(&self, from: DateTime<Utc>, to: DateTime<Utc>) {
+        let first = chunk_index(from);
+        let last = chunk_index(to).min(first.saturating_add(MAX_CACHED_CHUNKS as i64 - 1));
+        for chunk in first..=last {
+            self.chunk(chunk);
+        }
+    }
+
     /// The chunk with index `chunk`, computed on first use.
+    ///
+    /// The search runs without the lock held, so requests for cached chunks go on meanwhile.
+    /// Two threads missing the same chunk both compute it; the chunk is a pure function of its
+    /// index, so they compute the same entries and the first to finish is kept.
     fn chunk(&self, chunk: i64) -> Arc<[Option<u64>]> {
-        let mut cache = self.cache.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(ids) = self.lock().chunks.get(&chunk) {
+            return ids.clone();
+        }
+        let computed = self.compute(chunk);
+        let mut cache = self.lock();
         if let Some(ids) = cache.chunks.get(&chunk) {
             return ids.clone();
         }
-        // Computed under the lock: a second thread asking for the same chunk waits for it
-        // instead of repeating the search.
-        let ids: Arc<[Option<u64>]> =
-            DateTime::<Utc>::from_timestamp(chunk * i64::from(CHUNK_S), 0)
-                .and_then(|from| {
-                    serving_timeline(&self.catalogue, &self.observer, &self.policy, from, CHUNK_S)
-                        .ok()
-                })
-                .map(|timeline| timeline.iter().map(|s| s.map(|s| s.norad_id)).collect())
-                .unwrap_or_else(|| Arc::from(Vec::new()));
-        cache.chunks.insert(chunk, ids.clone());
+        cache.chunks.insert(chunk, computed.clone());
         cache.order.push_back(chunk);
         while cache.order.len() > MAX_CACHED_CHUNKS {
             if let Some(old) = cache.order.pop_front() {
                 cache.chunks.remove(&old);
             }
         }
-        ids
+        computed
     }
+
+    /// The serving timeline of chunk `chunk` (empty past the end of chrono's range).
+    fn compute(&self, chunk: i64) -> Arc<[Option<u64>]> {
+        DateTime::<Utc>::from_timestamp(chunk.saturating_mul(i64::from(CHUNK_S)), 0)
+            .and_then(|from| {
+                serving_timeline(&self.catalogue, &self.observer, &self.policy, from, CHUNK_S).ok()
+            })
+            .map(|timeline| timeline.iter().map(|s| s.map(|s| s.norad_id)).collect())
+            .unwrap_or_else(|| Arc::from(Vec::new()))
+    }
+
+    fn lock(&self) -> MutexGuard<'_, ChunkCache> {
+        // A panic elsewhere while the lock was held cannot leave the cache half-updated in a
+        // way that gives wrong answers (entries are whole chunks), so a poisoned lock is used.
+        self.cache.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Index of the chunk containing the whole second of `t`.
+fn chunk_index(t: DateTime<Utc>) -> i64 {
+    t.timestamp().div_euclid(i64::from(CHUNK_S))
 }
 
 impl SkyTruth for OrbitalTruth {
@@ -264,5 +295,63 @@ mod tests {
     fn the_truth_is_shareable_between_threads() {
         fn assert_send_sync<T: Send + Sync>() {}
         assert_send_sync::<OrbitalTruth>();
+    }
+
+    #[test]
+    fn two_threads_asking_for_the_same_instant_get_the_same_answer() {
+        let observer = Observer::new(10.0, 20.0, 0.0).unwrap();
+        let policy = ServingPolicy::default();
+        let truth = OrbitalTruth::new(tiny(), observer, policy).unwrap();
+        let from = noon() - ChronoDuration::minutes(1);
+        let expected = serving_timeline(truth.catalogue(), &observer, &policy, from, 120).unwrap();
+        let instants: Vec<DateTime<Utc>> = (0..120)
+            .map(|k| from + ChronoDuration::milliseconds(1000 * k + 300))
+            .collect();
+        // Both threads start on the same uncached chunks at once.
+        let barrier = std::sync::Barrier::new(2);
+        let ask = || {
+            barrier.wait();
+            instants
+                .iter()
+                .map(|&t| truth.serving(t))
+                .collect::<Vec<_>>()
+        };
+        let (a, b) = std::thread::scope(|scope| {
+            let a = scope.spawn(ask);
+            let b = scope.spawn(ask);
+            (a.join().unwrap(), b.join().unwrap())
+        });
+        assert_eq!(a, b);
+        let ids: Vec<Option<u64>> = a.iter().map(|s| s.map(|s| s.norad_id)).collect();
+        let expected: Vec<Option<u64>> = expected.iter().map(|s| s.map(|s| s.norad_id)).collect();
+        assert_eq!(ids, expected);
+        assert!(ids.iter().any(Option::is_some));
+        // Each chunk is cached once, whichever thread computed it.
+        let cache = truth.cache.lock().unwrap();
+        assert_eq!(cache.chunks.len(), 2);
+        assert_eq!(cache.order.len(), 2);
+    }
+
+    #[test]
+    fn prefetching_fills_the_cache_with_the_same_entries() {
+        let observer = Observer::new(10.0, 20.0, 0.0).unwrap();
+        let policy = ServingPolicy::default();
+        let prefetched = OrbitalTruth::new(tiny(), observer, policy).unwrap();
+        let lazy = OrbitalTruth::new(tiny(), observer, policy).unwrap();
+        // 11:59:00 to 12:10:00: the chunks starting at 11:50, 12:00 and 12:10.
+        let from = noon() - ChronoDuration::minutes(1);
+        let to = noon() + ChronoDuration::minutes(10);
+        prefetched.prefetch(from, to);
+        assert_eq!(prefetched.cache.lock().unwrap().chunks.len(), 3);
+        assert_eq!(prefetched.timeline(from, 660), lazy.timeline(from, 660));
+        assert_eq!(prefetched.cache.lock().unwrap().chunks.len(), 3);
+        // A backwards range prefetches nothing; a long one no more than the cache holds.
+        let empty = OrbitalTruth::new(Arc::new(Catalogue::default()), observer, policy).unwrap();
+        empty.prefetch(to, from);
+        assert!(empty.cache.lock().unwrap().chunks.is_empty());
+        empty.prefetch(from, from + ChronoDuration::days(1));
+        let cache = empty.cache.lock().unwrap();
+        assert_eq!(cache.chunks.len(), MAX_CACHED_CHUNKS);
+        assert!(cache.chunks.contains_key(&chunk_index(from)));
     }
 }

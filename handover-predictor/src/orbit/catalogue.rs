@@ -29,8 +29,10 @@ pub const DECAYED_BELOW_KM: f64 = 100.0;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum TleError {
-    /// The file could not be read.
-    #[error("cannot read TLE file {path}: {source}")]
+    /// The file could not be read. The message names the file; the I/O error is the
+    /// [`source`](std::error::Error::source), not repeated in the message, so that error chains
+    /// (`anyhow`) show it once.
+    #[error("cannot read TLE file {path}")]
     Io {
         /// The file.
         path: PathBuf,
@@ -686,6 +688,22 @@ mod tests {
 
     fn parse(text: &str) -> Result<Catalogue, TleError> {
         Catalogue::parse(text, "test.tle")
+    }
+
+    #[test]
+    fn a_read_error_names_the_file_and_leaves_the_cause_to_source() {
+        use std::error::Error as _;
+        let err = Catalogue::load("/nonexistent/starlink.tle").unwrap_err();
+        assert!(matches!(err, TleError::Io { .. }), "{err:?}");
+        let cause = err
+            .source()
+            .expect("the I/O error is the source")
+            .to_string();
+        assert_eq!(
+            err.to_string(),
+            "cannot read TLE file /nonexistent/starlink.tle"
+        );
+        assert!(!err.to_string().contains(&cause), "{err}");
     }
 
     fn line_error(text: &str) -> (usize, LineProblem, String) {

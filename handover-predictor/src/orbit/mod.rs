@@ -6,7 +6,8 @@
 //!   recipe (reference D4).
 //! - [`ServingPolicy`] and [`serving_timeline`]: the serving satellite second by second, under
 //!   Starlink's 15-s slot grid (reference C1, C3, C5) or StarryNet's delay-based policy (the
-//!   paper's emulation, section III-B); [`handovers`] turns a timeline into handover instants.
+//!   paper's emulation, section III-B); [`serving_timeline_seeded`] continues it from a known
+//!   serving satellite; [`handovers`] turns a timeline into handover instants.
 //! - [`walker`]: a Walker-constellation TLE generator for the catalogues shipped in `traces/tle/`.
 //!
 //! Everything here is sans-I/O except [`Catalogue::load`] and [`walker::write_shipped`]: every
@@ -27,8 +28,9 @@ pub use geometry::{
     ObserverError, SPEED_OF_LIGHT_KM_PER_S, geodetic_to_ecef_km, gmst_rad, max_slant_range_km,
     propagation_delay_ms, teme_to_ecef,
 };
+pub(crate) use serving::reachable;
 pub use serving::{
     DEFAULT_MAX_STALENESS_DAYS, DEFAULT_MIN_ALTITUDE_KM, DEFAULT_MIN_ELEVATION_DEG, DelayConfig,
     Search, ServingPolicy, StarlinkConfig, TimelineError, handovers, serving_timeline,
-    serving_timeline_with,
+    serving_timeline_seeded, serving_timeline_seeded_with, serving_timeline_with,
 };

@@ -14,6 +14,11 @@
 //!   second, switch to the visible satellite with the lowest propagation delay when it beats the
 //!   current one by more than a margin, or when the current one drops below the minimum elevation.
 //!
+//! [`serving_timeline`] starts each policy's chain of choices at its last memory restart;
+//! [`serving_timeline_seeded`] starts it at a given slot (or second) from a satellite known to
+//! serve it (the hybrid predictor's continuation from the dish's observed track). Both run the
+//! same engine.
+//!
 //! The search is prefiltered: for each window of up to 120 s, every satellite is propagated once at
 //! the window's middle, and only those that could reach the elevation mask within the window (a
 //! bound from their Earth-fixed speed, see [`Search`]) are propagated second by second. The bound
@@ -25,7 +30,7 @@ use super::geometry::{
     teme_to_ecef,
 };
 use crate::sky::{SLOT_LENGTH_S, Serving, SkyPosition, slot_start};
-use chrono::{DateTime, Duration as ChronoDuration, Utc};
+use chrono::{DateTime, Duration as ChronoDuration, DurationRound, Utc};
 
 /// Default minimum elevation, degrees: 25, the lowest elevation Starlink user terminals use
 /// since the FCC's April-2021 modification and the value Tanveer et al. use (reference C1, C3).
@@ -238,7 +243,7 @@ impl ServingPolicy {
 
     /// The satellites of `catalogue` this policy may choose from: operational altitude, fresh
     /// element set.
-    fn eligible<'a>(&self, catalogue: &'a Catalogue) -> Vec<&'a Satellite> {
+    pub(crate) fn eligible<'a>(&self, catalogue: &'a Catalogue) -> Vec<&'a Satellite> {
         let min_altitude = self.min_altitude_km();
         let staleness_s = self.max_staleness_days() * 86_400.0;
         let newest = catalogue.newest_epoch();
@@ -302,6 +307,79 @@ pub fn serving_timeline_with(
     seconds: u32,
     search: Search,
 ) -> Result<Vec<Option<Serving>>, TimelineError> {
+    timeline(catalogue, observer, policy, from, seconds, search, None)
+}
+
+/// The serving satellite from the decision period containing `slot` on, when `seed_norad_id` is
+/// known to serve that period: one entry per second, `seconds` entries, prefiltered search
+/// ([`Search::Prefiltered`]).
+///
+/// The selection chain starts at `slot` with the seed as the current choice, instead of at the
+/// last memory restart with no choice (as [`serving_timeline`] does): the policy's only memory
+/// is the previous choice, so knowing it (e.g. from the dish's observed track) is enough to
+/// continue. Memory restarts after `slot` are honoured as usual, so a seed that is the policy's
+/// own choice reproduces [`serving_timeline`] exactly (tested).
+///
+/// - [`ServingPolicy::Starlink`]: the timeline starts at `slot` rounded down to a slot boundary;
+///   the seed serves that slot, the keep rule decides the next one with the seed as the
+///   previous slot's satellite, and so on.
+/// - [`ServingPolicy::Delay`]: the timeline starts at `slot` truncated to the whole second; the
+///   seed serves that second, and the per-second choice continues with it as the current one.
+///
+/// The seed's entries carry its position whether or not it qualifies under the policy; they are
+/// `None` where the catalogue has no satellite with that number or cannot propagate it (the
+/// chain then continues as if nothing had served).
+pub fn serving_timeline_seeded(
+    catalogue: &Catalogue,
+    observer: &Observer,
+    policy: &ServingPolicy,
+    slot: DateTime<Utc>,
+    seed_norad_id: u64,
+    seconds: u32,
+) -> Result<Vec<Option<Serving>>, TimelineError> {
+    serving_timeline_seeded_with(
+        catalogue,
+        observer,
+        policy,
+        slot,
+        seed_norad_id,
+        seconds,
+        Search::Prefiltered,
+    )
+}
+
+/// [`serving_timeline_seeded`] with a choice of search.
+pub fn serving_timeline_seeded_with(
+    catalogue: &Catalogue,
+    observer: &Observer,
+    policy: &ServingPolicy,
+    slot: DateTime<Utc>,
+    seed_norad_id: u64,
+    seconds: u32,
+    search: Search,
+) -> Result<Vec<Option<Serving>>, TimelineError> {
+    timeline(
+        catalogue,
+        observer,
+        policy,
+        slot,
+        seconds,
+        search,
+        Some(seed_norad_id),
+    )
+}
+
+/// The engine behind every entry point: anchored at the last memory restart without `seed`,
+/// started from `seed` at `from`'s decision period with it.
+fn timeline(
+    catalogue: &Catalogue,
+    observer: &Observer,
+    policy: &ServingPolicy,
+    from: DateTime<Utc>,
+    seconds: u32,
+    search: Search,
+    seed: Option<u64>,
+) -> Result<Vec<Option<Serving>>, TimelineError> {
     policy.check()?;
     let engine = Engine {
         observer,
@@ -309,9 +387,15 @@ pub fn serving_timeline_with(
         min_elevation_deg: policy.min_elevation_deg(),
         search,
     };
+    // The seed is looked up in the whole catalogue: it serves its period by assumption, whether
+    // or not the policy would have chosen it.
+    let seed = seed.map(|norad_id| Seed {
+        norad_id,
+        satellite: catalogue.get(norad_id),
+    });
     Ok(match policy {
-        ServingPolicy::Starlink(config) => engine.starlink(config, from, seconds),
-        ServingPolicy::Delay(config) => engine.delay(config, from, seconds),
+        ServingPolicy::Starlink(config) => engine.starlink(config, from, seconds, seed),
+        ServingPolicy::Delay(config) => engine.delay(config, from, seconds, seed),
     })
 }
 
@@ -337,11 +421,65 @@ pub fn handovers(timeline: &[Option<Serving>]) -> Vec<usize> {
     at
 }
 
+/// The satellites of `satellites` that may be at or above `mask_deg` in `observer`'s sky at some
+/// instant of `[start, end]`: each is propagated once, at the middle, and kept if its distance
+/// from the observer, minus the distance its Earth-fixed speed can cover in half the window, is
+/// within the slant range of the mask. Conservative: it never drops a satellite that reaches
+/// the mask. Shared by the serving engine and the hybrid predictor's track matching.
+pub(crate) fn reachable<'a>(
+    satellites: &[&'a Satellite],
+    observer: &Observer,
+    mask_deg: f64,
+    start: DateTime<Utc>,
+    end: DateTime<Utc>,
+) -> Vec<&'a Satellite> {
+    let half_s = (end - start).as_seconds_f64().max(0.0) / 2.0;
+    let middle = start + ChronoDuration::milliseconds((half_s * 1000.0).round() as i64);
+    let theta = gmst_rad(middle);
+    let observer_ecef = observer.ecef_km();
+    let observer_radius = norm(observer_ecef);
+    // The ellipsoid normal differs from the geocentric radius by up to 0.19 degrees; half a
+    // degree of slack keeps the spherical bound conservative.
+    let mask = (mask_deg - 0.5).max(0.0);
+    satellites
+        .iter()
+        .copied()
+        .filter(|satellite| {
+            let Ok(state) = satellite.propagate(middle) else {
+                // No position to bound: keep it, the per-instant look skips it where it fails.
+                return true;
+            };
+            let p = teme_to_ecef(state.position, theta);
+            let r = norm(p);
+            let speed = norm(state.velocity);
+            let radial_speed = dot(state.position, state.velocity).abs() / r.max(1.0);
+            let r_max = r + radial_speed * half_s + 10.0;
+            let ground_speed = 1.05 * speed + EARTH_ROTATION_RAD_PER_S * r_max;
+            let reach =
+                max_slant_range_km(observer_radius, r_max, mask) + ground_speed * half_s + 10.0;
+            let d = [
+                p[0] - observer_ecef[0],
+                p[1] - observer_ecef[1],
+                p[2] - observer_ecef[2],
+            ];
+            norm(d) <= reach
+        })
+        .collect()
+}
+
 struct Engine<'a> {
     observer: &'a Observer,
     eligible: Vec<&'a Satellite>,
     min_elevation_deg: f64,
     search: Search,
+}
+
+/// The satellite a seeded timeline starts from ([`serving_timeline_seeded`]).
+#[derive(Clone, Copy)]
+struct Seed<'a> {
+    norad_id: u64,
+    /// `None` when the catalogue has no such satellite.
+    satellite: Option<&'a Satellite>,
 }
 
 impl<'a> Engine<'a> {
@@ -350,38 +488,13 @@ impl<'a> Engine<'a> {
         if self.search == Search::Exhaustive {
             return self.eligible.clone();
         }
-        let half_s = (end - start).as_seconds_f64().max(0.0) / 2.0;
-        let middle = start + ChronoDuration::milliseconds((half_s * 1000.0).round() as i64);
-        let theta = gmst_rad(middle);
-        let observer_ecef = self.observer.ecef_km();
-        let observer_radius = norm(observer_ecef);
-        // The ellipsoid normal differs from the geocentric radius by up to 0.19 degrees; half a
-        // degree of slack keeps the spherical bound conservative.
-        let mask = (self.min_elevation_deg - 0.5).max(0.0);
-        self.eligible
-            .iter()
-            .copied()
-            .filter(|satellite| {
-                let Ok(state) = satellite.propagate(middle) else {
-                    // No position to bound: keep it, the per-instant look skips it where it fails.
-                    return true;
-                };
-                let p = teme_to_ecef(state.position, theta);
-                let r = norm(p);
-                let speed = norm(state.velocity);
-                let radial_speed = dot(state.position, state.velocity).abs() / r.max(1.0);
-                let r_max = r + radial_speed * half_s + 10.0;
-                let ground_speed = 1.05 * speed + EARTH_ROTATION_RAD_PER_S * r_max;
-                let reach =
-                    max_slant_range_km(observer_radius, r_max, mask) + ground_speed * half_s + 10.0;
-                let d = [
-                    p[0] - observer_ecef[0],
-                    p[1] - observer_ecef[1],
-                    p[2] - observer_ecef[2],
-                ];
-                norm(d) <= reach
-            })
-            .collect()
+        reachable(
+            &self.eligible,
+            self.observer,
+            self.min_elevation_deg,
+            start,
+            end,
+        )
     }
 
     /// Sky positions of `satellites` at `at` (`None` where SGP4 fails).
@@ -397,14 +510,23 @@ impl<'a> Engine<'a> {
             .collect()
     }
 
+    /// The Starlink slot policy ([`StarlinkConfig`]) at `from`, `from + 1 s`, ... Without a seed
+    /// the chain starts at the memory anchor at or before `from`; with one it starts at the slot
+    /// containing `from` (and so does the timeline), which the seed serves.
     fn starlink(
         &self,
         config: &StarlinkConfig,
         from: DateTime<Utc>,
         seconds: u32,
+        seed: Option<Seed<'a>>,
     ) -> Vec<Option<Serving>> {
         let slot = ChronoDuration::seconds(SLOT_LENGTH_S);
         let half_slot = ChronoDuration::milliseconds(SLOT_LENGTH_S * 500);
+        let from = if seed.is_some() {
+            slot_start(from)
+        } else {
+            from
+        };
         let end = from + ChronoDuration::seconds(i64::from(seconds));
         let mut timeline = Vec::with_capacity(seconds as usize);
         let pole = self.observer.poleward_azimuth_deg();
@@ -414,13 +536,21 @@ impl<'a> Engine<'a> {
             Vec::new()
         };
         let max_cos_gso = config.gso_exclusion_deg.to_radians().cos();
-        // Start at the anchor slot at or before the window, so that the chain of keep decisions
-        // is the same whichever window asks (see `StarlinkConfig::memory_slots`).
-        let first = slot_start(from);
         let memory = i64::from(config.memory_slots.max(1));
-        let index = slot_index(first);
-        let mut chunk_start = first - slot * (index.rem_euclid(memory) as i32);
-        let mut previous: Option<&Satellite> = None;
+        let (mut chunk_start, mut previous) = match seed {
+            // Start at the anchor slot at or before the window, so that the chain of keep
+            // decisions is the same whichever window asks (see `StarlinkConfig::memory_slots`).
+            None => {
+                let first = slot_start(from);
+                let index = slot_index(first);
+                (first - slot * (index.rem_euclid(memory) as i32), None)
+            }
+            // The seed serves its slot and is the previous choice of the next one.
+            Some(seed) => {
+                self.push_slot(&mut timeline, seed.satellite, from, from, end);
+                (from + slot, Some(seed.norad_id))
+            }
+        };
         while chunk_start < end {
             let left_ms = (end - chunk_start).num_milliseconds();
             let slots_left = left_ms.div_euclid(SLOT_LENGTH_S * 1000)
@@ -459,7 +589,7 @@ impl<'a> Engine<'a> {
                     let score = -(m.elevation_deg - config.target_elevation_deg).abs()
                         + config.poleward_weight_deg * (m.azimuth_deg - pole).to_radians().cos();
                     let id = satellite.norad_id();
-                    if previous.is_some_and(|p| p.norad_id() == id) {
+                    if previous == Some(id) {
                         previous_score = Some((score, i));
                     }
                     let better = match best {
@@ -481,27 +611,8 @@ impl<'a> Engine<'a> {
                     (_, best) => best.map(|(_, _, i)| i),
                 };
                 let chosen = chosen_index.map(|i| candidates[i]);
-                previous = chosen;
-                // The entries `from + n s` that fall in this slot.
-                let slot_end = (s + slot).min(end);
-                let mut t = if s <= from {
-                    from
-                } else {
-                    let offset_ms = (s - from).num_milliseconds();
-                    from + ChronoDuration::seconds((offset_ms + 999) / 1000)
-                };
-                while t < slot_end {
-                    timeline.push(chosen.and_then(|satellite| {
-                        satellite
-                            .sky_position(self.observer, t)
-                            .ok()
-                            .map(|position| Serving {
-                                norad_id: satellite.norad_id(),
-                                position,
-                            })
-                    }));
-                    t += ChronoDuration::seconds(1);
-                }
+                previous = chosen.map(Satellite::norad_id);
+                self.push_slot(&mut timeline, chosen, from, s, end);
                 at_start = at_end;
             }
             chunk_start = chunk_end;
@@ -510,12 +621,66 @@ impl<'a> Engine<'a> {
         timeline
     }
 
+    /// Appends the entries `from + n s` that fall in the slot starting at `s` and before `end`,
+    /// served by `chosen`.
+    fn push_slot(
+        &self,
+        timeline: &mut Vec<Option<Serving>>,
+        chosen: Option<&Satellite>,
+        from: DateTime<Utc>,
+        s: DateTime<Utc>,
+        end: DateTime<Utc>,
+    ) {
+        let slot_end = (s + ChronoDuration::seconds(SLOT_LENGTH_S)).min(end);
+        let mut t = if s <= from {
+            from
+        } else {
+            let offset_ms = (s - from).num_milliseconds();
+            from + ChronoDuration::seconds((offset_ms + 999) / 1000)
+        };
+        while t < slot_end {
+            timeline.push(self.serving(chosen, t));
+            t += ChronoDuration::seconds(1);
+        }
+    }
+
+    /// `satellite` serving at `at`, with its position there (`None` where it has none).
+    fn serving(&self, satellite: Option<&Satellite>, at: DateTime<Utc>) -> Option<Serving> {
+        let satellite = satellite?;
+        let position = satellite.sky_position(self.observer, at).ok()?;
+        Some(Serving {
+            norad_id: satellite.norad_id(),
+            position,
+        })
+    }
+
+    /// The delay policy ([`DelayConfig`]) at `from`, `from + 1 s`, ... Without a seed the chain
+    /// starts at the last memory restart (with hysteresis, else at `from`); with one it starts
+    /// at the whole second containing `from` (and so does the timeline), which the seed serves.
     fn delay(
         &self,
         config: &DelayConfig,
         from: DateTime<Utc>,
         seconds: u32,
+        seed: Option<Seed<'a>>,
     ) -> Vec<Option<Serving>> {
+        if let Some(seed) = seed {
+            if seconds == 0 {
+                return Vec::new();
+            }
+            let from = from
+                .duration_trunc(ChronoDuration::seconds(1))
+                .unwrap_or(from);
+            let mut timeline = Vec::with_capacity(seconds as usize);
+            timeline.push(self.serving(seed.satellite, from));
+            timeline.extend(self.delay_from(
+                config,
+                from + ChronoDuration::seconds(1),
+                seconds - 1,
+                Some(seed.norad_id),
+            ));
+            return timeline;
+        }
         // With hysteresis, start at the last memory restart and drop the warm-up.
         let warmup = if config.margin_ms > 0.0 && config.memory_s > 0 {
             from.timestamp().rem_euclid(i64::from(config.memory_s)) as u32
@@ -523,19 +688,20 @@ impl<'a> Engine<'a> {
             0
         };
         let start = from - ChronoDuration::seconds(i64::from(warmup));
-        let mut timeline = self.delay_from(config, start, seconds + warmup);
+        let mut timeline = self.delay_from(config, start, seconds + warmup, None);
         timeline.drain(..warmup as usize);
         timeline
     }
 
+    /// The delay policy's chain from `from`, with `current` serving just before it.
     fn delay_from(
         &self,
         config: &DelayConfig,
         from: DateTime<Utc>,
         seconds: u32,
+        mut current: Option<u64>,
     ) -> Vec<Option<Serving>> {
         let mut timeline = Vec::with_capacity(seconds as usize);
-        let mut current: Option<u64> = None;
         let mut done: u32 = 0;
         while done < seconds {
             let chunk = (seconds - done).min(PREFILTER_WINDOW_S as u32);
@@ -693,6 +859,120 @@ mod tests {
                 Err(TimelineError::Policy(_))
             ));
         }
+    }
+
+    /// One 528-satellite shell: continuous coverage at mid-latitudes, with choices to make.
+    fn shell() -> Catalogue {
+        let shells = [super::super::walker::Shell::delta(
+            "T", 550.0, 53.0, 24, 22, 1,
+        )];
+        let epoch = super::super::walker::shipped_epoch();
+        let text = super::super::walker::generate(&shells, epoch).unwrap();
+        Catalogue::parse(&text, "shell").unwrap()
+    }
+
+    fn ids(timeline: &[Option<Serving>]) -> Vec<Option<u64>> {
+        timeline.iter().map(|s| s.map(|s| s.norad_id)).collect()
+    }
+
+    #[test]
+    fn seeded_with_the_anchored_choice_the_timeline_is_the_anchored_one_from_there() {
+        use chrono::TimeZone;
+        let catalogue = shell();
+        let observer = Observer::new(50.67, 4.61, 0.0).unwrap();
+        // A slot boundary; the 420 s cross the keep rule's memory restart at 12:10:12 and the
+        // delay policy's at 12:10:00.
+        let from = Utc.with_ymd_and_hms(2025, 5, 12, 12, 5, 12).unwrap();
+        let cases = [
+            // Seeds at every slot (the restart's own and the one before it included), given 7 s
+            // into the slot: the timeline starts at the slot's start.
+            (
+                ServingPolicy::default(),
+                (0..420).step_by(15).collect(),
+                7_000,
+            ),
+            // Seeds at seconds (the one before the restart, the restart's own), 400 ms in.
+            (
+                ServingPolicy::Delay(DelayConfig {
+                    margin_ms: 0.3,
+                    ..DelayConfig::default()
+                }),
+                vec![0, 37, 287, 288],
+                400,
+            ),
+        ];
+        for (policy, offsets, into_ms) in cases {
+            let anchored = serving_timeline(&catalogue, &observer, &policy, from, 420).unwrap();
+            let anchored = ids(&anchored);
+            for (n, offset) in offsets.into_iter().enumerate() {
+                let at =
+                    from + ChronoDuration::seconds(offset) + ChronoDuration::milliseconds(into_ms);
+                let seed = anchored[offset as usize].expect("the shell serves");
+                let seconds = 420 - offset as u32;
+                let seeded =
+                    serving_timeline_seeded(&catalogue, &observer, &policy, at, seed, seconds)
+                        .unwrap();
+                assert_eq!(
+                    ids(&seeded),
+                    anchored[offset as usize..],
+                    "{policy:?} seeded at {at}"
+                );
+                if n % 8 != 0 {
+                    continue;
+                }
+                let exhaustive = serving_timeline_seeded_with(
+                    &catalogue,
+                    &observer,
+                    &policy,
+                    at,
+                    seed,
+                    seconds,
+                    Search::Exhaustive,
+                )
+                .unwrap();
+                assert_eq!(exhaustive, seeded, "{policy:?} seeded at {at}");
+            }
+            // Another seed serves its own period, and one the catalogue lacks serves nothing.
+            let period = match policy {
+                ServingPolicy::Starlink(_) => SLOT_LENGTH_S as usize,
+                ServingPolicy::Delay(_) => 1,
+            };
+            let other = catalogue
+                .iter()
+                .map(Satellite::norad_id)
+                .find(|&id| Some(id) != anchored[0])
+                .unwrap();
+            let seeded =
+                serving_timeline_seeded(&catalogue, &observer, &policy, from, other, 60).unwrap();
+            assert_eq!(ids(&seeded)[..period], vec![Some(other); period]);
+            let seeded =
+                serving_timeline_seeded(&catalogue, &observer, &policy, from, 1, 60).unwrap();
+            assert_eq!(seeded.len(), 60);
+            assert!(seeded[..period].iter().all(Option::is_none));
+        }
+    }
+
+    #[test]
+    fn a_seeded_timeline_refuses_what_the_anchored_one_refuses() {
+        let policy = ServingPolicy::Delay(DelayConfig {
+            margin_ms: -1.0,
+            ..DelayConfig::default()
+        });
+        let observer = Observer::new(0.0, 0.0, 0.0).unwrap();
+        let from = chrono::DateTime::<Utc>::UNIX_EPOCH;
+        assert!(matches!(
+            serving_timeline_seeded(&Catalogue::default(), &observer, &policy, from, 1, 10),
+            Err(TimelineError::Policy(_))
+        ));
+    }
+
+    #[test]
+    fn the_slot_index_counts_from_the_first_boundary_of_the_epoch() {
+        let first = DateTime::<Utc>::from_timestamp(12, 0).unwrap();
+        let slot = ChronoDuration::seconds(SLOT_LENGTH_S);
+        assert_eq!(slot_index(first), 0);
+        assert_eq!(slot_index(first + slot), 1);
+        assert_eq!(slot_index(first - slot), -1);
     }
 
     #[test]

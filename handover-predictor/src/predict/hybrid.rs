@@ -20,16 +20,12 @@
 //!    serving one (B6 step 6) if its mean separation is at most
 //!    [`DEFAULT_MAX_MEAN_SEPARATION_DEG`]; otherwise nothing matched.
 //! 2. **Continue**: run the serving policy forward from the identified slot with the identified
-//!    satellite as the previous slot's choice (the Starlink keep rule, [`StarlinkConfig`], is
-//!    the only memory the policy has), up to the end of the 120-s horizon.
+//!    satellite as the previous slot's choice (the Starlink keep rule,
+//!    [`StarlinkConfig`](crate::orbit::StarlinkConfig), is the only memory the policy has), up
+//!    to the end of the 120-s horizon: the serving engine's seeded entry point,
+//!    [`serving_timeline_seeded`].
 //! 3. **Fall back**: with no usable observation, or no satellite within the threshold, forecast
 //!    exactly as [`Orbital`] does, and say so ([`Hybrid::last_basis`], [`Hybrid::last_match`]).
-//!
-//! The seeded continuation is implemented here with the public orbit API: the serving policy's
-//! engine (`orbit/serving.rs`) always starts its chain at the last memory restart and has no way
-//! to be told the current satellite. [`Hybrid::continue_from`] reproduces that engine's choices
-//! exactly when seeded with the engine's own choice (tested in `tests/hybrid_identification.rs`),
-//! which guards against the two drifting apart.
 //!
 //! Like every source it reads no clock: observations carry their UTC instant (the dish's time),
 //! and forecasts map the monotonic decision instant to UTC with the pair given at construction,
@@ -38,11 +34,10 @@
 use super::orbital::{DEFAULT_MAX_CATALOGUE_AGE, Orbital};
 use crate::forecast::{Forecast, ForecastSource, HORIZON, HORIZON_STEPS, HandoverSteps};
 use crate::orbit::{
-    Catalogue, DelayConfig, EARTH_ROTATION_RAD_PER_S, Observer, Satellite, ServingPolicy,
-    StarlinkConfig, TimelineError, gmst_rad, max_slant_range_km, propagation_delay_ms,
-    serving_timeline, teme_to_ecef,
+    Catalogue, Observer, Satellite, ServingPolicy, TimelineError, reachable, serving_timeline,
+    serving_timeline_seeded,
 };
-use crate::sky::{SLOT_BOUNDARY_SECONDS, SLOT_LENGTH_S, SkyPosition, slot_start};
+use crate::sky::{SLOT_LENGTH_S, SkyPosition, slot_start};
 use crate::source::{HandoverSource, SourceError};
 use chrono::{DateTime, Duration as ChronoDuration, DurationRound, Utc};
 use std::collections::VecDeque;
@@ -96,9 +91,6 @@ pub const MIN_BEARING_ARC_DEG: f64 = 3.0;
 /// from the observed one is rejected before its other samples are propagated. Far above any
 /// acceptable mean separation, so it never rejects a satellite the full cost would accept.
 const QUICK_REJECT_DEG: f64 = 25.0;
-
-/// Longest window one prefilter pass covers, seconds: the serving engine's 120 s (8 slots).
-const PREFILTER_WINDOW_S: i64 = 120;
 
 /// Settings of the identification step.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -195,10 +187,6 @@ pub struct Hybrid {
     config: HybridConfig,
     epoch_instant: Instant,
     epoch_utc: DateTime<Utc>,
-    /// Indices into `catalogue.satellites()` of the satellites the policy may choose.
-    eligible: Vec<usize>,
-    /// Unit vectors towards the geostationary arc (Starlink policy with an exclusion only).
-    gso: Vec<[f64; 3]>,
     observed: VecDeque<Observed>,
     last_basis: Option<Basis>,
     fallback: Orbital,
@@ -217,11 +205,6 @@ impl Hybrid {
     ) -> Result<Self, TimelineError> {
         // The parameter check of the serving policy, on an empty catalogue (no propagation).
         serving_timeline(&Catalogue::default(), &observer, &policy, epoch_utc, 1)?;
-        let eligible = eligible(&catalogue, &policy);
-        let gso = match &policy {
-            ServingPolicy::Starlink(c) if c.gso_exclusion_deg > 0.0 => gso_arc_enu(&observer),
-            _ => Vec::new(),
-        };
         let fallback = Orbital::new(
             catalogue.clone(),
             observer,
@@ -236,8 +219,6 @@ impl Hybrid {
             config: HybridConfig::default(),
             epoch_instant,
             epoch_utc,
-            eligible,
-            gso,
             observed: VecDeque::new(),
             last_basis: None,
             fallback,
@@ -416,7 +397,9 @@ impl Hybrid {
         let last = samples.last()?;
         let middle = samples[samples.len() / 2];
         let mask = self.config.min_match_elevation_deg;
-        let candidates = self.prefilter(first.at, last.at, mask);
+        // The satellites the policy may choose that can be above the mask during the track.
+        let eligible = self.policy.eligible(&self.catalogue);
+        let candidates = reachable(&eligible, &self.observer, mask, first.at, last.at);
         let observed_arc = separation_deg(
             (first.azimuth_deg, first.elevation_deg),
             (last.azimuth_deg, last.elevation_deg),
@@ -490,241 +473,28 @@ impl Hybrid {
     /// entries) if `norad_id` serves the slot starting at `slot` (rounded down to a boundary):
     /// the policy's choices from the next slot on, with `norad_id` as the previous choice.
     ///
-    /// Under the delay policy the satellite is taken to serve at `slot` itself and the
-    /// per-second choice continues from the next second.
+    /// Under the delay policy the satellite is taken to serve at `slot` itself (truncated to the
+    /// whole second) and the per-second choice continues from the next second.
+    ///
+    /// This is the serving engine's [`serving_timeline_seeded`]; the seed's own entries are
+    /// `None` if the catalogue has no satellite `norad_id` (or cannot propagate it).
     pub fn continue_from(
         &self,
         slot: DateTime<Utc>,
         norad_id: u64,
         seconds: u32,
     ) -> Vec<Option<u64>> {
-        match &self.policy {
-            ServingPolicy::Starlink(config) => {
-                self.starlink_from(config, slot_start(slot), norad_id, seconds)
-            }
-            ServingPolicy::Delay(config) => {
-                let from = slot
-                    .duration_trunc(ChronoDuration::seconds(1))
-                    .unwrap_or(slot);
-                self.delay_from(config, from, norad_id, seconds)
-            }
-        }
-    }
-
-    /// The satellites the policy may choose that can be above `mask_deg` at some instant of
-    /// `[start, end]`: the conservative distance bound of the serving engine (a satellite's
-    /// Earth-fixed speed bounds how far it can come in half the window).
-    fn prefilter(
-        &self,
-        start: DateTime<Utc>,
-        end: DateTime<Utc>,
-        mask_deg: f64,
-    ) -> Vec<&Satellite> {
-        let satellites = self.catalogue.satellites();
-        let half_s = (end - start).as_seconds_f64().max(0.0) / 2.0;
-        let middle = start + ChronoDuration::milliseconds((half_s * 1000.0).round() as i64);
-        let theta = gmst_rad(middle);
-        let observer_ecef = self.observer.ecef_km();
-        let observer_radius = norm(observer_ecef);
-        // The ellipsoid normal differs from the geocentric radius by up to 0.19 degrees.
-        let mask = (mask_deg - 0.5).max(0.0);
-        self.eligible
-            .iter()
-            .filter_map(|&i| satellites.get(i))
-            .filter(|satellite| {
-                let Ok(state) = satellite.propagate(middle) else {
-                    return true;
-                };
-                let p = teme_to_ecef(state.position, theta);
-                let r = norm(p);
-                let speed = norm(state.velocity);
-                let radial_speed = dot(state.position, state.velocity).abs() / r.max(1.0);
-                let r_max = r + radial_speed * half_s + 10.0;
-                let ground_speed = 1.05 * speed + EARTH_ROTATION_RAD_PER_S * r_max;
-                let reach =
-                    max_slant_range_km(observer_radius, r_max, mask) + ground_speed * half_s + 10.0;
-                let d = [
-                    p[0] - observer_ecef[0],
-                    p[1] - observer_ecef[1],
-                    p[2] - observer_ecef[2],
-                ];
-                norm(d) <= reach
-            })
-            .collect()
-    }
-
-    /// The Starlink slot policy (see [`StarlinkConfig`]) from the slot after `slot`, with
-    /// `seed` as the choice of `slot`. Mirrors the serving engine step for step: candidates at
-    /// or above the mask at the slot's start, middle and end, outside the geostationary
-    /// exclusion, scored at the middle; the previous choice keeps the slot within the keep
-    /// margin; the memory restarts every `memory_slots` slots of the Unix-epoch slot grid.
-    fn starlink_from(
-        &self,
-        config: &StarlinkConfig,
-        slot: DateTime<Utc>,
-        seed: u64,
-        seconds: u32,
-    ) -> Vec<Option<u64>> {
-        let length = slot_length();
-        let half = ChronoDuration::milliseconds(SLOT_LENGTH_S * 500);
-        let end = slot + ChronoDuration::seconds(i64::from(seconds));
-        let memory = i64::from(config.memory_slots.max(1));
-        let pole = self.observer.poleward_azimuth_deg();
-        let max_cos_gso = config.gso_exclusion_deg.to_radians().cos();
-        let mut ids: Vec<Option<u64>> = Vec::with_capacity(seconds as usize);
-        let push_slot = |ids: &mut Vec<Option<u64>>, id: Option<u64>| {
-            ids.extend(std::iter::repeat_n(id, SLOT_LENGTH_S as usize));
-        };
-        push_slot(&mut ids, Some(seed));
-        let mut previous = Some(seed);
-        let mut chunk_start = slot + length;
-        let slots_per_chunk = PREFILTER_WINDOW_S / SLOT_LENGTH_S;
-        while chunk_start < end {
-            let chunk_end = chunk_start + length * slots_per_chunk as i32;
-            let candidates = self.prefilter(chunk_start, chunk_end, config.min_elevation_deg);
-            let mut at_start = self.look_all(&candidates, chunk_start);
-            for k in 0..slots_per_chunk {
-                let s = chunk_start + length * k as i32;
-                if s >= end {
-                    break;
-                }
-                if slot_index(s).rem_euclid(memory) == 0 {
-                    previous = None;
-                }
-                let at_middle = self.look_all(&candidates, s + half);
-                let at_end = self.look_all(&candidates, s + length);
-                let mut best: Option<(f64, u64)> = None;
-                let mut previous_score: Option<f64> = None;
-                for (i, satellite) in candidates.iter().enumerate() {
-                    let (Some(a), Some(m), Some(b)) = (at_start[i], at_middle[i], at_end[i]) else {
-                        continue;
-                    };
-                    let lowest = a.elevation_deg.min(m.elevation_deg).min(b.elevation_deg);
-                    if lowest < config.min_elevation_deg {
-                        continue;
-                    }
-                    if !self.gso.is_empty() {
-                        let u = enu_unit(&m);
-                        let closest = self
-                            .gso
-                            .iter()
-                            .map(|g| g[0] * u[0] + g[1] * u[1] + g[2] * u[2])
-                            .fold(f64::NEG_INFINITY, f64::max);
-                        if closest > max_cos_gso {
-                            continue;
-                        }
-                    }
-                    let score = -(m.elevation_deg - config.target_elevation_deg).abs()
-                        + config.poleward_weight_deg * (m.azimuth_deg - pole).to_radians().cos();
-                    let id = satellite.norad_id();
-                    if previous == Some(id) {
-                        previous_score = Some(score);
-                    }
-                    let better = match best {
-                        None => true,
-                        Some((best_score, best_id)) => {
-                            score > best_score || (score == best_score && id < best_id)
-                        }
-                    };
-                    if better {
-                        best = Some((score, id));
-                    }
-                }
-                let chosen = match (previous_score, best) {
-                    (Some(kept), Some((top, _))) if kept + config.keep_margin_deg >= top => {
-                        previous
-                    }
-                    (_, best) => best.map(|(_, id)| id),
-                };
-                previous = chosen;
-                push_slot(&mut ids, chosen);
-                at_start = at_end;
-            }
-            chunk_start = chunk_end;
-        }
-        ids.truncate(seconds as usize);
-        ids
-    }
-
-    /// The delay policy (see [`DelayConfig`]) from the second after `from`, with `seed` serving
-    /// at `from`. Mirrors the serving engine: switch to the lowest-delay visible satellite when
-    /// it beats the current one by more than the margin or the current one is gone; the memory
-    /// restarts at Unix times that are multiples of `memory_s`.
-    fn delay_from(
-        &self,
-        config: &DelayConfig,
-        from: DateTime<Utc>,
-        seed: u64,
-        seconds: u32,
-    ) -> Vec<Option<u64>> {
-        let mut ids: Vec<Option<u64>> = Vec::with_capacity(seconds as usize);
-        if seconds == 0 {
-            return ids;
-        }
-        ids.push(Some(seed));
-        let mut current = Some(seed);
-        let mut done: u32 = 1;
-        while done < seconds {
-            let chunk = (seconds - done).min(PREFILTER_WINDOW_S as u32);
-            let chunk_start = from + ChronoDuration::seconds(i64::from(done));
-            let chunk_end = chunk_start + ChronoDuration::seconds(i64::from(chunk) - 1);
-            let candidates = self.prefilter(chunk_start, chunk_end, config.min_elevation_deg);
-            for k in 0..chunk {
-                let t = chunk_start + ChronoDuration::seconds(i64::from(k));
-                if config.memory_s > 0 && t.timestamp().rem_euclid(i64::from(config.memory_s)) == 0
-                {
-                    current = None;
-                }
-                let looks = self.look_all(&candidates, t);
-                let mut best: Option<(f64, u64)> = None;
-                let mut current_delay: Option<f64> = None;
-                for (i, satellite) in candidates.iter().enumerate() {
-                    let Some(p) = looks[i].filter(|p| p.elevation_deg >= config.min_elevation_deg)
-                    else {
-                        continue;
-                    };
-                    let d = propagation_delay_ms(p.range_km);
-                    let id = satellite.norad_id();
-                    if current == Some(id) {
-                        current_delay = Some(d);
-                    }
-                    let better = match best {
-                        None => true,
-                        Some((best_d, best_id)) => d < best_d || (d == best_d && id < best_id),
-                    };
-                    if better {
-                        best = Some((d, id));
-                    }
-                }
-                let serving = match (current_delay, best) {
-                    (Some(cd), Some((bd, bid))) => {
-                        if bd + config.margin_ms < cd {
-                            Some(bid)
-                        } else {
-                            current
-                        }
-                    }
-                    (None, Some((_, bid))) => Some(bid),
-                    (_, None) => None,
-                };
-                current = serving;
-                ids.push(serving);
-            }
-            done += chunk;
-        }
-        ids
-    }
-
-    fn look_all(&self, satellites: &[&Satellite], at: DateTime<Utc>) -> Vec<Option<SkyPosition>> {
-        let theta = gmst_rad(at);
-        satellites
-            .iter()
-            .map(|s| {
-                s.propagate(at)
-                    .ok()
-                    .map(|p| self.observer.look_ecef(teme_to_ecef(p.position, theta)))
-            })
-            .collect()
+        serving_timeline_seeded(
+            &self.catalogue,
+            &self.observer,
+            &self.policy,
+            slot,
+            norad_id,
+            seconds,
+        )
+        .map(|timeline| timeline.iter().map(|s| s.map(|s| s.norad_id)).collect())
+        // The only error is a policy out of range, which `new` refused.
+        .unwrap_or_default()
     }
 
     fn catalogue_usable(&self, at: DateTime<Utc>) -> bool {
@@ -813,61 +583,8 @@ fn representable(t: DateTime<Utc>) -> bool {
     t.checked_sub_signed(day).is_some() && t.checked_add_signed(day).is_some()
 }
 
-fn slot_length() -> ChronoDuration {
-    ChronoDuration::seconds(SLOT_LENGTH_S)
-}
-
-/// Index of the slot starting at `slot_start` since the Unix epoch (slot 0 starts at
-/// 1970-01-01 00:00:12 UTC), the grid the keep rule's memory restarts on.
-fn slot_index(slot_start: DateTime<Utc>) -> i64 {
-    (slot_start.timestamp() - i64::from(SLOT_BOUNDARY_SECONDS[0])).div_euclid(SLOT_LENGTH_S)
-}
-
-/// Indices of the satellites `policy` may choose: operational altitude and a fresh element set
-/// (the serving engine's rule, [`StarlinkConfig::min_altitude_km`],
-/// [`StarlinkConfig::max_staleness_days`]).
-fn eligible(catalogue: &Catalogue, policy: &ServingPolicy) -> Vec<usize> {
-    let (min_altitude, staleness_days) = match policy {
-        ServingPolicy::Starlink(c) => (c.min_altitude_km, c.max_staleness_days),
-        ServingPolicy::Delay(c) => (c.min_altitude_km, c.max_staleness_days),
-    };
-    let staleness_s = staleness_days * 86_400.0;
-    let newest = catalogue.newest_epoch();
-    catalogue
-        .iter()
-        .enumerate()
-        .filter(|(_, s)| s.mean_altitude_km() >= min_altitude)
-        .filter(|(_, s)| {
-            newest.is_none_or(|newest| (newest - s.epoch()).as_seconds_f64() <= staleness_s)
-        })
-        .map(|(i, _)| i)
-        .collect()
-}
-
 fn look(satellite: &Satellite, observer: &Observer, at: DateTime<Utc>) -> Option<SkyPosition> {
     satellite.sky_position(observer, at).ok()
-}
-
-/// Geostationary radius, km (42,164 km from the Earth's centre), as in the serving engine.
-const GSO_RADIUS_KM: f64 = 42_164.0;
-
-/// Unit vectors (east, north, up) towards the geostationary arc above the observer's horizon,
-/// every 0.25 degree of longitude (the serving engine's exclusion geometry).
-fn gso_arc_enu(observer: &Observer) -> Vec<[f64; 3]> {
-    (0..1440)
-        .filter_map(|k| {
-            let lon = (f64::from(k) * 0.25).to_radians();
-            let point = [GSO_RADIUS_KM * lon.cos(), GSO_RADIUS_KM * lon.sin(), 0.0];
-            let look = observer.look_ecef(point);
-            (look.elevation_deg >= 0.0).then(|| enu_unit(&look))
-        })
-        .collect()
-}
-
-fn enu_unit(p: &SkyPosition) -> [f64; 3] {
-    let (se, ce) = p.elevation_deg.to_radians().sin_cos();
-    let (sa, ca) = p.azimuth_deg.to_radians().sin_cos();
-    [ce * sa, ce * ca, se]
 }
 
 /// Great-circle angle between two (azimuth, elevation) directions, degrees.
@@ -895,14 +612,6 @@ fn angle_difference_deg(a: f64, b: f64) -> f64 {
     d.min(360.0 - d)
 }
 
-fn norm(v: [f64; 3]) -> f64 {
-    dot(v, v).sqrt()
-}
-
-fn dot(a: [f64; 3], b: [f64; 3]) -> f64 {
-    a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -914,13 +623,5 @@ mod tests {
         assert!((angle_difference_deg(170.0, -170.0) - 20.0).abs() < 1e-9);
         assert!((angle_difference_deg(10.0, 350.0) - 20.0).abs() < 1e-9);
         assert!((separation_deg((0.0, 90.0), (123.0, 80.0)) - 10.0).abs() < 1e-9);
-    }
-
-    #[test]
-    fn the_slot_index_counts_from_the_first_boundary_of_the_epoch() {
-        let first = DateTime::<Utc>::from_timestamp(12, 0).unwrap();
-        assert_eq!(slot_index(first), 0);
-        assert_eq!(slot_index(first + slot_length()), 1);
-        assert_eq!(slot_index(first - slot_length()), -1);
     }
 }
