@@ -1,0 +1,195 @@
+//! The command line: argument parsing, logging, one module per subcommand.
+
+mod compare;
+mod link;
+mod plot;
+
+use anyhow::Result;
+use clap::{ArgAction, Args, Parser, Subcommand};
+use rtc_client::scenario::ScenarioPaths;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use tracing_subscriber::EnvFilter;
+
+/// Calls over emulated LEO links.
+///
+/// Logs go to stderr (more with -v, less with -q, or set RUST_LOG); results go to stdout, as
+/// text or, with --json, as JSON.
+#[derive(Debug, Parser)]
+#[command(name = "rtc-client", version, propagate_version = true)]
+struct Cli {
+    /// More log output on stderr (-v: debug, -vv: trace).
+    #[arg(short, long, global = true, action = ArgAction::Count, display_order = 100)]
+    verbose: u8,
+    /// Less log output on stderr (-q: warnings and errors only, -qq: errors only).
+    #[arg(short, long, global = true, action = ArgAction::Count, conflicts_with = "verbose", display_order = 101)]
+    quiet: u8,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Emulate a scenario's two links and report what they do, second by second.
+    ///
+    /// Draws one call from the scenario (file + seed), then reports each direction's capacity,
+    /// one-way propagation delay and expected loss per second, the handover times, and the RTT
+    /// that pings every 200 ms see (with the |RTT change| at slot-boundary seconds against other
+    /// seconds, the figure the starlink scenario is fitted to). --plot draws it; --compare puts
+    /// a real trace beside it.
+    #[command(after_help = "Examples:\n  \
+        rtc-client link --scenario starlink --duration 10m --seed 1 --json\n  \
+        rtc-client link --scenario starlink --plot starlink.png \
+        --compare ../shared/data/starlink/lagos/lagos.csv\n  \
+        rtc-client link --scenario sparse-leo --seed 3 --plot sparse.svg\n  \
+        rtc-client link --scenario my-scenario.toml --table")]
+    Link(link::LinkArgs),
+    /// List the shipped scenarios with their descriptions.
+    #[command(after_help = "Examples:\n  rtc-client scenarios\n  rtc-client scenarios --json")]
+    Scenarios(ScenariosArgs),
+}
+
+/// Where scenarios and the shared data are.
+#[derive(Debug, Clone, Args)]
+pub struct PathArgs {
+    /// Workspace root holding traces/scenarios/ [default: $LEOPACE_ROOT, else the nearest
+    /// ancestor of the current directory holding traces/scenarios, else the build checkout].
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+    /// Shared data directory that `data:` files resolve against [default: $LEOPACE_DATA, else
+    /// ROOT/../shared/data].
+    #[arg(long, value_name = "DIR")]
+    pub data: Option<PathBuf>,
+}
+
+impl PathArgs {
+    /// The paths, from the arguments, the environment and the current directory.
+    pub fn resolve(&self) -> ScenarioPaths {
+        let env = |name: &str| {
+            std::env::var_os(name)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        };
+        let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+        ScenarioPaths::discover(
+            self.root.clone().or_else(|| env("LEOPACE_ROOT")),
+            self.data.clone().or_else(|| env("LEOPACE_DATA")),
+            &cwd,
+        )
+    }
+}
+
+/// `rtc-client scenarios`.
+#[derive(Debug, Args)]
+struct ScenariosArgs {
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    paths: PathArgs,
+}
+
+/// Parses the arguments, sets up logging, runs the subcommand; reports errors on stderr.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging(cli.verbose, cli.quiet);
+    let result = match cli.command {
+        Command::Link(args) => link::run(args),
+        Command::Scenarios(args) => scenarios(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) if is_broken_pipe(&error) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Whether the error is stdout closed early (`rtc-client ... | head`): not a failure.
+fn is_broken_pipe(error: &anyhow::Error) -> bool {
+    error.chain().any(|e| {
+        e.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+fn init_logging(verbose: u8, quiet: u8) {
+    let level = match (verbose, quiet) {
+        (0, 0) => "info",
+        (1, _) => "debug",
+        (v, _) if v >= 2 => "trace",
+        (_, 1) => "warn",
+        _ => "error",
+    };
+    // RUST_LOG wins when set; otherwise the -v/-q level for this binary, warnings for the rest.
+    let filter = EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| EnvFilter::new(format!("warn,rtc_client={level}")));
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(ansi)
+        .with_target(false)
+        .compact()
+        .init();
+}
+
+/// One line of `rtc-client scenarios --json`.
+#[derive(Debug, serde::Serialize)]
+struct ScenarioLine {
+    name: String,
+    kind: rtc_client::scenario::schema::ScenarioKind,
+    handovers: &'static str,
+    description: String,
+    file: String,
+}
+
+fn scenarios(args: ScenariosArgs) -> Result<()> {
+    use std::io::Write;
+    let paths = args.paths.resolve();
+    let names = paths.shipped();
+    if names.is_empty() {
+        anyhow::bail!(
+            "no scenario files in {}; give --root or set LEOPACE_ROOT to the workspace",
+            paths
+                .root
+                .join(rtc_client::scenario::SCENARIO_DIR)
+                .display()
+        );
+    }
+    let mut lines = Vec::new();
+    for name in names {
+        let s = rtc_client::scenario::Scenario::load(&name, &paths)?;
+        lines.push(ScenarioLine {
+            handovers: match s.file.handovers {
+                rtc_client::scenario::schema::HandoverSpec::None => "none",
+                rtc_client::scenario::schema::HandoverSpec::Slots { .. } => "slots",
+                rtc_client::scenario::schema::HandoverSpec::Grid { .. } => "grid",
+                rtc_client::scenario::schema::HandoverSpec::Orbit(_) => "orbit",
+            },
+            name,
+            kind: s.file.kind,
+            description: s.file.description.clone(),
+            file: s.origin.clone(),
+        });
+    }
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        serde_json::to_writer_pretty(&mut out, &lines)?;
+        writeln!(out)?;
+    } else {
+        for l in &lines {
+            writeln!(
+                out,
+                "{:<22} {:<9} {:<6} {}",
+                l.name,
+                l.kind.as_str(),
+                l.handovers,
+                l.description
+            )?;
+        }
+    }
+    Ok(())
+}

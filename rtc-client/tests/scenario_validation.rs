@@ -1,0 +1,223 @@
+//! Scenario files are validated: unknown keys and out-of-range values are refused with the
+//! name of the key or field, never silently defaulted.
+
+mod scenario_support;
+
+use rtc_client::scenario::{Scenario, ScenarioError};
+use scenario_support as support;
+
+/// A small valid scenario to mutate.
+const BASE: &str = r#"
+name = "test"
+description = "a test scenario"
+kind = "generated"
+
+[call]
+duration_s = 60
+fps = 30
+min_bitrate_kbps = 50
+start_bitrate_kbps = 300
+max_bitrate_kbps = 2500
+
+[handovers]
+source = "slots"
+probability = 0.5
+
+[forward]
+buffer_ms = 100
+capacity = { kind = "lognormal", step = "slot", median_mbps = 8.0, sigma_log = 0.5, rho = 0.8, min_mbps = 1.0, max_mbps = 30.0 }
+delay = { kind = "constant", ms = 40.0 }
+loss = { kind = "bernoulli", rate = 0.01 }
+
+[reverse]
+buffer_bytes = 100000
+capacity = { kind = "constant", mbps = 50.0 }
+delay = { kind = "constant", ms = 40.0, jitter_ms = 2.0, jitter_rho = 0.9 }
+loss = { kind = "none" }
+"#;
+
+fn parse(text: &str) -> Result<Scenario, ScenarioError> {
+    Scenario::parse(text, "test.toml", &support::paths())
+}
+
+/// `BASE` with `from` replaced by `to` (which must occur).
+fn edit(from: &str, to: &str) -> String {
+    assert!(BASE.contains(from), "{from}");
+    BASE.replacen(from, to, 1)
+}
+
+fn error(text: &str) -> String {
+    match parse(text) {
+        Ok(_) => panic!("accepted:\n{text}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn the_base_scenario_is_valid_and_builds() {
+    let s = parse(BASE).unwrap();
+    let r = s.realize(1, std::time::Duration::from_secs(60)).unwrap();
+    assert_eq!(
+        r.timeline.boundaries_ms,
+        vec![12_000, 27_000, 42_000, 57_000]
+    );
+}
+
+#[test]
+fn an_unknown_key_is_refused_with_its_name_at_every_level() {
+    for (from, to, key) in [
+        (
+            "kind = \"generated\"",
+            "kind = \"generated\"\ncolour = 1",
+            "colour",
+        ),
+        ("fps = 30", "fps = 30\nframes = 1", "frames"),
+        (
+            "probability = 0.5",
+            "probability = 0.5\nprobabilty = 0.4",
+            "probabilty",
+        ),
+        ("buffer_ms = 100", "buffer_ms = 100\nbufer = 1", "bufer"),
+        ("rho = 0.8,", "rho = 0.8, roh = 0.1,", "roh"),
+        ("ms = 40.0 }", "ms = 40.0, jiter_ms = 1.0 }", "jiter_ms"),
+    ] {
+        let msg = error(&edit(from, to));
+        assert!(
+            msg.contains(&format!("unknown field `{key}`")),
+            "{key}: {msg}"
+        );
+        assert!(msg.contains("test.toml"), "{msg}");
+    }
+}
+
+#[test]
+fn an_unknown_variant_is_refused_with_the_choices() {
+    let msg = error(&edit("source = \"slots\"", "source = \"satellites\""));
+    assert!(msg.contains("unknown variant `satellites`"), "{msg}");
+    assert!(msg.contains("orbit"), "{msg}");
+    let msg = error(&edit("kind = \"bernoulli\"", "kind = \"random\""));
+    assert!(msg.contains("unknown variant `random`"), "{msg}");
+}
+
+#[test]
+fn a_missing_key_is_refused_with_its_name() {
+    let msg = error(&edit("fps = 30\n", ""));
+    assert!(msg.contains("missing field `fps`"), "{msg}");
+}
+
+#[test]
+fn an_out_of_range_value_is_refused_with_the_field_name() {
+    for (from, to, field) in [
+        (
+            "median_mbps = 8.0",
+            "median_mbps = -8.0",
+            "forward.capacity.median_mbps",
+        ),
+        ("rho = 0.8", "rho = 1.5", "forward.capacity.rho"),
+        (
+            "max_mbps = 30.0",
+            "max_mbps = 0.5",
+            "forward.capacity.max_mbps",
+        ),
+        (
+            "probability = 0.5",
+            "probability = 1.5",
+            "handovers.probability",
+        ),
+        ("rate = 0.01", "rate = 2.0", "forward.loss.rate"),
+        (
+            "max_bitrate_kbps = 2500",
+            "max_bitrate_kbps = 10",
+            "call.max_bitrate_kbps",
+        ),
+        (
+            "start_bitrate_kbps = 300",
+            "start_bitrate_kbps = 9000",
+            "call.start_bitrate_kbps",
+        ),
+        ("duration_s = 60", "duration_s = 0", "call.duration_s"),
+        (
+            "jitter_rho = 0.9",
+            "jitter_rho = 1.0",
+            "reverse.delay.jitter_rho",
+        ),
+        ("mbps = 50.0", "mbps = 0.0", "reverse.capacity.mbps"),
+        ("buffer_ms = 100", "buffer_ms = 0", "forward.buffer_ms"),
+        (
+            "buffer_ms = 100",
+            "buffer_ms = 100\nbuffer_bytes = 5000",
+            "forward.buffer_ms",
+        ),
+        (
+            "kind = \"generated\"",
+            "kind = \"generated\"\nstart = \"noon\"",
+            "start",
+        ),
+        (
+            "ms = 40.0 }",
+            "ms = 40.0, jitter_ms = -1.0 }",
+            "forward.delay.jitter_ms",
+        ),
+    ] {
+        let msg = error(&edit(from, to));
+        assert!(
+            msg.contains(&format!("test.toml: {field}: ")),
+            "{field}: {msg}"
+        );
+    }
+}
+
+#[test]
+fn a_nan_is_out_of_range() {
+    let msg = error(&edit("median_mbps = 8.0", "median_mbps = nan"));
+    assert!(msg.contains("forward.capacity.median_mbps"), "{msg}");
+}
+
+#[test]
+fn inconsistent_combinations_are_refused_with_the_field_name() {
+    // A slot-stepped capacity needs slot boundaries.
+    let msg = error(&edit(
+        "source = \"slots\"\nprobability = 0.5",
+        "source = \"none\"",
+    ));
+    assert!(msg.contains("forward.capacity.step"), "{msg}");
+    // Geometry delay needs an orbit source.
+    let msg = error(&edit(
+        "delay = { kind = \"constant\", ms = 40.0 }",
+        "delay = { kind = \"geometry\" }",
+    ));
+    assert!(msg.contains("forward.delay.kind"), "{msg}");
+    // A generated scenario does not replay files.
+    let msg = error(&edit(
+        "capacity = { kind = \"constant\", mbps = 50.0 }",
+        "capacity = { kind = \"mahimahi\", file = \"data:x\" }",
+    ));
+    assert!(msg.contains("test.toml: kind: "), "{msg}");
+    // An unknown city.
+    let sparse = std::fs::read_to_string(support::paths().scenario_file("sparse-leo")).unwrap();
+    let msg = error(&sparse.replace(
+        "min_separation_km = 3000.0",
+        "min_separation_km = 3000.0\nlocal = \"Atlantis\"",
+    ));
+    assert!(
+        msg.contains("handovers.endpoints.local") && msg.contains("Atlantis"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn an_unknown_scenario_name_lists_the_shipped_ones() {
+    let err = Scenario::load("starlonk", &support::paths()).unwrap_err();
+    let msg = err.to_string();
+    assert!(
+        msg.contains("starlonk") && msg.contains("starlink, terrestrial-5g"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn a_scenario_can_be_given_as_a_path() {
+    let path = support::paths().scenario_file("starlink");
+    let s = Scenario::load(path.to_str().unwrap(), &support::paths()).unwrap();
+    assert_eq!(s.name(), "starlink");
+}
