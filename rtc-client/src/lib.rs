@@ -2,6 +2,9 @@
 //!
 //! - [`link`]: a one-direction, sans-I/O link model in integer virtual time (capacity, drop-tail
 //!   buffer, delay, loss, handover events) and readers for the trace formats the field uses.
+//! - [`media`]: the sans-I/O media engine: a synthetic video encoder that follows the target
+//!   bitrate, an RTP packetizer, a receiver-side frame assembler, and a QoE meter with WebRTC's
+//!   definitions.
 //! - [`scenario`]: TOML scenario files describing a call's forward and reverse links and its
 //!   handover timeline, calibrated to real traces.
 //!
@@ -11,4 +14,5 @@
 #![forbid(unsafe_code)]
 
 pub mod link;
+pub mod media;
 pub mod scenario;
