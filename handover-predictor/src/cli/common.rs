@@ -349,3 +349,42 @@ pub async fn shutdown_signal() {
     #[cfg(not(unix))]
     ctrl_c.await;
 }
+
+/// The client settings for a dish whose clock runs `time_scale` times faster than real time.
+///
+/// A time-scaled simulator answers in microseconds and every dish second is short, so a call
+/// gets 500 ms and no retries (a retried poll would land in the next dish second); a real dish
+/// keeps the client's defaults (2 s per call, bounded retries). `call_timeout` overrides either.
+pub fn dish_client_config(
+    time_scale: f64,
+    call_timeout: Option<Duration>,
+) -> handover_predictor::dish::ClientConfig {
+    use handover_predictor::dish::ClientConfig;
+    let scaled = time_scale > 1.0;
+    let defaults = ClientConfig::default();
+    ClientConfig {
+        call_timeout: call_timeout.unwrap_or(if scaled {
+            Duration::from_millis(500)
+        } else {
+            defaults.call_timeout
+        }),
+        retries: if scaled { 0 } else { defaults.retries },
+        ..defaults
+    }
+}
+
+/// Connects to the dish at `dish` (the `--dish` argument) with [`dish_client_config`].
+pub async fn connect_dish(
+    dish: &str,
+    time_scale: f64,
+    call_timeout: Option<Duration>,
+) -> Result<handover_predictor::dish::DishClient> {
+    let config = dish_client_config(time_scale, call_timeout);
+    tracing::info!(
+        "connecting to the dish at {dish} (timeout {:?} per call)",
+        config.call_timeout
+    );
+    handover_predictor::dish::DishClient::connect_with(dish.to_owned(), config)
+        .await
+        .with_context(|| format!("cannot connect to the dish at {dish} (--dish)"))
+}

@@ -1,16 +1,15 @@
 //! `detect`: live handover detection from a dish's obstruction map.
 
 use super::common::{
-    self, chrono_duration, create_file, out, out_json, parse_duration, parse_time_scale,
-    progress_bar, rfc3339,
+    self, chrono_duration, connect_dish, create_file, out, out_json, parse_duration,
+    parse_time_scale, progress_bar, rfc3339,
 };
 use anyhow::{Context, Result, bail};
 use chrono::{DateTime, Utc};
 use clap::Args;
 use handover_predictor::dish::{
-    BoundaryVerdict, ClientConfig, ClockSource, DEFAULT_JUMP_THRESHOLD_PX, DetectionLog,
-    DetectorConfig, DishClient, DriverConfig, Observation, PointKind, TrackPoint,
-    run_detector_with,
+    BoundaryVerdict, ClockSource, DEFAULT_JUMP_THRESHOLD_PX, DetectionLog, DetectorConfig,
+    DriverConfig, Observation, PointKind, TrackPoint, run_detector_with,
 };
 use serde::Serialize;
 use std::io::Write;
@@ -212,32 +211,11 @@ impl Sink {
 }
 
 async fn detect(args: DetectArgs) -> Result<()> {
-    let scaled = args.time_scale > 1.0;
-    let client_config = ClientConfig {
-        call_timeout: args.call_timeout.unwrap_or(if scaled {
-            Duration::from_millis(500)
-        } else {
-            Duration::from_secs(2)
-        }),
-        retries: if scaled {
-            0
-        } else {
-            ClientConfig::default().retries
-        },
-        ..ClientConfig::default()
-    };
     let file = match &args.out {
         Some(path) => Some((path.clone(), create_file(path, "the detection file")?)),
         None => None,
     };
-    tracing::info!(
-        "connecting to the dish at {} (timeout {:?} per call)",
-        args.dish,
-        client_config.call_timeout
-    );
-    let client = DishClient::connect_with(args.dish.clone(), client_config)
-        .await
-        .with_context(|| format!("cannot connect to the dish at {} (--dish)", args.dish))?;
+    let client = connect_dish(&args.dish, args.time_scale, args.call_timeout).await?;
     let config = DriverConfig {
         time_scale: args.time_scale,
         duration: Some(chrono_duration(args.duration)),

@@ -2,16 +2,15 @@
 //! timeline behind it.
 
 use super::common::{
-    self, PolicyArg, load_catalogue, newest_epoch, out, out_json, parse_altitude, parse_elevation,
-    parse_instant, parse_latitude, parse_longitude, rfc3339_short, staleness_warning,
+    self, PolicyArg, connect_dish, load_catalogue, newest_epoch, out, out_json, parse_altitude,
+    parse_elevation, parse_instant, parse_latitude, parse_longitude, rfc3339_short,
+    staleness_warning,
 };
 use super::plot::{self, TimelinePicture};
 use anyhow::{Context, Result, bail};
 use chrono::{DateTime, Duration as ChronoDuration, Utc};
 use clap::{Args, ValueEnum};
-use handover_predictor::dish::{
-    ClientConfig, DishClient, DriverConfig, DriverReport, run_detector_with,
-};
+use handover_predictor::dish::{DriverConfig, DriverReport, run_detector_with};
 use handover_predictor::orbit::{Catalogue, Observer, Serving, ServingPolicy, handovers};
 use handover_predictor::predict::{Basis, Hybrid, Mirror, Orbital};
 use handover_predictor::{Forecast, HORIZON_STEPS, HandoverSource};
@@ -437,23 +436,7 @@ fn hybrid(args: &ForecastArgs) -> Result<ForecastOutput> {
 /// Watches the dish for `--watch` of dish time; the dish's position from `--lat/--lon` or, when
 /// they are not given, from the dish.
 async fn watch(args: &ForecastArgs, dish: &str) -> Result<(DriverReport, SiteOutput)> {
-    let scaled = args.time_scale > 1.0;
-    let client_config = ClientConfig {
-        call_timeout: if scaled {
-            Duration::from_millis(500)
-        } else {
-            Duration::from_secs(2)
-        },
-        retries: if scaled {
-            0
-        } else {
-            ClientConfig::default().retries
-        },
-        ..ClientConfig::default()
-    };
-    let client = DishClient::connect_with(dish.to_owned(), client_config)
-        .await
-        .with_context(|| format!("cannot connect to the dish at {dish} (--dish)"))?;
+    let client = connect_dish(dish, args.time_scale, None).await?;
     let site = match (args.lat, args.lon) {
         (Some(lat), Some(lon)) => SiteOutput {
             lat_deg: lat,

@@ -1,17 +1,16 @@
 //! `render-map`: an obstruction map as a picture, optionally with the detected track.
 
-use super::common::{self, out, out_json, parse_time_scale, rfc3339};
+use super::common::{self, connect_dish, out, out_json, parse_time_scale, rfc3339};
 use super::mapfile::{self, SavedMap, frame_name};
 use super::plot::{self, MapPicture};
 use anyhow::{Context, Result};
 use chrono::{DateTime, Duration as ChronoDuration, Utc};
 use clap::{ArgGroup, Args};
 use handover_predictor::dish::{
-    ClientConfig, DetectionLog, DishClient, DriverConfig, PixelPoint, PointKind, run_detector_with,
+    DetectionLog, DriverConfig, PixelPoint, PointKind, run_detector_with,
 };
 use serde::Serialize;
 use std::path::PathBuf;
-use std::time::Duration;
 
 /// Arguments of `render-map`.
 #[derive(Debug, Args)]
@@ -151,23 +150,7 @@ pub fn run(args: RenderMapArgs) -> Result<()> {
 }
 
 async fn fetch(args: &RenderMapArgs, dish: &str) -> Result<(SavedMap, DetectionLog)> {
-    let scaled = args.time_scale > 1.0;
-    let client_config = ClientConfig {
-        call_timeout: if scaled {
-            Duration::from_millis(500)
-        } else {
-            Duration::from_secs(2)
-        },
-        retries: if scaled {
-            0
-        } else {
-            ClientConfig::default().retries
-        },
-        ..ClientConfig::default()
-    };
-    let client = DishClient::connect_with(dish.to_owned(), client_config)
-        .await
-        .with_context(|| format!("cannot connect to the dish at {dish} (--dish)"))?;
+    let client = connect_dish(dish, args.time_scale, None).await?;
     let status = client
         .status()
         .await
