@@ -2,5 +2,14 @@
 //!
 //! - [`payload`]: the synthetic codec's 24-byte payload header (frame id, packet index and count,
 //!   key flag, capture instant), so a receiver rebuilds frames from RTP alone.
+//! - [`encoder`]: the synthetic video encoder (30 fps, rate-controlled frame sizes, key frames,
+//!   drops while the pacer asks for a pause).
+//! - [`packetizer`]: splits encoded frames into RTP packets whose payloads carry the header.
+//! - [`receiver`]: frame assembly, in-order rendering, loss declaration and PLIs.
+//! - [`qoe`]: the QoE meter with WebRTC's definitions (DESIGN section 5).
 
+pub mod encoder;
+pub mod packetizer;
 pub mod payload;
+pub mod qoe;
+pub mod receiver;

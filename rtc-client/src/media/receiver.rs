@@ -1,0 +1,618 @@
+//! The receiver: frame assembly, the render order, loss declaration and key-frame requests.
+//!
+//! Sans-I/O: the caller hands every RTP payload of the synthetic video stream to
+//! [`Receiver::on_packet`] with the instant it arrived, calls [`Receiver::handle_timeout`] at
+//! [`Receiver::poll_timeout`], and drains [`Receiver::poll_rendered`] (frames to feed the QoE
+//! meter) and [`Receiver::poll_pli`] (key-frame requests to send as RTCP PLI). It never reads a
+//! clock.
+//!
+//! Rules (a simplified jitter buffer with zero decode time):
+//!
+//! - A frame is *complete* when all its `packets_in_frame` packets have arrived (duplicates and
+//!   retransmissions count once).
+//! - A frame renders at the instant it becomes complete and decodable. A key frame is always
+//!   decodable; a delta frame is decodable iff the previous frame (`frame_id - 1`, wrapping) was
+//!   rendered (a linear reference chain).
+//! - Frames render in order: a complete later frame waits while an earlier one is incomplete,
+//!   until the earlier one is declared lost. The exception is a complete later *key* frame, which
+//!   needs nothing earlier, so the receiver skips straight to it (as libwebrtc's frame buffer
+//!   drops frames older than a decodable key frame).
+//! - Loss: the frame the receiver is waiting for is declared unrecoverable once any later frame's
+//!   first packet arrived at least [`ReceiverConfig::loss_timeout`] ago (NACK retransmissions may
+//!   complete it before then). It is dropped, and with it every delta frame that depends on it:
+//!   the receiver then waits for a key frame, dropping delta frames until one renders, and asks
+//!   for one with PLIs, at most one per [`ReceiverConfig::pli_interval`].
+//! - Memory is bounded: at most [`ReceiverConfig::max_frames`] frame ids are buffered; a packet
+//!   of a frame further ahead forces the oldest ones out as lost. Rendered frames not yet polled
+//!   are capped at the same count (the oldest are discarded and counted).
+
+use super::payload::PayloadHeader;
+use crate::link::Time;
+use std::collections::{BTreeMap, VecDeque};
+use std::time::Duration;
+
+/// How the receiver declares loss and bounds its memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReceiverConfig {
+    /// How long after a later frame's first packet an incomplete earlier frame is given up.
+    ///
+    /// Chosen: 500 ms, a fixed window rather than a multiple of the RTT, so that the receiver
+    /// needs no RTT estimate. It leaves room for one or two NACK round trips on the LEO and LTE
+    /// paths of the scenarios (RTTs of 30 to 150 ms) before the picture is given up.
+    pub loss_timeout: Duration,
+    /// The least time between two PLIs.
+    ///
+    /// Chosen: 300 ms, libwebrtc's minimum spacing of repeated key-frame requests from the
+    /// receiver, so a burst of losses costs one key frame rather than several.
+    pub pli_interval: Duration,
+    /// The most frame ids buffered at once, and the most rendered frames held until polled.
+    ///
+    /// Chosen: 256 frames, 8.5 s at 30 fps, far beyond the loss timeout; a packet of a frame
+    /// further ahead forces the oldest buffered frames out as lost.
+    pub max_frames: usize,
+}
+
+impl Default for ReceiverConfig {
+    fn default() -> Self {
+        Self {
+            loss_timeout: Duration::from_millis(500),
+            pli_interval: Duration::from_millis(300),
+            max_frames: 256,
+        }
+    }
+}
+
+/// A frame that was rendered, with what the QoE meter needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RenderedFrame {
+    /// The frame's id, as in its payload header.
+    pub frame_id: u32,
+    /// When the sender captured it.
+    pub capture: Time,
+    /// When it rendered (the arrival of the packet that made it complete and decodable).
+    pub rendered: Time,
+    /// Its size in bytes, as in its payload header.
+    pub bytes: u32,
+    /// Whether it was a key frame.
+    pub key_frame: bool,
+}
+
+/// What the receiver counted since it was created.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReceiverStats {
+    /// Distinct packets received (a duplicate or retransmitted copy counts once).
+    pub packets_received: u64,
+    /// Payloads that could not be read, or whose header contradicts earlier packets of the frame.
+    pub malformed: u64,
+    /// Copies of a packet already held for a frame still being assembled.
+    pub duplicates: u64,
+    /// Packets of frames already rendered or dropped (late copies or late retransmissions).
+    pub stale: u64,
+    /// Frames rendered.
+    pub frames_rendered: u64,
+    /// Frame ids passed over without rendering (lost, undecodable, or skipped for a key frame).
+    pub frames_dropped: u64,
+    /// PLIs handed out by [`Receiver::poll_pli`].
+    pub plis_sent: u64,
+    /// Rendered frames discarded because the caller did not poll them in time.
+    pub rendered_evicted: u64,
+}
+
+/// A frame being assembled.
+#[derive(Debug, Clone)]
+struct Pending {
+    key_frame: bool,
+    capture_ns: u64,
+    bytes: u32,
+    packets: u16,
+    /// One bit per packet index.
+    received: Vec<u64>,
+    received_count: u16,
+    /// When its first packet arrived.
+    first_arrival: Time,
+}
+
+impl Pending {
+    fn new(h: &PayloadHeader, now: Time) -> Self {
+        Self {
+            key_frame: h.key_frame,
+            capture_ns: h.capture_ns,
+            bytes: h.frame_bytes,
+            packets: h.packets_in_frame,
+            received: vec![0; usize::from(h.packets_in_frame).div_ceil(64)],
+            received_count: 0,
+            first_arrival: now,
+        }
+    }
+
+    fn matches(&self, h: &PayloadHeader) -> bool {
+        self.key_frame == h.key_frame
+            && self.capture_ns == h.capture_ns
+            && self.bytes == h.frame_bytes
+            && self.packets == h.packets_in_frame
+    }
+
+    fn complete(&self) -> bool {
+        self.received_count == self.packets
+    }
+}
+
+/// The receiving end of the synthetic video stream (see the module documentation).
+#[derive(Debug, Clone)]
+pub struct Receiver {
+    config: ReceiverConfig,
+    /// Frames being assembled, by unwrapped id; all ids are `>= next`.
+    frames: BTreeMap<u64, Pending>,
+    /// The highest unwrapped frame id seen (the reference for unwrapping).
+    highest: Option<u64>,
+    /// The next frame id to render or drop; `None` before the first packet.
+    next: Option<u64>,
+    /// Whether a key frame is needed before anything renders (true at the start).
+    waiting_for_key: bool,
+    /// Whether a frame was lost since the last key frame rendered (PLIs are due).
+    pli_wanted: bool,
+    last_pli: Option<Time>,
+    last_now: Time,
+    rendered: VecDeque<RenderedFrame>,
+    stats: ReceiverStats,
+}
+
+impl Default for Receiver {
+    fn default() -> Self {
+        Self::new(ReceiverConfig::default())
+    }
+}
+
+impl Receiver {
+    /// A receiver that has seen nothing; it renders nothing before a key frame.
+    ///
+    /// A `max_frames` of zero is treated as one.
+    pub fn new(mut config: ReceiverConfig) -> Self {
+        config.max_frames = config.max_frames.max(1);
+        Self {
+            config,
+            frames: BTreeMap::new(),
+            highest: None,
+            next: None,
+            waiting_for_key: true,
+            pli_wanted: false,
+            last_pli: None,
+            last_now: Time::ZERO,
+            rendered: VecDeque::new(),
+            stats: ReceiverStats::default(),
+        }
+    }
+
+    /// The configuration in force.
+    pub fn config(&self) -> &ReceiverConfig {
+        &self.config
+    }
+
+    /// The counters so far.
+    pub fn stats(&self) -> ReceiverStats {
+        self.stats
+    }
+
+    /// Whether the receiver is waiting for a key frame (at the start, and after a loss).
+    pub fn waiting_for_key_frame(&self) -> bool {
+        self.waiting_for_key
+    }
+
+    /// Frame ids buffered now (bounded by [`ReceiverConfig::max_frames`]).
+    pub fn buffered_frames(&self) -> usize {
+        self.frames.len()
+    }
+
+    /// Handles one RTP payload that arrived at `now`.
+    ///
+    /// The sequence number is not needed for assembly (the payload header says where the packet
+    /// belongs, and retransmissions are recognised by frame id and index), and is accepted so
+    /// that callers hand over the whole packet identity. Malformed payloads and duplicates are
+    /// counted and ignored.
+    pub fn on_packet(&mut self, now: Time, _sequence_number: u16, payload: &[u8]) {
+        self.last_now = self.last_now.max(now);
+        let Ok(header) = PayloadHeader::read(payload) else {
+            self.stats.malformed += 1;
+            return;
+        };
+        let id = self.unwrap_id(header.frame_id);
+        let next = *self.next.get_or_insert(id);
+        if id < next {
+            self.stats.stale += 1;
+            return;
+        }
+        let max = self.config.max_frames as u64;
+        if id - next >= max {
+            // Too far ahead: the oldest frames are given up to make room.
+            self.skip_to(id + 1 - max);
+            self.lose();
+        }
+        let frame = self
+            .frames
+            .entry(id)
+            .or_insert_with(|| Pending::new(&header, now));
+        if !frame.matches(&header) {
+            self.stats.malformed += 1;
+            return;
+        }
+        let (word, bit) = (usize::from(header.index / 64), header.index % 64);
+        let Some(bits) = frame.received.get_mut(word) else {
+            self.stats.malformed += 1;
+            return;
+        };
+        if *bits & (1 << bit) != 0 {
+            self.stats.duplicates += 1;
+            return;
+        }
+        *bits |= 1 << bit;
+        frame.received_count += 1;
+        self.stats.packets_received += 1;
+        self.advance(now);
+    }
+
+    /// Declares loss whose deadline has passed at `now`, rendering what that unblocks.
+    pub fn handle_timeout(&mut self, now: Time) {
+        self.last_now = self.last_now.max(now);
+        self.advance(now);
+    }
+
+    /// The next instant at which [`Receiver::handle_timeout`] or [`Receiver::poll_pli`] has
+    /// something to do: a loss deadline, or the end of the PLI spacing while a PLI is wanted.
+    ///
+    /// `None` when idle; never at or before the latest instant handed in.
+    pub fn poll_timeout(&self) -> Option<Time> {
+        let loss = self
+            .blocking()
+            .and_then(|id| self.loss_deadline(id))
+            .filter(|&t| t > self.last_now);
+        let pli = if self.pli_wanted {
+            self.last_pli
+                .map(|t| t.saturating_add(self.config.pli_interval))
+                .filter(|&t| t > self.last_now)
+        } else {
+            None
+        };
+        match (loss, pli) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// The next rendered frame, oldest first.
+    pub fn poll_rendered(&mut self) -> Option<RenderedFrame> {
+        self.rendered.pop_front()
+    }
+
+    /// Whether to send a PLI now: true while a key frame is awaited after a loss and the last
+    /// PLI is at least [`ReceiverConfig::pli_interval`] old. A `true` counts as sent.
+    pub fn poll_pli(&mut self, now: Time) -> bool {
+        self.last_now = self.last_now.max(now);
+        if !self.pli_wanted {
+            return false;
+        }
+        if let Some(last) = self.last_pli
+            && now.saturating_duration_since(last) < self.config.pli_interval
+        {
+            return false;
+        }
+        self.last_pli = Some(now);
+        self.stats.plis_sent += 1;
+        true
+    }
+
+    /// The unwrapped id of `id`: the nearest to the highest id seen.
+    fn unwrap_id(&mut self, id: u32) -> u64 {
+        let unwrapped = match self.highest {
+            // Start one wrap up, so that ids just below the first stay representable.
+            None => (1u64 << 32) + u64::from(id),
+            Some(h) => {
+                let delta = i64::from(id.wrapping_sub(h as u32) as i32);
+                h.saturating_add_signed(delta)
+            }
+        };
+        self.highest = Some(self.highest.map_or(unwrapped, |h| h.max(unwrapped)));
+        unwrapped
+    }
+
+    /// The frame rendering is stuck on, if any: the next id normally, or the first buffered key
+    /// frame while waiting for one.
+    fn blocking(&self) -> Option<u64> {
+        let next = self.next?;
+        if self.waiting_for_key {
+            self.frames
+                .iter()
+                .find(|(_, f)| f.key_frame)
+                .map(|(&id, _)| id)
+        } else {
+            Some(next)
+        }
+    }
+
+    /// When frame `id` is declared lost: `loss_timeout` after the first arrival of any later
+    /// frame; `None` while no later frame has arrived.
+    fn loss_deadline(&self, id: u64) -> Option<Time> {
+        self.frames
+            .range(id + 1..)
+            .map(|(_, f)| f.first_arrival)
+            .min()
+            .map(|t| t.saturating_add(self.config.loss_timeout))
+    }
+
+    fn lost(&self, now: Time, id: u64) -> bool {
+        self.loss_deadline(id).is_some_and(|t| t <= now)
+    }
+
+    /// Drops every frame before `target` and moves the render point there.
+    fn skip_to(&mut self, target: u64) {
+        let Some(next) = self.next else { return };
+        if target <= next {
+            return;
+        }
+        self.frames = self.frames.split_off(&target);
+        self.stats.frames_dropped += target - next;
+        self.next = Some(target);
+    }
+
+    /// A frame was lost: wait for a key frame and ask for one.
+    fn lose(&mut self) {
+        self.waiting_for_key = true;
+        self.pli_wanted = true;
+    }
+
+    fn render(&mut self, id: u64, now: Time) {
+        let Some(frame) = self.frames.remove(&id) else {
+            return;
+        };
+        if self.rendered.len() >= self.config.max_frames {
+            self.rendered.pop_front();
+            self.stats.rendered_evicted += 1;
+        }
+        self.rendered.push_back(RenderedFrame {
+            frame_id: id as u32,
+            capture: Time::from_nanos(frame.capture_ns),
+            rendered: now,
+            bytes: frame.bytes,
+            key_frame: frame.key_frame,
+        });
+        self.stats.frames_rendered += 1;
+        self.next = Some(id + 1);
+        if frame.key_frame {
+            self.waiting_for_key = false;
+            self.pli_wanted = false;
+        }
+    }
+
+    /// Renders and drops frames until rendering is blocked on an incomplete frame.
+    fn advance(&mut self, now: Time) {
+        while let Some(next) = self.next {
+            if self.waiting_for_key {
+                let Some(key) = self.blocking() else {
+                    // No key frame buffered: every buffered delta frame is undecodable.
+                    if let Some((&last, _)) = self.frames.last_key_value() {
+                        self.skip_to(last + 1);
+                        self.pli_wanted = true;
+                    }
+                    return;
+                };
+                if key > next {
+                    self.skip_to(key);
+                    self.pli_wanted = true;
+                }
+                if self.frames.get(&key).is_some_and(Pending::complete) {
+                    self.render(key, now);
+                } else if self.lost(now, key) {
+                    self.skip_to(key + 1);
+                    self.pli_wanted = true;
+                } else {
+                    return;
+                }
+            } else if self.frames.get(&next).is_some_and(Pending::complete) {
+                // Decodable: a key frame, or a delta frame whose predecessor just rendered.
+                self.render(next, now);
+            } else if let Some((&key, _)) = self
+                .frames
+                .range(next + 1..)
+                .find(|(_, f)| f.key_frame && f.complete())
+            {
+                // A complete later key frame needs nothing earlier: skip to it.
+                self.skip_to(key);
+            } else if self.lost(now, next) {
+                self.skip_to(next + 1);
+                self.lose();
+            } else {
+                return;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::media::payload::HEADER_LEN;
+
+    const FRAME_BYTES: u32 = 2_400;
+
+    /// The payload of packet `index` of `packets` of frame `id`, captured at `id` x 33 ms.
+    fn payload(id: u32, key: bool, index: u16, packets: u16) -> Vec<u8> {
+        let mut buf = vec![0u8; HEADER_LEN + 8];
+        PayloadHeader {
+            key_frame: key,
+            frame_id: id,
+            index,
+            packets_in_frame: packets,
+            capture_ns: u64::from(id) * 33_000_000,
+            frame_bytes: FRAME_BYTES,
+        }
+        .write(&mut buf);
+        buf
+    }
+
+    fn ms(ms: u64) -> Time {
+        Time::from_millis(ms)
+    }
+
+    /// Sends every packet of a frame at `now`.
+    fn frame(rx: &mut Receiver, now: Time, id: u32, key: bool, packets: u16) {
+        for i in 0..packets {
+            rx.on_packet(now, 0, &payload(id, key, i, packets));
+        }
+    }
+
+    fn rendered(rx: &mut Receiver) -> Vec<(u32, u64)> {
+        std::iter::from_fn(|| rx.poll_rendered())
+            .map(|f| (f.frame_id, f.rendered.as_millis()))
+            .collect()
+    }
+
+    #[test]
+    fn complete_frames_render_in_order_at_the_arrival_that_completes_them() {
+        let mut rx = Receiver::default();
+        rx.on_packet(ms(0), 0, &payload(0, true, 0, 2));
+        assert_eq!(rendered(&mut rx), vec![]);
+        rx.on_packet(ms(5), 1, &payload(0, true, 1, 2));
+        frame(&mut rx, ms(33), 1, false, 1);
+        let first = rx.poll_rendered();
+        assert_eq!(
+            first,
+            Some(RenderedFrame {
+                frame_id: 0,
+                capture: ms(0),
+                rendered: ms(5),
+                bytes: FRAME_BYTES,
+                key_frame: true,
+            })
+        );
+        assert_eq!(rendered(&mut rx), vec![(1, 33)]);
+        assert_eq!(rx.stats().frames_rendered, 2);
+    }
+
+    #[test]
+    fn a_later_frame_waits_for_an_incomplete_one_and_renders_when_a_retransmission_completes_it() {
+        let mut rx = Receiver::default();
+        frame(&mut rx, ms(0), 0, true, 1);
+        rx.on_packet(ms(33), 1, &payload(1, false, 0, 2)); // packet 1 of frame 1 is lost
+        frame(&mut rx, ms(66), 2, false, 1);
+        frame(&mut rx, ms(99), 3, false, 1);
+        assert_eq!(rendered(&mut rx), vec![(0, 0)]);
+        assert_eq!(rx.poll_timeout(), Some(ms(566)));
+        rx.on_packet(ms(150), 2, &payload(1, false, 1, 2)); // the retransmission
+        assert_eq!(rendered(&mut rx), vec![(1, 150), (2, 150), (3, 150)]);
+        assert_eq!(rx.stats().frames_dropped, 0);
+        assert!(!rx.poll_pli(ms(150)));
+        assert_eq!(rx.poll_timeout(), None);
+    }
+
+    #[test]
+    fn a_loss_sends_one_pli_per_interval_and_skips_delta_frames_until_a_key_frame() {
+        let mut rx = Receiver::default();
+        frame(&mut rx, ms(0), 0, true, 1);
+        rx.on_packet(ms(33), 1, &payload(1, false, 0, 2)); // never completed
+        frame(&mut rx, ms(66), 2, false, 1);
+        assert_eq!(rx.poll_timeout(), Some(ms(566)));
+        rx.handle_timeout(ms(565));
+        assert!(!rx.poll_pli(ms(565)));
+        rx.handle_timeout(ms(566));
+        assert!(rx.waiting_for_key_frame());
+        assert_eq!(rx.stats().frames_dropped, 2); // frame 1, and frame 2 that needs it
+        assert!(rx.poll_pli(ms(566)));
+        assert!(!rx.poll_pli(ms(600)));
+        assert_eq!(rx.poll_timeout(), Some(ms(866)));
+        frame(&mut rx, ms(700), 3, false, 1); // delta frames are skipped
+        assert!(!rx.poll_pli(ms(865)));
+        assert!(rx.poll_pli(ms(866)));
+        frame(&mut rx, ms(900), 4, true, 2); // the key frame
+        frame(&mut rx, ms(933), 5, false, 1);
+        assert_eq!(rendered(&mut rx), vec![(0, 0), (4, 900), (5, 933)]);
+        assert!(!rx.waiting_for_key_frame());
+        assert!(!rx.poll_pli(ms(2_000)));
+        let stats = rx.stats();
+        assert_eq!(stats.frames_dropped, 3);
+        assert_eq!(stats.plis_sent, 2);
+        assert_eq!(stats.frames_rendered, 3);
+    }
+
+    #[test]
+    fn a_complete_later_key_frame_is_rendered_without_waiting_for_the_loss_timeout() {
+        let mut rx = Receiver::default();
+        frame(&mut rx, ms(0), 0, true, 1);
+        rx.on_packet(ms(33), 1, &payload(1, false, 0, 2));
+        frame(&mut rx, ms(66), 2, true, 1);
+        assert_eq!(rendered(&mut rx), vec![(0, 0), (2, 66)]);
+        assert_eq!(rx.stats().frames_dropped, 1);
+        assert!(!rx.poll_pli(ms(66)));
+    }
+
+    #[test]
+    fn delta_frames_before_the_first_key_frame_are_dropped_and_ask_for_one() {
+        let mut rx = Receiver::default();
+        frame(&mut rx, ms(0), 7, false, 1);
+        assert!(rx.poll_pli(ms(0)));
+        frame(&mut rx, ms(33), 8, true, 1);
+        assert_eq!(rendered(&mut rx), vec![(8, 33)]);
+        assert_eq!(rx.stats().frames_dropped, 1);
+    }
+
+    #[test]
+    fn malformed_and_duplicate_packets_are_counted_not_fatal() {
+        let mut rx = Receiver::default();
+        rx.on_packet(ms(0), 0, &[]);
+        rx.on_packet(ms(0), 0, &[0xFF; 40]);
+        rx.on_packet(ms(0), 0, &payload(0, true, 0, 2));
+        rx.on_packet(ms(1), 0, &payload(0, true, 0, 2)); // duplicate
+        let mut lying = payload(0, true, 1, 3); // contradicts the packet count
+        rx.on_packet(ms(1), 0, &lying);
+        lying.truncate(HEADER_LEN - 1);
+        rx.on_packet(ms(1), 0, &lying);
+        rx.on_packet(ms(2), 0, &payload(0, true, 1, 2));
+        rx.on_packet(ms(3), 0, &payload(0, true, 1, 2)); // a copy of a rendered frame
+        let stats = rx.stats();
+        assert_eq!(stats.malformed, 4);
+        assert_eq!(stats.duplicates, 1);
+        assert_eq!(stats.stale, 1);
+        assert_eq!(stats.packets_received, 2);
+        assert_eq!(rendered(&mut rx), vec![(0, 2)]);
+    }
+
+    #[test]
+    fn frame_ids_wrap_around_u32() {
+        let mut rx = Receiver::default();
+        frame(&mut rx, ms(0), u32::MAX, true, 1);
+        frame(&mut rx, ms(33), 0, false, 1);
+        assert_eq!(rendered(&mut rx), vec![(u32::MAX, 0), (0, 33)]);
+    }
+
+    #[test]
+    fn memory_stays_bounded_over_100k_frames_with_losses_and_unpolled_output() {
+        let mut rx = Receiver::default();
+        let max = rx.config().max_frames;
+        for id in 0..100_000u32 {
+            let now = Time::from_millis(u64::from(id) * 33);
+            // Every 1000th frame loses a packet for good; every 5000th is a key frame.
+            let key = id % 5_000 == 0;
+            let lose = id % 1_000 == 500;
+            rx.on_packet(now, 0, &payload(id, key, 0, 2));
+            if !lose {
+                rx.on_packet(now, 0, &payload(id, key, 1, 2));
+            }
+            rx.handle_timeout(now);
+            assert!(rx.buffered_frames() <= max);
+        }
+        assert!(rx.rendered.len() <= max);
+        let stats = rx.stats();
+        assert_eq!(stats.frames_rendered, 10_000); // 500 per 5000-frame key-frame period
+        assert_eq!(stats.frames_dropped, 90_000);
+        assert_eq!(stats.rendered_evicted, stats.frames_rendered - max as u64);
+    }
+
+    #[test]
+    fn a_frame_far_ahead_forces_the_oldest_frames_out() {
+        let mut rx = Receiver::default();
+        frame(&mut rx, ms(0), 0, true, 1);
+        rx.on_packet(ms(33), 0, &payload(1, false, 0, 2));
+        frame(&mut rx, ms(40), 1_000, true, 1);
+        assert_eq!(rendered(&mut rx), vec![(0, 0), (1_000, 40)]);
+        assert_eq!(rx.stats().frames_dropped, 999);
+        assert!(rx.buffered_frames() <= 1);
+    }
+}
