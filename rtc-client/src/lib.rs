@@ -7,6 +7,9 @@
 //!   definitions.
 //! - [`scenario`]: TOML scenario files describing a call's forward and reverse links and its
 //!   handover timeline, calibrated to real traces.
+//! - [`sim`]: one call in virtual time through the real webrtc-rs interceptor chain (GCC, TWCC,
+//!   the handover-aware pacer, NACK), with the media engine, the scenario's links and a queue
+//!   policy, producing one telemetry record per decision interval.
 //!
 //! Nothing here reads a clock: every entry point takes `now`, so the same link runs behind a
 //! virtual-time simulation and behind a real-time relay.
@@ -16,3 +19,4 @@
 pub mod link;
 pub mod media;
 pub mod scenario;
+pub mod sim;

@@ -1,0 +1,703 @@
+//! One call in virtual time through the real webrtc-rs interceptor chain (issue 5, section 2).
+//!
+//! [`run_call`] simulates a single call as a discrete-event loop in integer virtual time
+//! ([`Time`], ns since the call start):
+//!
+//! - **Sender**: the synthetic [`Encoder`] and [`Packetizer`] feed a webrtc-rs [`Registry`] with
+//!   `CongestionControl` (webrtc-rs's `Gcc`, wrapped to publish its target), `TwccSender`, this
+//!   project's [`HandoverAwarePacer`] at `Slot::Pacer` and the stock NACK responder. The encoder
+//!   follows the pacer's target every frame and drops frames while the pacer asks for a pause.
+//! - **Receiver**: a second registry with the stock `TwccReceiver` and NACK generator; RTP that
+//!   comes out of it goes to the media [`Receiver`] and the [`QoeMeter`]. A PLI the media
+//!   receiver asks for is written into the receiver chain as RTCP and crosses the reverse link
+//!   like the TWCC feedback and the NACKs; the sender answers it with a key frame. A registry's
+//!   terminus ends inbound RTCP, so the PLI is picked off as it arrives from the link, as a peer
+//!   connection's RTCP reader would (a simplification of webrtc-rs's RTCP delivery).
+//!   RFC 3550 receiver reports are not simulated (they change no timing here).
+//! - **Links**: the forward and reverse [`Link`]s of the scenario carry every packet (size = its
+//!   marshalled size).
+//! - **Policy**: a [`PolicyController`] decides the queue time limit at each decision boundary
+//!   from the oracle forecast over the scenario's handover timeline; each interval ends in one
+//!   telemetry [`IntervalRecord`] (DESIGN section 5).
+//!
+//! The next event is the earliest of the next frame, either chain's `poll_timeout`, the media
+//! receiver's timeout, the next decision and the next arrival on either link. As in the
+//! webrtc-rs driver, a deadline that is not in the future is served 1 ms later (reference 3.1:
+//! `MIN_IMMEDIATE_TIMEOUT_INTERVAL`).
+//!
+//! **Clock**: none is read. The chains take [`Instant`]s, so the caller hands [`run_call`] an
+//! epoch and every instant given to the chains is that epoch plus a virtual offset; nothing the
+//! call produces depends on the epoch.
+//!
+//! **Determinism**: every random component has its own seed (the links theirs from the scenario
+//! builder, the encoder and the random policy theirs from the call seed), so the same
+//! [`CallConfig`] gives the same telemetry. The only other randomness is webrtc-rs's
+//! `rand::random()` SSRCs of the TWCC feedback and NACK packets, which do not change any size or
+//! timing.
+
+use crate::link::{LinkConfig, LinkConfigError, Time};
+use crate::media::encoder::{Encoder, EncoderConfig};
+use crate::media::packetizer::{DEFAULT_MAX_PAYLOAD, MediaPacket, Packetizer};
+use crate::media::qoe::{QoeMeter, QoeReport};
+use crate::media::receiver::{Receiver, ReceiverConfig};
+use crate::scenario::build::Realization;
+use crate::scenario::timeline::HandoverTimeline;
+
+use crate::link::Link;
+use handover_predictor::{ForecastSource, HandoverSource};
+use pacer::policy::DEFAULT_DECISION_INTERVAL;
+use pacer::telemetry::{
+    Bwe, CwndMode, ForecastRecord, GccRecord, IntervalRecord, ObservedRecord, PacerRecord, SCHEMA,
+    SenderRecord,
+};
+use pacer::{
+    Decision, Fixed, HandoverAwarePacer, Heuristic, PacerStats, PacingConfig, PolicyController,
+    QueuePolicy, Random,
+};
+use rtc_interceptor::{
+    AttributedPacket, BandwidthEstimator, CongestionControlBuilder, Gcc, Interceptor,
+    NackGeneratorBuilder, NackResponderBuilder, Packet, PacketReport, RTCPFeedback,
+    RTPHeaderExtension, Registry, Slot, StreamInfo, TaggedPacket, TwccReceiverBuilder,
+    TwccSenderBuilder,
+};
+use rtc_rtcp::payload_feedbacks::picture_loss_indication::PictureLossIndication;
+use rtc_shared::TransportContext;
+use rtc_shared::marshal::MarshalSize;
+use sansio::Protocol;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+const TRANSPORT_CC_URI: &str =
+    "http://www.ietf.org/id/draft-holmer-rmcat-transport-wide-cc-extensions-01";
+/// The video stream's SSRC.
+pub const VIDEO_SSRC: u32 = 0x5A7E_111E;
+/// The video stream's RTP payload type.
+pub const VIDEO_PAYLOAD_TYPE: u8 = 96;
+/// The receiver's SSRC (the sender of its PLIs).
+const RECEIVER_SSRC: u32 = 0x0000_0E11;
+/// At most this many NACKs per missing packet: libwebrtc's `kMaxNackRetries` = 10
+/// (reference PART 5).
+pub const MAX_NACKS_PER_PACKET: u16 = 10;
+/// The webrtc-rs driver serves a deadline that is not in the future this much later
+/// (reference 3.1: `MIN_IMMEDIATE_TIMEOUT_INTERVAL`).
+const MIN_IMMEDIATE_TIMEOUT: Duration = Duration::from_millis(1);
+/// Salt that separates the encoder's seed from the call seed.
+const ENCODER_SEED_SALT: u64 = 0x454E_434F_4445_5231;
+/// Salt that separates the random policy's seed from the call seed.
+const POLICY_SEED_SALT: u64 = 0x504F_4C49_4359_0001;
+
+/// Which queue policy decides the pacer's limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PolicyChoice {
+    /// WebRTC's fixed 2000 ms ([`Fixed::webrtc_default`]).
+    Default,
+    /// The design table on the forecast handover count ([`Heuristic`]).
+    Heuristic,
+    /// A uniformly drawn action each interval ([`Random`]), seeded from the call seed.
+    Random,
+    /// A fixed limit.
+    Fixed(Duration),
+}
+
+impl PolicyChoice {
+    fn build(self, seed: u64) -> Box<dyn QueuePolicy> {
+        match self {
+            Self::Default => Box::new(Fixed::webrtc_default()),
+            Self::Heuristic => Box::new(Heuristic),
+            Self::Random => Box::new(Random::new(seed ^ POLICY_SEED_SALT)),
+            Self::Fixed(limit) => Box::new(Fixed::new(limit)),
+        }
+    }
+}
+
+/// Everything one simulated call needs.
+#[derive(Debug, Clone)]
+pub struct CallConfig {
+    /// Unique per call; copied into every telemetry record.
+    pub call_id: String,
+    /// The scenario's name, for telemetry.
+    pub scenario: String,
+    /// The forward (media) link.
+    pub forward: LinkConfig,
+    /// The forward link's seed.
+    pub forward_seed: u64,
+    /// The reverse (feedback) link.
+    pub reverse: LinkConfig,
+    /// The reverse link's seed.
+    pub reverse_seed: u64,
+    /// The ground-truth handover timeline: what the oracle forecast reads and what telemetry
+    /// records as observed.
+    pub timeline: HandoverTimeline,
+    /// The call seed: the encoder's and the random policy's seeds derive from it.
+    pub seed: u64,
+    /// How long the call lasts (virtual time).
+    pub duration: Duration,
+    /// The queue policy.
+    pub policy: PolicyChoice,
+    /// The decision interval (default [`DEFAULT_DECISION_INTERVAL`], 120 s).
+    pub decision_interval: Duration,
+}
+
+impl CallConfig {
+    /// A call over the given links with no handover timeline, the default policy and the
+    /// default decision interval.
+    pub fn over_links(
+        scenario: impl Into<String>,
+        forward: LinkConfig,
+        reverse: LinkConfig,
+        seed: u64,
+        duration: Duration,
+    ) -> Self {
+        Self {
+            call_id: format!("sim-{seed}"),
+            scenario: scenario.into(),
+            forward,
+            forward_seed: seed.wrapping_mul(2).wrapping_add(1),
+            reverse,
+            reverse_seed: seed.wrapping_mul(2).wrapping_add(2),
+            timeline: HandoverTimeline::none(),
+            seed,
+            duration,
+            policy: PolicyChoice::Default,
+            decision_interval: DEFAULT_DECISION_INTERVAL,
+        }
+    }
+
+    /// A call drawn from a realised scenario: its links, their seeds, its timeline, its seed and
+    /// its duration.
+    pub fn from_realization(realization: &Realization, policy: PolicyChoice) -> Self {
+        Self {
+            call_id: format!("{}-{}", realization.name, realization.seed),
+            scenario: realization.name.clone(),
+            forward: realization.forward.clone(),
+            forward_seed: realization.forward_seed,
+            reverse: realization.reverse.clone(),
+            reverse_seed: realization.reverse_seed,
+            timeline: realization.timeline.clone(),
+            seed: realization.seed,
+            duration: realization.duration,
+            policy,
+            decision_interval: DEFAULT_DECISION_INTERVAL,
+        }
+    }
+}
+
+/// Why a call could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum SimError {
+    /// A link configuration is invalid.
+    #[error("invalid {direction} link: {source}")]
+    Link {
+        /// `forward` or `reverse`.
+        direction: &'static str,
+        /// What is wrong with it.
+        source: LinkConfigError,
+    },
+    /// An interceptor chain refused a packet or a timeout.
+    #[error("{side} interceptor chain failed: {message}")]
+    Chain {
+        /// `sender` or `receiver`.
+        side: &'static str,
+        /// The chain's error.
+        message: String,
+    },
+    /// The call is too long to represent as an [`Instant`] offset.
+    #[error("call duration {0:?} is out of range")]
+    Duration(Duration),
+}
+
+/// What one call produced.
+#[derive(Debug, Clone)]
+pub struct CallResult {
+    /// One record per decision interval (the last may be shorter).
+    pub telemetry: Vec<IntervalRecord>,
+    /// QoE over the whole call.
+    pub qoe: QoeReport,
+    /// Frames rendered in each whole second of the call.
+    pub rendered_per_second: Vec<u32>,
+    /// The policy decisions, in order.
+    pub decisions: Vec<Decision>,
+    /// Frames the encoder produced.
+    pub frames_encoded: u64,
+    /// Key frames among them.
+    pub key_frames: u64,
+    /// PLIs the receiver sent.
+    pub plis_sent: u64,
+    /// RTP packets the packetizer produced (retransmissions not included).
+    pub media_packets: u64,
+    /// RTP packets put on the forward link, retransmissions included.
+    pub rtp_packets_sent: u64,
+    /// Deadlines that were not in the future when served (each was served 1 ms later).
+    pub stale_deadlines: u64,
+}
+
+/// Gcc, with its target readable from outside the chain.
+struct ObservedGcc {
+    gcc: Gcc,
+    target: Arc<AtomicU64>,
+}
+
+impl BandwidthEstimator for ObservedGcc {
+    fn on_reports(&mut self, now: Instant, reports: &[PacketReport]) {
+        self.gcc.on_reports(now, reports);
+        self.target
+            .store(self.gcc.target_bitrate().to_bits(), Ordering::Relaxed);
+    }
+
+    fn target_bitrate(&self) -> f64 {
+        self.gcc.target_bitrate()
+    }
+}
+
+fn video_stream() -> StreamInfo {
+    StreamInfo {
+        ssrc: VIDEO_SSRC,
+        clock_rate: 90_000,
+        mime_type: "video/VP8".to_owned(),
+        payload_type: VIDEO_PAYLOAD_TYPE,
+        rtcp_feedback: vec![
+            RTCPFeedback {
+                typ: "transport-cc".to_owned(),
+                parameter: String::new(),
+            },
+            RTCPFeedback {
+                typ: "nack".to_owned(),
+                parameter: String::new(),
+            },
+        ],
+        rtp_header_extensions: vec![RTPHeaderExtension {
+            uri: TRANSPORT_CC_URI.to_owned(),
+            id: 5,
+        }],
+        ..Default::default()
+    }
+}
+
+fn tagged(now: Instant, packet: Packet) -> TaggedPacket {
+    TaggedPacket {
+        now,
+        transport: TransportContext::default(),
+        message: AttributedPacket::new(packet),
+    }
+}
+
+fn rtp_of(packet: MediaPacket) -> Packet {
+    Packet::Rtp(rtc_rtp::Packet {
+        header: rtc_rtp::Header {
+            version: 2,
+            payload_type: packet.payload_type,
+            sequence_number: packet.sequence_number,
+            timestamp: packet.timestamp,
+            ssrc: packet.ssrc,
+            marker: packet.marker,
+            ..Default::default()
+        },
+        payload: packet.payload.into(),
+    })
+}
+
+fn wire_size(packet: &Packet) -> u32 {
+    let bytes = match packet {
+        Packet::Rtp(rtp) => rtp.marshal_size(),
+        Packet::Rtcp(rtcp) => rtcp.iter().map(|p| p.marshal_size()).sum(),
+        _ => 0,
+    };
+    u32::try_from(bytes).unwrap_or(u32::MAX)
+}
+
+/// The samples one interval's pacer and gcc records are built from.
+#[derive(Default)]
+struct IntervalSamples {
+    max_queue: Duration,
+    queue_sum: Duration,
+    target_sum_bps: f64,
+    target_min_bps: f64,
+    samples: u32,
+    paused: Duration,
+    drain_boost_start: Duration,
+    frames_dropped_start: u64,
+}
+
+impl IntervalSamples {
+    fn new(stats: &PacerStats, frames_dropped: u64) -> Self {
+        Self {
+            target_min_bps: f64::INFINITY,
+            drain_boost_start: stats.drain_boost_time,
+            frames_dropped_start: frames_dropped,
+            ..Self::default()
+        }
+    }
+
+    fn sample(&mut self, stats: &PacerStats, target_bps: f64, paused_for: Option<Duration>) {
+        self.max_queue = self.max_queue.max(stats.oldest_queue_time);
+        self.queue_sum += stats.average_queue_time;
+        self.target_sum_bps += target_bps;
+        self.target_min_bps = self.target_min_bps.min(target_bps);
+        self.samples += 1;
+        if let Some(d) = paused_for {
+            self.paused += d;
+        }
+    }
+
+    fn pacer(&self, stats: &PacerStats) -> PacerRecord {
+        PacerRecord {
+            max_queue_ms: ms(self.max_queue),
+            mean_queue_ms: ms(self.queue_sum) / f64::from(self.samples.max(1)),
+            drain_boost_ms: ms(stats
+                .drain_boost_time
+                .saturating_sub(self.drain_boost_start)),
+            encoder_paused_ms: ms(self.paused),
+        }
+    }
+
+    fn gcc(&self) -> GccRecord {
+        if self.samples == 0 {
+            return GccRecord::default();
+        }
+        GccRecord {
+            mean_target_kbps: self.target_sum_bps / f64::from(self.samples) / 1000.0,
+            min_target_kbps: self.target_min_bps / 1000.0,
+        }
+    }
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+/// The interval in progress: the decision that opened it and its samples.
+struct OpenInterval {
+    decision: Decision,
+    start: Time,
+    samples: IntervalSamples,
+}
+
+/// Runs one call (see the module documentation).
+///
+/// `epoch` is the `Instant` that virtual time zero maps to: the interceptor chains speak
+/// `Instant`s, so every instant handed to them is `epoch` plus a virtual offset. Any instant will
+/// do (the caller usually passes `Instant::now()` once); nothing in the result depends on it, since
+/// the telemetry holds only offsets. The simulator itself never reads a clock.
+///
+/// # Errors
+///
+/// [`SimError::Link`] for an invalid link configuration, [`SimError::Duration`] for a duration
+/// beyond what an [`Instant`] offset can hold, [`SimError::Chain`] if an interceptor chain
+/// refuses a packet.
+pub fn run_call(config: &CallConfig, epoch: Instant) -> Result<CallResult, SimError> {
+    let mut forward_link =
+        Link::new(config.forward.clone(), config.forward_seed).map_err(|source| {
+            SimError::Link {
+                direction: "forward",
+                source,
+            }
+        })?;
+    let mut reverse_link =
+        Link::new(config.reverse.clone(), config.reverse_seed).map_err(|source| {
+            SimError::Link {
+                direction: "reverse",
+                source,
+            }
+        })?;
+    if epoch.checked_add(config.duration * 2).is_none() {
+        return Err(SimError::Duration(config.duration));
+    }
+    let at = |t: Time| epoch + t.since_epoch();
+    let time_of = |i: Instant| Time::from_instant(epoch, i);
+    let sender_err = |e: rtc_shared::error::Error| SimError::Chain {
+        side: "sender",
+        message: e.to_string(),
+    };
+    let receiver_err = |e: rtc_shared::error::Error| SimError::Chain {
+        side: "receiver",
+        message: e.to_string(),
+    };
+
+    // Sender chain.
+    let pacing = PacingConfig::default();
+    let target = Arc::new(AtomicU64::new(
+        (pacing.initial_target_bitrate_bps as f64).to_bits(),
+    ));
+    let estimator = ObservedGcc {
+        gcc: Gcc::default(),
+        target: target.clone(),
+    };
+    let (pacer, handle) = HandoverAwarePacer::builder(pacing).build();
+    let mut sender = Registry::new()
+        .with(
+            Slot::CongestionControl,
+            CongestionControlBuilder::new(estimator).build(),
+        )
+        .with(Slot::TwccSender, TwccSenderBuilder::new().build())
+        .with(Slot::Pacer, pacer)
+        .with(Slot::NackResponder, NackResponderBuilder::new().build())
+        .build();
+    sender.bind_local_stream(&video_stream());
+
+    // Receiver chain.
+    let mut receiver = Registry::new()
+        .with(Slot::TwccReceiver, TwccReceiverBuilder::new().build())
+        .with(
+            Slot::NackGenerator,
+            NackGeneratorBuilder::new()
+                .with_max_nacks_per_packet(MAX_NACKS_PER_PACKET)
+                .build(),
+        )
+        .build();
+    receiver.bind_remote_stream(&video_stream());
+
+    // Media.
+    let mut encoder = Encoder::new(
+        EncoderConfig {
+            seed: config.seed ^ ENCODER_SEED_SALT,
+            ..EncoderConfig::default()
+        },
+        Time::ZERO,
+    );
+    let mut packetizer = Packetizer::new(VIDEO_SSRC, VIDEO_PAYLOAD_TYPE, DEFAULT_MAX_PAYLOAD, 0);
+    let mut media_receiver = Receiver::new(ReceiverConfig::default());
+    let mut meter = QoeMeter::new();
+    let frame_interval = Duration::from_nanos(1_000_000_000 / u64::from(encoder.config().fps));
+
+    // Policy and truth.
+    let mut controller = PolicyController::new(
+        epoch,
+        config.decision_interval,
+        config.timeline.oracle(epoch),
+        config.policy.build(config.seed),
+        handle.clone(),
+    );
+    let mut truth = config.timeline.oracle(epoch);
+
+    let end = Time::ZERO.saturating_add(config.duration);
+    let seconds = usize::try_from(config.duration.as_secs()).unwrap_or(usize::MAX);
+    let mut rendered_per_second = vec![0u32; seconds.min(1 << 24)];
+    let mut forward: BTreeMap<(Time, u64), TaggedPacket> = BTreeMap::new();
+    let mut reverse: BTreeMap<(Time, u64), TaggedPacket> = BTreeMap::new();
+    let mut in_flight_id = 0u64;
+    let mut telemetry = Vec::new();
+    let mut decisions = Vec::new();
+    let mut open: Option<OpenInterval> = None;
+    let mut rtp_packets_sent = 0u64;
+    let mut stale_deadlines = 0u64;
+    let mut media = Vec::new();
+    let mut now = Time::ZERO;
+    let mut first = true;
+
+    let close = |open: &mut Option<OpenInterval>,
+                 now: Time,
+                 meter: &mut QoeMeter,
+                 media_receiver: &Receiver,
+                 packets_sent: u64,
+                 frames_dropped: u64,
+                 truth: &mut dyn HandoverSource,
+                 telemetry: &mut Vec<IntervalRecord>| {
+        let Some(interval) = open.take() else {
+            return;
+        };
+        meter.on_packet_counts(packets_sent, media_receiver.stats().packets_received);
+        let qoe = meter.take_interval();
+        let stats = handle.stats();
+        let observed = truth
+            .forecast(at(interval.start))
+            .map(|f| *f.steps())
+            .unwrap_or_default();
+        let frames_dropped_in =
+            frames_dropped.saturating_sub(interval.samples.frames_dropped_start);
+        telemetry.push(IntervalRecord {
+            schema: SCHEMA.to_owned(),
+            call_id: config.call_id.clone(),
+            scenario: config.scenario.clone(),
+            seed: Some(config.seed),
+            interval_index: interval.decision.index,
+            start_ms: interval.start.as_millis(),
+            duration_ms: now.as_millis().saturating_sub(interval.start.as_millis()),
+            policy: interval.decision.policy.clone(),
+            action_ms: u64::try_from(interval.decision.queue_time_limit.as_millis())
+                .unwrap_or(u64::MAX),
+            forecast: ForecastRecord::from_forecast(&interval.decision.forecast),
+            observed: ObservedRecord {
+                source: ForecastSource::Oracle,
+                handover: observed,
+            },
+            qoe: qoe.to_record(),
+            pacer: interval.samples.pacer(&stats),
+            gcc: interval.samples.gcc(),
+            sender: Some(SenderRecord {
+                bwe: Bwe::WebrtcRs,
+                cwnd_mode: CwndMode::Off,
+                keyframe_flush: false,
+                frames_dropped: frames_dropped_in,
+                packets_flushed: 0,
+            }),
+        });
+    };
+
+    loop {
+        let frame_due = Some(encoder.next_frame_time()).filter(|&t| t < end);
+        let candidates = [
+            frame_due,
+            sender.poll_timeout().map(time_of),
+            receiver.poll_timeout().map(time_of),
+            media_receiver.poll_timeout(),
+            controller.poll_timeout().map(time_of),
+            forward.keys().next().map(|k| k.0),
+            reverse.keys().next().map(|k| k.0),
+        ];
+        let next = candidates.into_iter().flatten().min().unwrap_or(end);
+        let next = if next <= now && !first {
+            stale_deadlines += 1;
+            now.saturating_add(MIN_IMMEDIATE_TIMEOUT)
+        } else {
+            next
+        };
+        first = false;
+        if next >= end {
+            break;
+        }
+        now = next;
+        let instant = at(now);
+
+        // Decision boundary: close the interval, open the next one.
+        if let Some(decision) = controller.handle_timeout(instant) {
+            close(
+                &mut open,
+                now,
+                &mut meter,
+                &media_receiver,
+                packetizer.packets_sent(),
+                encoder.frames_dropped(),
+                &mut truth,
+                &mut telemetry,
+            );
+            decisions.push(decision.clone());
+            open = Some(OpenInterval {
+                decision,
+                start: now,
+                samples: IntervalSamples::new(&handle.stats(), encoder.frames_dropped()),
+            });
+        }
+
+        // The camera.
+        if frame_due.is_some_and(|t| t <= now) {
+            let stats = handle.stats();
+            encoder.set_target(now, stats.target_bitrate_bps);
+            let pause = stats.encoder_should_pause;
+            let gcc_target = f64::from_bits(target.load(Ordering::Relaxed));
+            if let Some(interval) = &mut open {
+                interval
+                    .samples
+                    .sample(&stats, gcc_target, pause.then_some(frame_interval));
+            }
+            if let Some(frame) = encoder.poll_frame(now, pause) {
+                media.clear();
+                packetizer.packetize_into(&frame, &mut media);
+                for packet in media.drain(..) {
+                    sender
+                        .handle_write(tagged(instant, rtp_of(packet)))
+                        .map_err(sender_err)?;
+                }
+            }
+        }
+
+        // Feedback reaching the sender.
+        while let Some(entry) = reverse.first_entry() {
+            if entry.key().0 > now {
+                break;
+            }
+            let mut packet = entry.remove();
+            packet.now = instant;
+            // The chain ends inbound RTCP at its terminus, so the PLI is picked off as it
+            // arrives, as a peer connection's RTCP reader for the sending track would.
+            if let Packet::Rtcp(rtcp) = &packet.message.packet
+                && rtcp
+                    .iter()
+                    .any(|p| p.as_any().is::<PictureLossIndication>())
+            {
+                encoder.request_key_frame();
+            }
+            sender.handle_read(packet).map_err(sender_err)?;
+            while sender.poll_read().is_some() {}
+        }
+        sender.handle_timeout(instant).map_err(sender_err)?;
+        while let Some(packet) = sender.poll_write() {
+            if matches!(packet.message.packet, Packet::Rtp(_)) {
+                rtp_packets_sent += 1;
+            }
+            if let Some(arrival) = forward_link
+                .send(now, wire_size(&packet.message.packet))
+                .delivered_at()
+            {
+                in_flight_id += 1;
+                forward.insert((arrival, in_flight_id), packet);
+            }
+        }
+
+        // Media reaching the receiver.
+        while let Some(entry) = forward.first_entry() {
+            if entry.key().0 > now {
+                break;
+            }
+            let mut packet = entry.remove();
+            packet.now = instant;
+            receiver.handle_read(packet).map_err(receiver_err)?;
+            while let Some(read) = receiver.poll_read() {
+                if let Packet::Rtp(rtp) = &read.message.packet {
+                    media_receiver.on_packet(now, rtp.header.sequence_number, &rtp.payload);
+                }
+            }
+        }
+        media_receiver.handle_timeout(now);
+        while let Some(frame) = media_receiver.poll_rendered() {
+            let second = usize::try_from(frame.rendered.as_nanos() / 1_000_000_000).ok();
+            if let Some(count) = second.and_then(|s| rendered_per_second.get_mut(s)) {
+                *count += 1;
+            }
+            meter.on_rendered(&frame);
+        }
+        if media_receiver.poll_pli(now) {
+            let pli = PictureLossIndication {
+                sender_ssrc: RECEIVER_SSRC,
+                media_ssrc: VIDEO_SSRC,
+            };
+            receiver
+                .handle_write(tagged(instant, Packet::Rtcp(vec![Box::new(pli)])))
+                .map_err(receiver_err)?;
+        }
+        receiver.handle_timeout(instant).map_err(receiver_err)?;
+        while let Some(packet) = receiver.poll_write() {
+            if let Some(arrival) = reverse_link
+                .send(now, wire_size(&packet.message.packet))
+                .delivered_at()
+            {
+                in_flight_id += 1;
+                reverse.insert((arrival, in_flight_id), packet);
+            }
+        }
+    }
+
+    close(
+        &mut open,
+        end,
+        &mut meter,
+        &media_receiver,
+        packetizer.packets_sent(),
+        encoder.frames_dropped(),
+        &mut truth,
+        &mut telemetry,
+    );
+    Ok(CallResult {
+        telemetry,
+        qoe: meter.total(),
+        rendered_per_second,
+        decisions,
+        frames_encoded: encoder.frames_encoded(),
+        key_frames: encoder.key_frames(),
+        plis_sent: media_receiver.stats().plis_sent,
+        media_packets: packetizer.packets_sent(),
+        rtp_packets_sent,
+        stale_deadlines,
+    })
+}
