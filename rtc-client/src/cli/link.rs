@@ -55,7 +55,7 @@ pub struct LinkArgs {
 }
 
 /// Parses `10m`, `90s`, `1h30m` (humantime), refusing zero and more than a day.
-fn parse_duration(text: &str) -> Result<Duration, String> {
+pub(super) fn parse_duration(text: &str) -> Result<Duration, String> {
     let d = humantime::parse_duration(text).map_err(|e| format!("{e} (use e.g. 90s, 10m, 1h)"))?;
     if d < Duration::from_secs(1) {
         return Err("the call must last at least 1 s".into());

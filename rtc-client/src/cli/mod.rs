@@ -3,6 +3,7 @@
 mod compare;
 mod link;
 mod plot;
+mod sim;
 
 use anyhow::Result;
 use clap::{ArgAction, Args, Parser, Subcommand};
@@ -44,6 +45,18 @@ enum Command {
         rtc-client link --scenario sparse-leo --seed 3 --plot sparse.svg\n  \
         rtc-client link --scenario my-scenario.toml --table")]
     Link(link::LinkArgs),
+    /// Simulate one call over a scenario and report its QoE, interval by interval.
+    ///
+    /// Draws the call's links and handovers from the scenario (file + seed), runs the sender,
+    /// pacer, queue policy and receiver over them in virtual time, and prints the QoE of the
+    /// whole call and of each decision interval (queue limit, handovers forecast and observed,
+    /// bitrate, freezes, P95 delay). --telemetry writes one JSON line per interval.
+    #[command(after_help = "Examples:\n  \
+        rtc-client sim --scenario starlink --policy default --handover oracle --duration 10m \
+        --seed 7\n  \
+        rtc-client sim --scenario starlink --policy fixed:900 --telemetry out.jsonl\n  \
+        rtc-client sim --scenario sparse-leo --policy heuristic --interval 60s --json")]
+    Sim(sim::SimArgs),
     /// List the shipped scenarios with their descriptions.
     #[command(after_help = "Examples:\n  rtc-client scenarios\n  rtc-client scenarios --json")]
     Scenarios(ScenariosArgs),
@@ -95,6 +108,7 @@ pub fn main() -> ExitCode {
     init_logging(cli.verbose, cli.quiet);
     let result = match cli.command {
         Command::Link(args) => link::run(args),
+        Command::Sim(args) => sim::run(args, std::time::Instant::now()),
         Command::Scenarios(args) => scenarios(args),
     };
     match result {

@@ -1,0 +1,372 @@
+//! `rtc-client sim`: run one simulated call over a scenario and report its QoE.
+
+use super::PathArgs;
+use super::link::parse_duration;
+use anyhow::{Context, Result};
+use clap::{Args, ValueEnum};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use pacer::telemetry::{IntervalRecord, QoeRecord, TelemetryWriter};
+use rtc_client::scenario::Scenario;
+use rtc_client::sim::{CallConfig, CallResult, PolicyChoice, run_call};
+use serde::Serialize;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// Shortest fixed queue limit `--policy fixed:<ms>` accepts, ms.
+const FIXED_MIN_MS: u64 = 50;
+/// Longest fixed queue limit `--policy fixed:<ms>` accepts, ms.
+const FIXED_MAX_MS: u64 = 10_000;
+/// Longest decision interval: the forecast and the observed record cover 120 s.
+const MAX_INTERVAL: Duration = Duration::from_secs(120);
+/// How long the call runs before a spinner appears on stderr.
+const PROGRESS_AFTER: Duration = Duration::from_secs(2);
+
+/// `rtc-client sim` arguments.
+#[derive(Debug, Args)]
+pub struct SimArgs {
+    /// Scenario: a shipped name (traces/scenarios/NAME.toml) or a path to a .toml file.
+    #[arg(long, value_name = "NAME|FILE")]
+    scenario: String,
+    /// Queue policy: default (WebRTC's fixed 2000 ms), random, heuristic, or fixed:<ms> with
+    /// 50 to 10000 ms. Learned policies (learned:...) are not available yet.
+    #[arg(long, value_name = "POLICY", default_value = "default", value_parser = parse_policy)]
+    policy: PolicyChoice,
+    /// Handover forecast the policy reads. Only the oracle (the scenario's ground truth) for
+    /// now; mirror and orbital come later.
+    #[arg(long, value_enum, default_value_t = HandoverArg::Oracle)]
+    handover: HandoverArg,
+    /// Call length, e.g. 90s, 10m, 1h [default: the scenario's call.duration_s].
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    duration: Option<Duration>,
+    /// Seed: the same scenario, seed and policy always give the same call.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Decision interval, 1 s to 120 s, e.g. 30s, 2m.
+    #[arg(long, value_name = "DURATION", default_value = "120s", value_parser = parse_interval)]
+    interval: Duration,
+    /// Write the telemetry (one JSON line per decision interval) to FILE.
+    #[arg(long, value_name = "FILE")]
+    telemetry: Option<PathBuf>,
+    /// Print one JSON object instead of the text summary.
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    paths: PathArgs,
+}
+
+/// Where the policy's handover forecast comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum HandoverArg {
+    /// The scenario's ground-truth handover timeline.
+    Oracle,
+}
+
+impl HandoverArg {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Oracle => "oracle",
+        }
+    }
+}
+
+/// Parses `default`, `random`, `heuristic` or `fixed:<ms>` (50..=10000 ms).
+fn parse_policy(text: &str) -> Result<PolicyChoice, String> {
+    match text {
+        "default" => return Ok(PolicyChoice::Default),
+        "random" => return Ok(PolicyChoice::Random),
+        "heuristic" => return Ok(PolicyChoice::Heuristic),
+        _ => {}
+    }
+    if let Some(ms) = text.strip_prefix("fixed:") {
+        let ms: u64 = ms
+            .trim_end_matches("ms")
+            .parse()
+            .map_err(|_| format!("fixed:<ms> needs a whole number of ms, got {ms:?}"))?;
+        if !(FIXED_MIN_MS..=FIXED_MAX_MS).contains(&ms) {
+            return Err(format!(
+                "the fixed queue limit must be {FIXED_MIN_MS} to {FIXED_MAX_MS} ms, got {ms} ms"
+            ));
+        }
+        return Ok(PolicyChoice::Fixed(Duration::from_millis(ms)));
+    }
+    if text.starts_with("learned:") {
+        return Err(
+            "learned policies are not available yet; use default, random, heuristic or fixed:<ms>"
+                .into(),
+        );
+    }
+    Err("use default, random, heuristic or fixed:<ms> (e.g. fixed:900)".into())
+}
+
+/// Parses the decision interval: 1 s to 120 s.
+fn parse_interval(text: &str) -> Result<Duration, String> {
+    let d = parse_duration(text)?;
+    if d > MAX_INTERVAL {
+        return Err("the decision interval may be at most 120 s (the forecast horizon)".into());
+    }
+    Ok(d)
+}
+
+/// The policy's name as telemetry writes it.
+fn policy_name(policy: PolicyChoice) -> String {
+    match policy {
+        PolicyChoice::Default => "default".into(),
+        PolicyChoice::Heuristic => "heuristic".into(),
+        PolicyChoice::Random => "random".into(),
+        PolicyChoice::Fixed(limit) => format!("fixed:{}", limit.as_millis()),
+    }
+}
+
+/// One decision interval in the report.
+#[derive(Debug, Serialize)]
+struct IntervalLine {
+    index: u64,
+    start_s: f64,
+    duration_s: f64,
+    action_ms: u64,
+    handovers_forecast: usize,
+    handovers_observed: usize,
+    video_bitrate_kbps: f64,
+    freeze_count: u64,
+    e2e_delay_p95_ms: f64,
+}
+
+impl IntervalLine {
+    fn new(r: &IntervalRecord) -> Self {
+        Self {
+            index: r.interval_index,
+            start_s: r.start_ms as f64 / 1000.0,
+            duration_s: r.duration_ms as f64 / 1000.0,
+            action_ms: r.action_ms,
+            handovers_forecast: r.forecast.handover.count(),
+            handovers_observed: r.observed.handover.count(),
+            video_bitrate_kbps: r.qoe.video_bitrate_kbps,
+            freeze_count: r.qoe.freeze_count,
+            e2e_delay_p95_ms: r.qoe.e2e_delay_p95_ms,
+        }
+    }
+}
+
+/// What the call did, counted.
+#[derive(Debug, Serialize)]
+struct Counts {
+    intervals: usize,
+    handovers_observed: usize,
+    frames_encoded: u64,
+    key_frames: u64,
+    frames_rendered: u64,
+    plis_sent: u64,
+    media_packets: u64,
+    rtp_packets_sent: u64,
+    stale_deadlines: u64,
+}
+
+impl Counts {
+    fn new(result: &CallResult) -> Self {
+        Self {
+            intervals: result.telemetry.len(),
+            handovers_observed: result
+                .telemetry
+                .iter()
+                .map(|r| r.observed.handover.count())
+                .sum(),
+            frames_encoded: result.frames_encoded,
+            key_frames: result.key_frames,
+            frames_rendered: result.qoe.frames_rendered,
+            plis_sent: result.plis_sent,
+            media_packets: result.media_packets,
+            rtp_packets_sent: result.rtp_packets_sent,
+            stale_deadlines: result.stale_deadlines,
+        }
+    }
+}
+
+/// The whole `--json` document.
+#[derive(Debug, Serialize)]
+struct SimReport<'a> {
+    schema: &'static str,
+    scenario: &'a str,
+    file: &'a str,
+    call_id: &'a str,
+    seed: u64,
+    policy: String,
+    handover: &'static str,
+    duration_s: f64,
+    interval_s: f64,
+    qoe: QoeRecord,
+    counts: Counts,
+    intervals: Vec<IntervalLine>,
+    telemetry: Option<String>,
+}
+
+/// Runs `rtc-client sim`; `epoch` is the instant the simulated call's clock starts at.
+pub fn run(args: SimArgs, epoch: Instant) -> Result<()> {
+    let paths = args.paths.resolve();
+    tracing::debug!(root = %paths.root.display(), data = %paths.data.display(), "paths");
+    let scenario = Scenario::load(&args.scenario, &paths)?;
+    let duration = args.duration.unwrap_or_else(|| scenario.default_duration());
+    // Open the telemetry file first: a bad path fails before any work.
+    let mut telemetry = match &args.telemetry {
+        Some(path) => Some(TelemetryWriter::new(BufWriter::new(
+            File::create(path)
+                .with_context(|| format!("cannot create the telemetry file {}", path.display()))?,
+        ))),
+        None => None,
+    };
+    let realization = scenario
+        .realize(args.seed, duration)
+        .with_context(|| format!("cannot build the scenario {}", scenario.origin))?;
+    let mut config = CallConfig::from_realization(&realization, args.policy);
+    config.decision_interval = args.interval;
+
+    let started = Instant::now();
+    let result = with_progress(
+        format!(
+            "simulating a {} s call over {}",
+            duration.as_secs(),
+            scenario.name()
+        ),
+        || run_call(&config, epoch),
+    )
+    .with_context(|| format!("the call over {} failed", scenario.name()))?;
+    tracing::info!(
+        scenario = scenario.name(),
+        seed = args.seed,
+        intervals = result.telemetry.len(),
+        elapsed_ms = started.elapsed().as_millis() as u64,
+        "call simulated"
+    );
+
+    if let (Some(writer), Some(path)) = (telemetry.as_mut(), &args.telemetry) {
+        write_telemetry(writer, &result.telemetry, path)?;
+        tracing::info!(file = %path.display(), lines = result.telemetry.len(), "telemetry written");
+    }
+
+    let report = SimReport {
+        schema: "leopace.sim.v1",
+        scenario: scenario.name(),
+        file: &scenario.origin,
+        call_id: &config.call_id,
+        seed: args.seed,
+        policy: policy_name(args.policy),
+        handover: args.handover.as_str(),
+        duration_s: duration.as_secs_f64(),
+        interval_s: args.interval.as_secs_f64(),
+        qoe: result.qoe.to_record(),
+        counts: Counts::new(&result),
+        intervals: result.telemetry.iter().map(IntervalLine::new).collect(),
+        telemetry: args.telemetry.as_ref().map(|p| p.display().to_string()),
+    };
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        serde_json::to_writer_pretty(&mut out, &report)?;
+        writeln!(out)?;
+    } else {
+        text(&mut out, &report)?;
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// Writes every record and flushes, naming `path` on failure.
+fn write_telemetry<W: Write>(
+    writer: &mut TelemetryWriter<W>,
+    records: &[IntervalRecord],
+    path: &Path,
+) -> Result<()> {
+    let context = || format!("cannot write the telemetry file {}", path.display());
+    for record in records {
+        writer.write(record).with_context(context)?;
+    }
+    writer.flush().with_context(context)
+}
+
+/// Runs `work`, showing a spinner on stderr only once it has taken longer than
+/// [`PROGRESS_AFTER`].
+fn with_progress<T>(message: String, work: impl FnOnce() -> T) -> T {
+    let (done, wait) = mpsc::channel::<()>();
+    std::thread::scope(|s| {
+        s.spawn(move || {
+            if wait.recv_timeout(PROGRESS_AFTER) != Err(mpsc::RecvTimeoutError::Timeout) {
+                return;
+            }
+            let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+            if let Ok(style) = ProgressStyle::with_template("{spinner} {msg} ({elapsed})") {
+                bar.set_style(style);
+            }
+            bar.set_message(message);
+            bar.enable_steady_tick(Duration::from_millis(120));
+            let _ = wait.recv();
+            bar.finish_and_clear();
+        });
+        let value = work();
+        drop(done);
+        value
+    })
+}
+
+fn text(out: &mut impl Write, r: &SimReport<'_>) -> Result<()> {
+    writeln!(
+        out,
+        "sim {} ({}), seed {}, {:.0} s, policy {}, handovers {}, interval {:.0} s",
+        r.scenario, r.file, r.seed, r.duration_s, r.policy, r.handover, r.interval_s
+    )?;
+    writeln!(
+        out,
+        "{:>8} {:>8} {:>9} {:>12} {:>12} {:>12} {:>7} {:>12}",
+        "interval",
+        "start_s",
+        "action_ms",
+        "ho_forecast",
+        "ho_observed",
+        "bitrate_kbps",
+        "freezes",
+        "p95_delay_ms"
+    )?;
+    for i in &r.intervals {
+        writeln!(
+            out,
+            "{:>8} {:>8.0} {:>9} {:>12} {:>12} {:>12.1} {:>7} {:>12.1}",
+            i.index,
+            i.start_s,
+            i.action_ms,
+            i.handovers_forecast,
+            i.handovers_observed,
+            i.video_bitrate_kbps,
+            i.freeze_count,
+            i.e2e_delay_p95_ms
+        )?;
+    }
+    let q = &r.qoe;
+    writeln!(
+        out,
+        "call: {:.1} kbit/s, {} freezes ({:.2} per minute, {} ms frozen), {:.1} fps",
+        q.video_bitrate_kbps, q.freeze_count, q.freezes_per_min, q.total_freeze_ms, q.frame_rate
+    )?;
+    writeln!(
+        out,
+        "  delay p50 {:.1} ms, p95 {:.1} ms; packet loss {:.2} %",
+        q.e2e_delay_p50_ms, q.e2e_delay_p95_ms, q.packet_loss_pct
+    )?;
+    let c = &r.counts;
+    writeln!(
+        out,
+        "  {} intervals, {} handovers observed; frames {} encoded ({} key), {} rendered; \
+         {} PLIs; {} RTP packets sent ({} media)",
+        c.intervals,
+        c.handovers_observed,
+        c.frames_encoded,
+        c.key_frames,
+        c.frames_rendered,
+        c.plis_sent,
+        c.rtp_packets_sent,
+        c.media_packets
+    )?;
+    if let Some(path) = &r.telemetry {
+        writeln!(out, "telemetry: {path} ({} lines)", c.intervals)?;
+    }
+    Ok(())
+}

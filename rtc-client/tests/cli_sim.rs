@@ -1,0 +1,182 @@
+//! The `rtc-client sim` binary: the same telemetry file twice for the same seed (the issue's
+//! acceptance, over 2 minutes instead of 10 to keep debug builds quick), readable with
+//! `pacer::telemetry::read_intervals`; `--json` output; clear errors on bad input.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+/// A fresh directory for this test's files.
+fn scratch(test: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("cli_sim")
+        .join(test);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Runs the binary from the workspace root with `args`.
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rtc-client"))
+        .args(args)
+        .current_dir(root())
+        .env_remove("LEOPACE_ROOT")
+        .env_remove("LEOPACE_DATA")
+        .env("RUST_LOG", "warn")
+        .output()
+        .expect("the binary runs")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A failure: exit status 1 or 2 (clap), an `error:` line naming `needle`, no panic.
+fn assert_clear_failure(o: &Output, needle: &str) {
+    let err = stderr(o);
+    assert!(!o.status.success(), "succeeded; stderr: {err}");
+    assert!(
+        matches!(o.status.code(), Some(1 | 2)),
+        "status {:?}: {err}",
+        o.status
+    );
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(err.contains("error"), "{err}");
+    assert!(err.contains(needle), "no {needle:?} in: {err}");
+}
+
+#[test]
+fn same_seed_gives_byte_identical_telemetry() {
+    let dir = scratch("identical");
+    let mut files = Vec::new();
+    for name in ["a.jsonl", "b.jsonl"] {
+        let path = dir.join(name);
+        let o = run(&[
+            "sim",
+            "--scenario",
+            "starlink",
+            "--duration",
+            "2m",
+            "--seed",
+            "1",
+            "--telemetry",
+            path.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "failed: {}", stderr(&o));
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(out.contains("call:"), "no summary in: {out}");
+        assert!(out.contains("p95_delay_ms"), "no interval table in: {out}");
+        files.push(std::fs::read(&path).unwrap());
+    }
+    assert!(!files[0].is_empty());
+    assert_eq!(files[0], files[1], "the same seed gave different telemetry");
+
+    let records: Vec<_> = pacer::telemetry::read_intervals(files[0].as_slice())
+        .collect::<Result<_, _>>()
+        .expect("every line is a valid interval record");
+    // 2 minutes at the default 120 s interval: one interval.
+    assert_eq!(records.len(), 1);
+    assert_eq!(records.len(), files[0].split(|&b| b == b'\n').count() - 1);
+    let r = &records[0];
+    assert_eq!(r.scenario, "starlink");
+    assert_eq!(r.seed, Some(1));
+    assert_eq!(r.policy, "default");
+    assert_eq!(r.action_ms, 2000);
+    assert_eq!(r.duration_ms, 120_000);
+}
+
+#[test]
+fn json_output_has_the_summary() {
+    let dir = scratch("json");
+    let path = dir.join("t.jsonl");
+    let o = run(&[
+        "sim",
+        "--scenario",
+        "starlink",
+        "--policy",
+        "fixed:900",
+        "--handover",
+        "oracle",
+        "--duration",
+        "1m",
+        "--seed",
+        "7",
+        "--interval",
+        "30s",
+        "--telemetry",
+        path.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(o.status.success(), "failed: {}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&o.stdout)));
+    assert_eq!(v["schema"], "leopace.sim.v1");
+    assert_eq!(v["scenario"], "starlink");
+    assert_eq!(v["seed"], 7);
+    assert_eq!(v["policy"], "fixed:900");
+    assert_eq!(v["handover"], "oracle");
+    assert_eq!(v["duration_s"], 60.0);
+    assert_eq!(v["interval_s"], 30.0);
+    for key in [
+        "video_bitrate_kbps",
+        "freeze_count",
+        "freezes_per_min",
+        "frame_rate",
+        "e2e_delay_p95_ms",
+        "packet_loss_pct",
+        "frames_rendered",
+    ] {
+        assert!(v["qoe"].get(key).is_some(), "no qoe.{key} in {v}");
+    }
+    assert!(v["qoe"]["video_bitrate_kbps"].as_f64().unwrap() > 0.0);
+    for key in [
+        "intervals",
+        "handovers_observed",
+        "frames_encoded",
+        "plis_sent",
+    ] {
+        assert!(v["counts"].get(key).is_some(), "no counts.{key} in {v}");
+    }
+    assert_eq!(v["counts"]["intervals"], 2);
+    let intervals = v["intervals"].as_array().unwrap();
+    assert_eq!(intervals.len(), 2);
+    assert!(intervals.iter().all(|i| i["action_ms"] == 900));
+    assert_eq!(v["telemetry"].as_str().unwrap(), path.display().to_string());
+    let records = pacer::telemetry::read_intervals_file(&path).unwrap();
+    assert_eq!(records.len(), 2);
+}
+
+#[test]
+fn bad_inputs_fail_clearly() {
+    let o = run(&["sim", "--scenario", "starlink", "--policy", "fixed:20"]);
+    assert_clear_failure(&o, "--policy");
+    assert!(stderr(&o).contains("50 to 10000 ms"), "{}", stderr(&o));
+
+    let o = run(&["sim", "--scenario", "starlink", "--policy", "learned:x"]);
+    assert_clear_failure(&o, "learned policies are not available yet");
+
+    let o = run(&["sim", "--scenario", "starlink", "--handover", "mirror"]);
+    assert_clear_failure(&o, "--handover");
+
+    let o = run(&["sim", "--scenario", "no-such-scenario", "--duration", "5s"]);
+    assert_clear_failure(&o, "no-such-scenario");
+
+    let missing = scratch("bad").join("absent").join("t.jsonl");
+    let o = run(&[
+        "sim",
+        "--scenario",
+        "starlink",
+        "--duration",
+        "5s",
+        "--telemetry",
+        missing.to_str().unwrap(),
+    ]);
+    assert_clear_failure(&o, &missing.display().to_string());
+}
