@@ -2,8 +2,16 @@
 //! output twice for the same seed, --compare with each trace format, and clear errors (never a
 //! panic) on bad input.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod cli_support;
+
+use cli_support::{assert_clear_failure, root, run, stderr};
+use std::path::PathBuf;
+use std::process::Output;
+
+/// A fresh directory for this test's files.
+fn scratch_in(test: &str) -> PathBuf {
+    cli_support::scratch("cli_link", test)
+}
 
 const SHIPPED: [&str; 7] = [
     "lagos-trace",
@@ -14,13 +22,6 @@ const SHIPPED: [&str; 7] = [
     "terrestrial-broadband",
     "terrestrial-lte",
 ];
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
 
 fn data() -> Option<PathBuf> {
     let d = root().join("..").join("shared").join("data");
@@ -35,55 +36,15 @@ fn data() -> Option<PathBuf> {
     }
 }
 
-/// A fresh directory for this test's files.
-fn scratch(test: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("cli_link")
-        .join(test);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-/// Runs the binary from the workspace root with `args`.
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rtc-client"))
-        .args(args)
-        .current_dir(root())
-        .env_remove("LEOPACE_ROOT")
-        .env_remove("LEOPACE_DATA")
-        .env("RUST_LOG", "warn")
-        .output()
-        .expect("the binary runs")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
 fn json(o: &Output) -> serde_json::Value {
     assert!(o.status.success(), "failed: {}", stderr(o));
     serde_json::from_slice(&o.stdout)
         .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&o.stdout)))
 }
 
-/// A failure: exit status 1 or 2 (clap), an `error:` line naming `needle`, no panic.
-fn assert_clear_failure(o: &Output, needle: &str) {
-    let err = stderr(o);
-    assert!(!o.status.success(), "succeeded; stderr: {err}");
-    assert!(
-        matches!(o.status.code(), Some(1 | 2)),
-        "status {:?}: {err}",
-        o.status
-    );
-    assert!(!err.contains("panicked"), "{err}");
-    assert!(err.contains("error"), "{err}");
-    assert!(err.contains(needle), "expected {needle:?} in: {err}");
-}
-
 #[test]
 fn link_reports_and_plots_every_shipped_scenario() {
-    let dir = scratch("every");
+    let dir = scratch_in("every");
     let have_data = data().is_some();
     for name in SHIPPED {
         if !have_data && (name == "lagos-trace" || name == "leocc-trace") {
@@ -188,7 +149,7 @@ fn the_starlink_json_has_handovers_on_slot_boundaries_and_the_boundary_figure() 
 
 #[test]
 fn text_output_summarises_both_directions_and_an_svg_plot_works() {
-    let dir = scratch("text");
+    let dir = scratch_in("text");
     let plot = dir.join("sub").join("sparse.svg");
     let out = run(&[
         "link",
@@ -230,7 +191,7 @@ fn text_output_summarises_both_directions_and_an_svg_plot_works() {
 #[test]
 fn compare_reads_each_real_trace_format() {
     let Some(data) = data() else { return };
-    let dir = scratch("compare");
+    let dir = scratch_in("compare");
     for (file, format, has) in [
         (
             "starlink/leocc/bw_example.mahimahi",
@@ -305,7 +266,7 @@ fn scenarios_lists_the_shipped_ones() {
 
 #[test]
 fn bad_input_gives_a_clear_error_naming_the_culprit() {
-    let dir = scratch("bad");
+    let dir = scratch_in("bad");
     // An unknown scenario: the name and the shipped ones.
     let o = run(&["link", "--scenario", "starlonk", "--json"]);
     assert_clear_failure(&o, "starlonk");

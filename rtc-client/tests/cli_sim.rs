@@ -2,59 +2,19 @@
 //! acceptance, over 2 minutes instead of 10 to keep debug builds quick), readable with
 //! `pacer::telemetry::read_intervals`; `--json` output; clear errors on bad input.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod cli_support;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
+use cli_support::{assert_clear_failure, run, stderr};
+use std::path::PathBuf;
 
 /// A fresh directory for this test's files.
-fn scratch(test: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("cli_sim")
-        .join(test);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-/// Runs the binary from the workspace root with `args`.
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rtc-client"))
-        .args(args)
-        .current_dir(root())
-        .env_remove("LEOPACE_ROOT")
-        .env_remove("LEOPACE_DATA")
-        .env("RUST_LOG", "warn")
-        .output()
-        .expect("the binary runs")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// A failure: exit status 1 or 2 (clap), an `error:` line naming `needle`, no panic.
-fn assert_clear_failure(o: &Output, needle: &str) {
-    let err = stderr(o);
-    assert!(!o.status.success(), "succeeded; stderr: {err}");
-    assert!(
-        matches!(o.status.code(), Some(1 | 2)),
-        "status {:?}: {err}",
-        o.status
-    );
-    assert!(!err.contains("panicked"), "{err}");
-    assert!(err.contains("error"), "{err}");
-    assert!(err.contains(needle), "no {needle:?} in: {err}");
+fn scratch_in(test: &str) -> PathBuf {
+    cli_support::scratch("cli_sim", test)
 }
 
 #[test]
 fn same_seed_gives_byte_identical_telemetry() {
-    let dir = scratch("identical");
+    let dir = scratch_in("identical");
     let mut files = Vec::new();
     for name in ["a.jsonl", "b.jsonl"] {
         let path = dir.join(name);
@@ -94,7 +54,7 @@ fn same_seed_gives_byte_identical_telemetry() {
 
 #[test]
 fn json_output_has_the_summary() {
-    let dir = scratch("json");
+    let dir = scratch_in("json");
     let path = dir.join("t.jsonl");
     let o = run(&[
         "sim",
@@ -168,7 +128,7 @@ fn bad_inputs_fail_clearly() {
     let o = run(&["sim", "--scenario", "no-such-scenario", "--duration", "5s"]);
     assert_clear_failure(&o, "no-such-scenario");
 
-    let missing = scratch("bad").join("absent").join("t.jsonl");
+    let missing = scratch_in("bad").join("absent").join("t.jsonl");
     let o = run(&[
         "sim",
         "--scenario",
