@@ -86,7 +86,8 @@ fn call(seconds: u64, events: Vec<HandoverEvent>) -> (QoeReport, u64) {
 }
 
 #[test]
-fn a_clean_link_renders_every_frame_at_the_propagation_delay_without_freezes() {
+fn a_clean_link_renders_every_frame_at_the_propagation_delay_plus_the_jitter_buffer_without_freezes()
+ {
     let (qoe, key_frames) = call(20, Vec::new());
     assert_eq!(qoe.freeze_count, 0);
     assert_eq!(key_frames, 1);
@@ -102,13 +103,21 @@ fn a_clean_link_renders_every_frame_at_the_propagation_delay_without_freezes() {
     );
     let p50 = qoe.delay_percentile(50.0).expect("frames rendered");
     let p95 = qoe.delay_percentile(95.0).expect("frames rendered");
-    // 50 ms of propagation plus the frame's serialisation at 5 Mbit/s: a 4.2-kB frame takes
-    // 6.7 ms, and a frame renders with its last packet.
+    // 50 ms of propagation plus the frame's serialisation at 5 Mbit/s (a 4.2-kB frame takes
+    // 6.7 ms), plus the jitter buffer: 10 ms render delay, 10 ms operating-system jitter and an
+    // estimate of at least 1 ms that grows with the frame-size variation.
+    let buffer = Duration::from_millis(21);
     assert!(
-        p50 >= ONE_WAY + Duration::from_millis(5) && p50 < ONE_WAY + Duration::from_millis(9),
+        p50 >= ONE_WAY + buffer + Duration::from_millis(5)
+            && p50 < ONE_WAY + buffer + Duration::from_millis(15),
         "{p50:?}"
     );
-    assert!(p95 < ONE_WAY + Duration::from_millis(12), "{p95:?}");
+    // The first key frame's size stays in the estimate (the largest frame size decays by only
+    // 0.01 % per frame), so the delay settles a few tens of ms higher for the whole call.
+    assert!(
+        p95 < ONE_WAY + buffer + Duration::from_millis(40),
+        "{p95:?}"
+    );
     assert_eq!(qoe.packet_loss_pct(), 0.0);
 }
 

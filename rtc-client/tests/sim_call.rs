@@ -113,8 +113,15 @@ fn a_two_second_outage_freezes_the_video_and_it_recovers_to_30_fps() {
         "a PLI brought a key frame: {}",
         result.key_frames
     );
-    let after = mean_fps(&result, 30, 40);
-    assert!((after - 30.0).abs() < 1.0, "{after} fps in the last 10 s");
+    // After the outage the jitter buffer's delay is high and shrinks by at most 100 ms per
+    // second of media, so frames render a little faster than 30 fps for a while, then at 30.
+    let catching_up = &result.rendered_per_second[26..40];
+    assert!(
+        catching_up.iter().all(|&n| (29..=40).contains(&n)),
+        "frames per second from 26 s: {catching_up:?}"
+    );
+    let after = mean_fps(&result, 35, 40);
+    assert!((after - 30.0).abs() < 1.0, "{after} fps in the last 5 s");
     assert!(mean_fps(&result, 20, 22) < 5.0);
 }
 

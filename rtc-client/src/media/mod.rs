@@ -5,11 +5,16 @@
 //! - [`encoder`]: the synthetic video encoder (30 fps, rate-controlled frame sizes, key frames,
 //!   drops while the pacer asks for a pause).
 //! - [`packetizer`]: splits encoded frames into RTP packets whose payloads carry the header.
-//! - [`receiver`]: frame assembly, in-order rendering, loss declaration and PLIs.
+//! - [`receiver`]: frame assembly, in-order decoding, loss declaration and PLIs, and rendering
+//!   at the playout time that [`playout`] and [`jitter`] set (libwebrtc's jitter buffer), with
+//!   retransmissions spotted by [`recovery`].
 //! - [`qoe`]: the QoE meter with WebRTC's definitions (DESIGN section 5).
 
 pub mod encoder;
+pub mod jitter;
 pub mod packetizer;
 pub mod payload;
+pub mod playout;
 pub mod qoe;
 pub mod receiver;
+pub mod recovery;

@@ -6,14 +6,19 @@
 //! meter) and [`Receiver::poll_pli`] (key-frame requests to send as RTCP PLI). It never reads a
 //! clock.
 //!
-//! Rules (a simplified jitter buffer with zero decode time):
+//! Rules (a jitter buffer with zero decode time):
 //!
 //! - A frame is *complete* when all its `packets_in_frame` packets have arrived (duplicates and
 //!   retransmissions count once).
-//! - A frame renders at the instant it becomes complete and decodable. A key frame is always
+//! - A frame is *decoded* at the instant it becomes complete and decodable. A key frame is always
 //!   decodable; a delta frame is decodable iff the previous frame (`frame_id - 1`, wrapping) was
-//!   rendered (a linear reference chain).
-//! - Frames render in order: a complete later frame waits while an earlier one is incomplete,
+//!   decoded (a linear reference chain).
+//! - A decoded frame renders at its playout time ([`Playout::JitterBuffer`], the default: the
+//!   libwebrtc timing model of [`super::playout`] with the jitter estimate of [`super::jitter`],
+//!   fed with each frame's completion and with the retransmissions [`super::recovery`] spots),
+//!   or at once ([`Playout::Immediate`], for tests of assembly alone). A frame decoded after its
+//!   playout time renders at once; rendered instants never go backwards.
+//! - Frames decode in order: a complete later frame waits while an earlier one is incomplete,
 //!   until the earlier one is declared lost. The exception is a complete later *key* frame, which
 //!   needs nothing earlier, so the receiver skips straight to it (as libwebrtc's frame buffer
 //!   drops frames older than a decodable key frame).
@@ -26,7 +31,10 @@
 //!   of a frame further ahead forces the oldest ones out as lost. Rendered frames not yet polled
 //!   are capped at the same count (the oldest are discarded and counted).
 
+use super::jitter::JitterEstimator;
 use super::payload::PayloadHeader;
+use super::playout::{PlayoutConfig, PlayoutTiming};
+use super::recovery::RecoveryTracker;
 use crate::link::Time;
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
@@ -50,6 +58,17 @@ pub struct ReceiverConfig {
     /// Chosen: 256 frames, 8.5 s at 30 fps, far beyond the loss timeout; a packet of a frame
     /// further ahead forces the oldest buffered frames out as lost.
     pub max_frames: usize,
+    /// When decoded frames render.
+    pub playout: Playout,
+}
+
+/// When a decoded frame renders.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Playout {
+    /// At its playout time from libwebrtc's timing model (the jitter buffer of a real receiver).
+    JitterBuffer(PlayoutConfig),
+    /// At the instant it is decoded: no jitter buffer (for tests of frame assembly).
+    Immediate,
 }
 
 impl Default for ReceiverConfig {
@@ -58,6 +77,7 @@ impl Default for ReceiverConfig {
             loss_timeout: Duration::from_millis(500),
             pli_interval: Duration::from_millis(300),
             max_frames: 256,
+            playout: Playout::JitterBuffer(PlayoutConfig::default()),
         }
     }
 }
@@ -69,7 +89,7 @@ pub struct RenderedFrame {
     pub frame_id: u32,
     /// When the sender captured it.
     pub capture: Time,
-    /// When it rendered (the arrival of the packet that made it complete and decodable).
+    /// When it rendered (its playout time, or when it became decodable if that was later).
     pub rendered: Time,
     /// Its size in bytes, as in its payload header.
     pub bytes: u32,
@@ -96,6 +116,12 @@ pub struct ReceiverStats {
     pub plis_sent: u64,
     /// Rendered frames discarded because the caller did not poll them in time.
     pub rendered_evicted: u64,
+    /// Packets that filled a sequence gap (retransmissions).
+    pub packets_recovered: u64,
+    /// Frames that needed a retransmitted packet.
+    pub frames_retransmitted: u64,
+    /// Frames decoded after their playout time (shown late).
+    pub frames_late: u64,
 }
 
 /// A frame being assembled.
@@ -110,6 +136,10 @@ struct Pending {
     received_count: u16,
     /// When its first packet arrived.
     first_arrival: Time,
+    /// When its last missing packet arrived.
+    completed: Option<Time>,
+    /// Whether a retransmitted packet completed part of it.
+    retransmitted: bool,
 }
 
 impl Pending {
@@ -122,6 +152,8 @@ impl Pending {
             received: vec![0; usize::from(h.packets_in_frame).div_ceil(64)],
             received_count: 0,
             first_arrival: now,
+            completed: None,
+            retransmitted: false,
         }
     }
 
@@ -153,7 +185,15 @@ pub struct Receiver {
     pli_wanted: bool,
     last_pli: Option<Time>,
     last_now: Time,
+    /// Decoded frames waiting for their playout time, in order.
+    decoded: VecDeque<RenderedFrame>,
     rendered: VecDeque<RenderedFrame>,
+    last_render: Time,
+    recovery: RecoveryTracker,
+    jitter: JitterEstimator,
+    timing: Option<PlayoutTiming>,
+    /// The last frame decoded without retransmission: (capture, completion).
+    previous_clean: Option<(Time, Time)>,
     stats: ReceiverStats,
 }
 
@@ -178,7 +218,16 @@ impl Receiver {
             pli_wanted: false,
             last_pli: None,
             last_now: Time::ZERO,
+            decoded: VecDeque::new(),
             rendered: VecDeque::new(),
+            last_render: Time::ZERO,
+            recovery: RecoveryTracker::new(),
+            jitter: JitterEstimator::new(),
+            timing: match config.playout {
+                Playout::JitterBuffer(c) => Some(PlayoutTiming::new(c)),
+                Playout::Immediate => None,
+            },
+            previous_clean: None,
             stats: ReceiverStats::default(),
         }
     }
@@ -190,7 +239,24 @@ impl Receiver {
 
     /// The counters so far.
     pub fn stats(&self) -> ReceiverStats {
-        self.stats
+        ReceiverStats {
+            packets_recovered: self.recovery.recovered(),
+            frames_late: self.timing.as_ref().map_or(0, PlayoutTiming::late_frames),
+            ..self.stats
+        }
+    }
+
+    /// The jitter estimate in force at `now` (what the playout delay aims at, less the render
+    /// delay).
+    pub fn jitter_estimate(&self, now: Time) -> Duration {
+        self.jitter.estimate(now)
+    }
+
+    /// The current playout delay on top of the base transit (zero without a jitter buffer).
+    pub fn playout_delay(&self) -> Duration {
+        self.timing
+            .as_ref()
+            .map_or(Duration::ZERO, PlayoutTiming::current_delay)
     }
 
     /// Whether the receiver is waiting for a key frame (at the start, and after a loss).
@@ -205,16 +271,19 @@ impl Receiver {
 
     /// Handles one RTP payload that arrived at `now`.
     ///
-    /// The sequence number is not needed for assembly (the payload header says where the packet
-    /// belongs, and retransmissions are recognised by frame id and index), and is accepted so
-    /// that callers hand over the whole packet identity. Malformed payloads and duplicates are
-    /// counted and ignored.
-    pub fn on_packet(&mut self, now: Time, _sequence_number: u16, payload: &[u8]) {
+    /// The payload header says where the packet belongs; the sequence number tells a
+    /// retransmission (a packet that fills a gap) from a first transmission, for the jitter
+    /// buffer. Malformed payloads and duplicates are counted and ignored.
+    pub fn on_packet(&mut self, now: Time, sequence_number: u16, payload: &[u8]) {
         self.last_now = self.last_now.max(now);
         let Ok(header) = PayloadHeader::read(payload) else {
             self.stats.malformed += 1;
             return;
         };
+        let recovered = self.recovery.on_packet(now, sequence_number);
+        if let Some(rtt) = self.recovery.recovery_time() {
+            self.jitter.set_rtt(rtt);
+        }
         let id = self.unwrap_id(header.frame_id);
         let next = *self.next.get_or_insert(id);
         if id < next {
@@ -246,21 +315,32 @@ impl Receiver {
         }
         *bits |= 1 << bit;
         frame.received_count += 1;
+        frame.retransmitted |= recovered;
+        if frame.complete() {
+            frame.completed = Some(now);
+        }
         self.stats.packets_received += 1;
         self.advance(now);
     }
 
-    /// Declares loss whose deadline has passed at `now`, rendering what that unblocks.
+    /// Declares loss whose deadline has passed at `now` and renders frames whose playout time
+    /// has come.
     pub fn handle_timeout(&mut self, now: Time) {
         self.last_now = self.last_now.max(now);
         self.advance(now);
     }
 
     /// The next instant at which [`Receiver::handle_timeout`] or [`Receiver::poll_pli`] has
-    /// something to do: a loss deadline, or the end of the PLI spacing while a PLI is wanted.
+    /// something to do: a frame's playout time, a loss deadline, or the end of the PLI spacing
+    /// while a PLI is wanted.
     ///
     /// `None` when idle; never at or before the latest instant handed in.
     pub fn poll_timeout(&self) -> Option<Time> {
+        let playout = self
+            .decoded
+            .front()
+            .map(|f| f.rendered)
+            .filter(|&t| t > self.last_now);
         let loss = self
             .blocking()
             .and_then(|id| self.loss_deadline(id))
@@ -272,10 +352,7 @@ impl Receiver {
         } else {
             None
         };
-        match (loss, pli) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        [playout, loss, pli].into_iter().flatten().min()
     }
 
     /// The next rendered frame, oldest first.
@@ -359,22 +436,50 @@ impl Receiver {
         self.pli_wanted = true;
     }
 
-    fn render(&mut self, id: u64, now: Time) {
+    /// Decodes frame `id` at `now` and schedules its rendering.
+    fn decode(&mut self, id: u64, now: Time) {
         let Some(frame) = self.frames.remove(&id) else {
             return;
         };
-        if self.rendered.len() >= self.config.max_frames {
-            self.rendered.pop_front();
-            self.stats.rendered_evicted += 1;
+        let capture = Time::from_nanos(frame.capture_ns);
+        let completed = frame.completed.unwrap_or(now);
+        if frame.retransmitted {
+            self.stats.frames_retransmitted += 1;
+            self.jitter.on_frame_retransmitted(now);
+        } else {
+            if let Some((previous_capture, previous_completed)) = self.previous_clean
+                && capture > previous_capture
+            {
+                let arrival = completed.as_nanos() as f64 - previous_completed.as_nanos() as f64;
+                let media = capture.as_nanos() as f64 - previous_capture.as_nanos() as f64;
+                self.jitter
+                    .on_frame(completed, (arrival - media) / 1e6, frame.bytes);
+            }
+            self.previous_clean = Some((capture, completed));
+            if let Some(timing) = &mut self.timing {
+                timing.on_frame_complete(capture, completed);
+            }
         }
-        self.rendered.push_back(RenderedFrame {
+        let jitter = self.jitter.estimate(now);
+        let due = match &mut self.timing {
+            Some(timing) => timing.schedule(now, capture, jitter),
+            None => now,
+        };
+        let due = due.max(self.last_render);
+        self.last_render = due;
+        if self.decoded.len() >= self.config.max_frames
+            && let Some(mut oldest) = self.decoded.pop_front()
+        {
+            oldest.rendered = now;
+            self.push_rendered(oldest);
+        }
+        self.decoded.push_back(RenderedFrame {
             frame_id: id as u32,
-            capture: Time::from_nanos(frame.capture_ns),
-            rendered: now,
+            capture,
+            rendered: due,
             bytes: frame.bytes,
             key_frame: frame.key_frame,
         });
-        self.stats.frames_rendered += 1;
         self.next = Some(id + 1);
         if frame.key_frame {
             self.waiting_for_key = false;
@@ -382,8 +487,32 @@ impl Receiver {
         }
     }
 
-    /// Renders and drops frames until rendering is blocked on an incomplete frame.
+    fn push_rendered(&mut self, frame: RenderedFrame) {
+        if self.rendered.len() >= self.config.max_frames {
+            self.rendered.pop_front();
+            self.stats.rendered_evicted += 1;
+        }
+        self.rendered.push_back(frame);
+        self.stats.frames_rendered += 1;
+    }
+
+    /// Renders the decoded frames whose playout time has come.
+    fn render_due(&mut self, now: Time) {
+        while self.decoded.front().is_some_and(|f| f.rendered <= now) {
+            if let Some(frame) = self.decoded.pop_front() {
+                self.push_rendered(frame);
+            }
+        }
+    }
+
+    /// Decodes and drops frames until decoding is blocked on an incomplete frame, then renders
+    /// what is due.
     fn advance(&mut self, now: Time) {
+        self.decode_ready(now);
+        self.render_due(now);
+    }
+
+    fn decode_ready(&mut self, now: Time) {
         while let Some(next) = self.next {
             if self.waiting_for_key {
                 let Some(key) = self.blocking() else {
@@ -399,7 +528,7 @@ impl Receiver {
                     self.pli_wanted = true;
                 }
                 if self.frames.get(&key).is_some_and(Pending::complete) {
-                    self.render(key, now);
+                    self.decode(key, now);
                 } else if self.lost(now, key) {
                     self.skip_to(key + 1);
                     self.pli_wanted = true;
@@ -407,8 +536,8 @@ impl Receiver {
                     return;
                 }
             } else if self.frames.get(&next).is_some_and(Pending::complete) {
-                // Decodable: a key frame, or a delta frame whose predecessor just rendered.
-                self.render(next, now);
+                // Decodable: a key frame, or a delta frame whose predecessor was decoded.
+                self.decode(next, now);
             } else if let Some((&key, _)) = self
                 .frames
                 .range(next + 1..)
@@ -452,6 +581,22 @@ mod tests {
         Time::from_millis(ms)
     }
 
+    /// A receiver that renders at decode time, so assembly rules show alone.
+    fn immediate() -> Receiver {
+        Receiver::new(ReceiverConfig {
+            playout: Playout::Immediate,
+            ..ReceiverConfig::default()
+        })
+    }
+
+    /// Frame `id` (captured at `id` x 33 ms), in `packets` packets with consecutive sequence
+    /// numbers from `seq`, all arriving at `now`.
+    fn frame_seq(rx: &mut Receiver, now: Time, id: u32, key: bool, packets: u16, seq: u16) {
+        for i in 0..packets {
+            rx.on_packet(now, seq + i, &payload(id, key, i, packets));
+        }
+    }
+
     /// Sends every packet of a frame at `now`.
     fn frame(rx: &mut Receiver, now: Time, id: u32, key: bool, packets: u16) {
         for i in 0..packets {
@@ -467,7 +612,7 @@ mod tests {
 
     #[test]
     fn complete_frames_render_in_order_at_the_arrival_that_completes_them() {
-        let mut rx = Receiver::default();
+        let mut rx = immediate();
         rx.on_packet(ms(0), 0, &payload(0, true, 0, 2));
         assert_eq!(rendered(&mut rx), vec![]);
         rx.on_packet(ms(5), 1, &payload(0, true, 1, 2));
@@ -489,7 +634,7 @@ mod tests {
 
     #[test]
     fn a_later_frame_waits_for_an_incomplete_one_and_renders_when_a_retransmission_completes_it() {
-        let mut rx = Receiver::default();
+        let mut rx = immediate();
         frame(&mut rx, ms(0), 0, true, 1);
         rx.on_packet(ms(33), 1, &payload(1, false, 0, 2)); // packet 1 of frame 1 is lost
         frame(&mut rx, ms(66), 2, false, 1);
@@ -505,7 +650,7 @@ mod tests {
 
     #[test]
     fn a_loss_sends_one_pli_per_interval_and_skips_delta_frames_until_a_key_frame() {
-        let mut rx = Receiver::default();
+        let mut rx = immediate();
         frame(&mut rx, ms(0), 0, true, 1);
         rx.on_packet(ms(33), 1, &payload(1, false, 0, 2)); // never completed
         frame(&mut rx, ms(66), 2, false, 1);
@@ -534,7 +679,7 @@ mod tests {
 
     #[test]
     fn a_complete_later_key_frame_is_rendered_without_waiting_for_the_loss_timeout() {
-        let mut rx = Receiver::default();
+        let mut rx = immediate();
         frame(&mut rx, ms(0), 0, true, 1);
         rx.on_packet(ms(33), 1, &payload(1, false, 0, 2));
         frame(&mut rx, ms(66), 2, true, 1);
@@ -545,7 +690,7 @@ mod tests {
 
     #[test]
     fn delta_frames_before_the_first_key_frame_are_dropped_and_ask_for_one() {
-        let mut rx = Receiver::default();
+        let mut rx = immediate();
         frame(&mut rx, ms(0), 7, false, 1);
         assert!(rx.poll_pli(ms(0)));
         frame(&mut rx, ms(33), 8, true, 1);
@@ -555,7 +700,7 @@ mod tests {
 
     #[test]
     fn malformed_and_duplicate_packets_are_counted_not_fatal() {
-        let mut rx = Receiver::default();
+        let mut rx = immediate();
         rx.on_packet(ms(0), 0, &[]);
         rx.on_packet(ms(0), 0, &[0xFF; 40]);
         rx.on_packet(ms(0), 0, &payload(0, true, 0, 2));
@@ -576,7 +721,7 @@ mod tests {
 
     #[test]
     fn frame_ids_wrap_around_u32() {
-        let mut rx = Receiver::default();
+        let mut rx = immediate();
         frame(&mut rx, ms(0), u32::MAX, true, 1);
         frame(&mut rx, ms(33), 0, false, 1);
         assert_eq!(rendered(&mut rx), vec![(u32::MAX, 0), (0, 33)]);
@@ -584,7 +729,7 @@ mod tests {
 
     #[test]
     fn memory_stays_bounded_over_100k_frames_with_losses_and_unpolled_output() {
-        let mut rx = Receiver::default();
+        let mut rx = immediate();
         let max = rx.config().max_frames;
         for id in 0..100_000u32 {
             let now = Time::from_millis(u64::from(id) * 33);
@@ -607,12 +752,79 @@ mod tests {
 
     #[test]
     fn a_frame_far_ahead_forces_the_oldest_frames_out() {
-        let mut rx = Receiver::default();
+        let mut rx = immediate();
         frame(&mut rx, ms(0), 0, true, 1);
         rx.on_packet(ms(33), 0, &payload(1, false, 0, 2));
         frame(&mut rx, ms(40), 1_000, true, 1);
         assert_eq!(rendered(&mut rx), vec![(0, 0), (1_000, 40)]);
         assert_eq!(rx.stats().frames_dropped, 999);
         assert!(rx.buffered_frames() <= 1);
+    }
+
+    #[test]
+    fn with_the_jitter_buffer_a_steady_stream_renders_at_capture_plus_transit_plus_eleven_ms() {
+        let mut rx = Receiver::default();
+        let mut out = Vec::new();
+        for id in 0..100u32 {
+            let now = ms(u64::from(id) * 33 + 40);
+            frame_seq(&mut rx, now, id, id == 0, 1, id as u16);
+            while let Some(t) = rx
+                .poll_timeout()
+                .filter(|&t| t < ms(u64::from(id + 1) * 33 + 40))
+            {
+                rx.handle_timeout(t);
+            }
+            out.extend(std::iter::from_fn(|| rx.poll_rendered()));
+        }
+        assert_eq!(out.len(), 100);
+        for f in &out[40..] {
+            // Transit 40 ms; jitter estimate 1 ms (floor) + 10 ms OS jitter; render delay 10 ms.
+            let delay = f.rendered.as_millis() - f.capture.as_millis();
+            assert!(
+                (60..=61).contains(&delay),
+                "frame {} delay {delay}",
+                f.frame_id
+            );
+        }
+        assert_eq!(rx.stats().frames_late, 0);
+    }
+
+    #[test]
+    fn after_three_retransmitted_frames_the_playout_delay_covers_the_recovery_time() {
+        let mut rx = Receiver::default();
+        let mut seq = 0u16;
+        let mut rendered = Vec::new();
+        for id in 0..300u32 {
+            let now = ms(u64::from(id) * 33 + 40);
+            // Every 10th frame loses its second packet, recovered 200 ms later.
+            let lossy = id % 10 == 5;
+            rx.on_packet(now, seq, &payload(id, id == 0, 0, 2));
+            if lossy {
+                rx.on_packet(now, seq + 2, &payload(id + 1, false, 0, 2));
+                rx.on_packet(now, seq + 3, &payload(id + 1, false, 1, 2));
+                rx.on_packet(
+                    now + Duration::from_millis(200),
+                    seq + 1,
+                    &payload(id, false, 1, 2),
+                );
+            } else if id % 10 != 6 {
+                rx.on_packet(now, seq + 1, &payload(id, id == 0, 1, 2));
+            }
+            seq = seq.wrapping_add(2);
+            rx.handle_timeout(now + Duration::from_millis(200));
+            rendered.extend(std::iter::from_fn(|| rx.poll_rendered()));
+        }
+        let stats = rx.stats();
+        assert_eq!(stats.frames_retransmitted, 30);
+        assert_eq!(stats.packets_recovered, 30);
+        // The jitter estimate now includes the 200-ms recovery time.
+        assert!(rx.jitter_estimate(ms(10_000)) >= Duration::from_millis(200));
+        // Late in the call the delay has caught up: transit 40 + jitter (1 + 10 OS + 200
+        // recovery) + render 10 = 261 ms, retransmitted frames included.
+        let late: Vec<u64> = rendered[250..]
+            .iter()
+            .map(|f| f.rendered.as_millis() - f.capture.as_millis())
+            .collect();
+        assert!(late.iter().all(|&d| d == 261), "{late:?}");
     }
 }
