@@ -122,8 +122,19 @@ fn bad_inputs_fail_clearly() {
     let o = run(&["sim", "--scenario", "starlink", "--policy", "learned:x"]);
     assert_clear_failure(&o, "learned policies are not available yet");
 
-    let o = run(&["sim", "--scenario", "starlink", "--handover", "mirror"]);
+    let o = run(&["sim", "--scenario", "starlink", "--handover", "psychic"]);
     assert_clear_failure(&o, "--handover");
+
+    let o = run(&[
+        "sim",
+        "--scenario",
+        "starlink",
+        "--handover",
+        "orbital",
+        "--duration",
+        "5s",
+    ]);
+    assert_clear_failure(&o, "has no orbits to propagate");
 
     let o = run(&["sim", "--scenario", "no-such-scenario", "--duration", "5s"]);
     assert_clear_failure(&o, "no-such-scenario");
@@ -139,4 +150,58 @@ fn bad_inputs_fail_clearly() {
         missing.to_str().unwrap(),
     ]);
     assert_clear_failure(&o, &missing.display().to_string());
+}
+
+/// Telemetry of a sparse-leo call with the given `--handover`, 4 minutes in 30-s intervals.
+fn sparse_leo_records(handover: &str) -> Vec<pacer::telemetry::IntervalRecord> {
+    let path = scratch_in(&format!("forecast-{handover}")).join("t.jsonl");
+    let o = run(&[
+        "sim",
+        "--scenario",
+        "sparse-leo",
+        "--seed",
+        "3",
+        "--duration",
+        "4m",
+        "--interval",
+        "30s",
+        "--policy",
+        "heuristic",
+        "--handover",
+        handover,
+        "--telemetry",
+        path.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "failed: {}", stderr(&o));
+    pacer::telemetry::read_intervals_file(&path).unwrap()
+}
+
+#[test]
+fn the_orbital_forecast_of_sparse_leo_matches_its_ground_truth_and_the_mirror_repeats_it() {
+    let oracle = sparse_leo_records("oracle");
+    let orbital = sparse_leo_records("orbital");
+    let mirror = sparse_leo_records("mirror");
+    assert_eq!(oracle.len(), 8);
+    let handovers: usize = oracle.iter().map(|r| r.observed.handover.count()).sum();
+    assert!(handovers > 0, "seed 3 has handovers in its first 4 minutes");
+    for (a, b) in oracle.iter().zip(&orbital) {
+        assert_eq!(b.forecast.source.as_str(), "orbital");
+        // SGP4 over the scenario's own constellation with its delay policy (no margin) sees
+        // exactly the handovers the scenario realised.
+        assert_eq!(a.forecast.handover, b.forecast.handover, "at {} ms", a.start_ms);
+        assert_eq!(a.action_ms, b.action_ms);
+    }
+    for r in &mirror {
+        assert_eq!(r.forecast.source.as_str(), "mirror");
+    }
+    // Before 120 s were watched the mirror forecasts 8 handovers; from then on it repeats the
+    // previous 120 s, which the observed record of the interval 120 s earlier holds.
+    assert_eq!(mirror[0].forecast.handover.count(), 8);
+    for (k, r) in mirror.iter().enumerate().skip(4) {
+        assert_eq!(
+            r.forecast.handover.count(),
+            oracle[k - 4].observed.handover.count(),
+            "interval {k}"
+        );
+    }
 }

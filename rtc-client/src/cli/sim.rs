@@ -7,7 +7,7 @@ use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use pacer::telemetry::{IntervalRecord, QoeRecord, TelemetryWriter};
 use rtc_client::scenario::Scenario;
-use rtc_client::sim::{CallConfig, CallResult, PolicyChoice, run_call};
+use rtc_client::sim::{CallConfig, CallResult, HandoverChoice, PolicyChoice, run_call};
 use serde::Serialize;
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -34,8 +34,7 @@ pub struct SimArgs {
     /// 50 to 10000 ms. Learned policies (learned:...) are not available yet.
     #[arg(long, value_name = "POLICY", default_value = "default", value_parser = parse_policy)]
     policy: PolicyChoice,
-    /// Handover forecast the policy reads. Only the oracle (the scenario's ground truth) for
-    /// now; mirror and orbital come later.
+    /// Handover forecast the policy reads.
     #[arg(long, value_enum, default_value_t = HandoverArg::Oracle)]
     handover: HandoverArg,
     /// Call length, e.g. 90s, 10m, 1h [default: the scenario's call.duration_s].
@@ -60,20 +59,33 @@ pub struct SimArgs {
 /// Where the policy's handover forecast comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum HandoverArg {
-    /// The scenario's ground-truth handover timeline.
+    /// The scenario's ground-truth handover timeline for the next 120 s (evaluation only).
     Oracle,
+    /// The paper's live predictor: the last 120 s of handovers, repeated (8 evenly spaced ones
+    /// before 120 s were seen).
+    Mirror,
+    /// SGP4 over the scenario's own constellation, at both ends (orbit scenarios only, such as
+    /// sparse-leo).
+    Orbital,
 }
 
 impl HandoverArg {
-    fn as_str(self) -> &'static str {
+    /// The simulator's choice.
+    pub fn choice(self) -> HandoverChoice {
         match self {
-            Self::Oracle => "oracle",
+            Self::Oracle => HandoverChoice::Oracle,
+            Self::Mirror => HandoverChoice::Mirror,
+            Self::Orbital => HandoverChoice::Orbital,
         }
+    }
+
+    fn as_str(self) -> &'static str {
+        self.choice().as_str()
     }
 }
 
 /// Parses `default`, `random`, `heuristic` or `fixed:<ms>` (50..=10000 ms).
-fn parse_policy(text: &str) -> Result<PolicyChoice, String> {
+pub(crate) fn parse_policy(text: &str) -> Result<PolicyChoice, String> {
     match text {
         "default" => return Ok(PolicyChoice::Default),
         "random" => return Ok(PolicyChoice::Random),
@@ -102,7 +114,7 @@ fn parse_policy(text: &str) -> Result<PolicyChoice, String> {
 }
 
 /// Parses the decision interval: 1 s to 120 s.
-fn parse_interval(text: &str) -> Result<Duration, String> {
+pub(crate) fn parse_interval(text: &str) -> Result<Duration, String> {
     let d = parse_duration(text)?;
     if d > MAX_INTERVAL {
         return Err("the decision interval may be at most 120 s (the forecast horizon)".into());
@@ -111,7 +123,7 @@ fn parse_interval(text: &str) -> Result<Duration, String> {
 }
 
 /// The policy's name as telemetry writes it.
-fn policy_name(policy: PolicyChoice) -> String {
+pub(crate) fn policy_name(policy: PolicyChoice) -> String {
     match policy {
         PolicyChoice::Default => "default".into(),
         PolicyChoice::Heuristic => "heuristic".into(),
@@ -221,6 +233,7 @@ pub fn run(args: SimArgs, epoch: Instant) -> Result<()> {
         .with_context(|| format!("cannot build the scenario {}", scenario.origin))?;
     let mut config = CallConfig::from_realization(&realization, args.policy);
     config.decision_interval = args.interval;
+    config.handover = args.handover.choice();
 
     let started = Instant::now();
     let result = with_progress(

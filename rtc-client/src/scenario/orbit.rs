@@ -34,6 +34,7 @@ use serde::Serialize;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::path::Path;
+use std::sync::Arc;
 
 /// Which end of the path a handover happened at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -84,7 +85,25 @@ pub struct OrbitPath {
     pub one_way_ms: Vec<Option<f64>>,
     /// ISL hops of the path per second.
     pub isl_hops: Vec<Option<u32>>,
+    /// What an orbital predictor needs to forecast this path's handovers: the realised
+    /// constellation (as TLEs would describe it), both endpoints and the serving policy.
+    #[serde(skip)]
+    pub predictor: OrbitPredictorInputs,
 }
+
+/// The inputs of an orbital handover predictor for one realised orbit path.
+#[derive(Debug, Clone)]
+pub struct OrbitPredictorInputs {
+    /// The constellation the path was computed from.
+    pub catalogue: Arc<Catalogue>,
+    /// The local terminal.
+    pub local: Observer,
+    /// The far peer.
+    pub peer: Observer,
+    /// How each end picks its serving satellite.
+    pub policy: ServingPolicy,
+}
+
 
 impl OrbitPath {
     /// Seconds at which either end has no satellite.
@@ -230,6 +249,12 @@ pub fn realize(
         changes,
         one_way_ms,
         isl_hops,
+        predictor: OrbitPredictorInputs {
+            catalogue: Arc::new(catalogue),
+            local: local_obs,
+            peer: peer_obs,
+            policy,
+        },
     })
 }
 

@@ -17,8 +17,9 @@
 //! - **Links**: the forward and reverse [`Link`]s of the scenario carry every packet (size = its
 //!   marshalled size).
 //! - **Policy**: a [`PolicyController`] decides the queue time limit at each decision boundary
-//!   from the oracle forecast over the scenario's handover timeline; each interval ends in one
-//!   telemetry [`IntervalRecord`] (DESIGN section 5).
+//!   from a forecast ([`sources`]: the scenario's ground truth, the mirror of the truth seen so
+//!   far, or SGP4 over the scenario's orbits); each interval ends in one telemetry
+//!   [`IntervalRecord`] (DESIGN section 5) with that forecast and the ground truth as observed.
 //!
 //! The next event is the earliest of the next frame, either chain's `poll_timeout`, the media
 //! receiver's timeout, the next decision and the next arrival on either link. As in the
@@ -35,7 +36,12 @@
 //! `rand::random()` SSRCs of the TWCC feedback and NACK packets, which do not change any size or
 //! timing.
 
+pub mod sources;
+
 use crate::link::{LinkConfig, LinkConfigError, Time};
+use crate::scenario::orbit::OrbitPredictorInputs;
+use chrono::{DateTime, Utc};
+pub use sources::HandoverChoice;
 use crate::media::encoder::{Encoder, EncoderConfig};
 use crate::media::packetizer::{DEFAULT_MAX_PAYLOAD, MediaPacket, Packetizer};
 use crate::media::qoe::{QoeMeter, QoeReport};
@@ -138,6 +144,10 @@ pub struct CallConfig {
     pub policy: PolicyChoice,
     /// The decision interval (default [`DEFAULT_DECISION_INTERVAL`], 120 s).
     pub decision_interval: Duration,
+    /// Where the policy's forecast comes from (default: the oracle).
+    pub handover: HandoverChoice,
+    /// The scenario's orbits and the call's UTC start, for the orbital forecast.
+    pub orbits: Option<(OrbitPredictorInputs, DateTime<Utc>)>,
 }
 
 impl CallConfig {
@@ -162,6 +172,8 @@ impl CallConfig {
             duration,
             policy: PolicyChoice::Default,
             decision_interval: DEFAULT_DECISION_INTERVAL,
+            handover: HandoverChoice::Oracle,
+            orbits: None,
         }
     }
 
@@ -180,6 +192,11 @@ impl CallConfig {
             duration: realization.duration,
             policy,
             decision_interval: DEFAULT_DECISION_INTERVAL,
+            handover: HandoverChoice::Oracle,
+            orbits: realization
+                .orbit
+                .as_ref()
+                .map(|o| (o.predictor.clone(), o.start)),
         }
     }
 }
@@ -203,6 +220,12 @@ pub enum SimError {
         /// The chain's error.
         message: String,
     },
+    /// `--handover orbital` over a scenario without orbits.
+    #[error(
+        "the scenario {0} has no orbits to propagate (its handovers are drawn, not computed): \
+         use the oracle or mirror forecast"
+    )]
+    NoOrbits(String),
     /// The call is too long to represent as an [`Instant`] offset.
     #[error("call duration {0:?} is out of range")]
     Duration(Duration),
@@ -462,10 +485,18 @@ pub fn run_call(config: &CallConfig, epoch: Instant) -> Result<CallResult, SimEr
     let frame_interval = Duration::from_nanos(1_000_000_000 / u64::from(encoder.config().fps));
 
     // Policy and truth.
+    let source: Box<dyn HandoverSource> = match config.handover {
+        HandoverChoice::Oracle => Box::new(config.timeline.oracle(epoch)),
+        HandoverChoice::Mirror => Box::new(sources::TruthMirror::new(&config.timeline, epoch)),
+        HandoverChoice::Orbital => match &config.orbits {
+            Some((inputs, start)) => Box::new(sources::BothEnds::new(inputs, epoch, *start)),
+            None => return Err(SimError::NoOrbits(config.scenario.clone())),
+        },
+    };
     let mut controller = PolicyController::new(
         epoch,
         config.decision_interval,
-        config.timeline.oracle(epoch),
+        source,
         config.policy.build(config.seed),
         handle.clone(),
     );
