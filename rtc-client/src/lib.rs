@@ -16,6 +16,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod experiment;
 pub mod link;
 pub mod media;
 pub mod scenario;

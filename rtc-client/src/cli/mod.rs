@@ -1,6 +1,8 @@
 //! The command line: argument parsing, logging, one module per subcommand.
 
+mod collect;
 mod compare;
+mod experiment;
 mod link;
 mod plot;
 mod sim;
@@ -57,6 +59,32 @@ enum Command {
         rtc-client sim --scenario starlink --policy fixed:900 --telemetry out.jsonl\n  \
         rtc-client sim --scenario sparse-leo --policy heuristic --interval 60s --json")]
     Sim(sim::SimArgs),
+    /// Compare queue policies over many simulated calls: means, 95% CIs, paired tests, plots.
+    ///
+    /// Runs --calls calls per scenario and policy in parallel (call i uses seed BASE+i for every
+    /// policy, so policies meet identical links), writes every call's telemetry to
+    /// OUT/telemetry/<scenario>/<policy>/seed-<n>.jsonl (what `sim --telemetry` writes for that
+    /// seed), and a report: per scenario and policy, each QoE metric's mean with a 95% percentile
+    /// bootstrap interval, its change against `default` and a paired sign-flip permutation test
+    /// against `default` (OUT/report.md, OUT/report.json), and one bar chart per metric
+    /// (OUT/plots/*.png). Prints the markdown table (or, with --json, report.json). The output is
+    /// identical whatever --jobs.
+    #[command(after_help = "Examples:
+          rtc-client experiment --scenarios starlink,sparse-leo,terrestrial-lte         --policies default,heuristic,random --calls 50 --duration 10m --seed 1 --out runs/ab
+          rtc-client experiment --scenarios starlink --policies default,fixed:900 --calls 4         --duration 2m --jobs 2 --out /tmp/ab --force
+          rtc-client experiment --scenarios sparse-leo --calls 20 --interval 60s --out runs/sparse         --json")]
+    Experiment(experiment::ExperimentArgs),
+    /// Collect training telemetry: random-policy calls filling --hours of call time.
+    ///
+    /// The paper's data-collection run: calls under the random policy (one queue limit drawn per
+    /// decision interval), dealt to the scenarios in turn with seeds BASE, BASE+1, ... per
+    /// scenario, until --hours of call time in total are filled. Writes each call's telemetry to
+    /// OUT/telemetry/<scenario>/random/seed-<n>.jsonl and OUT/manifest.json (scenarios, seeds,
+    /// calls, intervals, each file's sha256), then one summary line.
+    #[command(after_help = "Examples:
+          rtc-client collect --scenarios starlink,sparse-leo --hours 60 --duration 10m --seed 1         --out runs/train
+          rtc-client collect --scenarios starlink --hours 0.5 --duration 2m --jobs 4 --out /tmp/c         --json")]
+    Collect(collect::CollectArgs),
     /// List the shipped scenarios with their descriptions.
     #[command(after_help = "Examples:\n  rtc-client scenarios\n  rtc-client scenarios --json")]
     Scenarios(ScenariosArgs),
@@ -109,6 +137,8 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Command::Link(args) => link::run(args),
         Command::Sim(args) => sim::run(args, std::time::Instant::now()),
+        Command::Experiment(args) => experiment::run(args, std::time::Instant::now()),
+        Command::Collect(args) => collect::run(args, std::time::Instant::now()),
         Command::Scenarios(args) => scenarios(args),
     };
     match result {

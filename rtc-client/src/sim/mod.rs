@@ -39,15 +39,15 @@
 pub mod sources;
 
 use crate::link::{LinkConfig, LinkConfigError, Time};
-use crate::scenario::orbit::OrbitPredictorInputs;
-use chrono::{DateTime, Utc};
-pub use sources::HandoverChoice;
 use crate::media::encoder::{Encoder, EncoderConfig};
 use crate::media::packetizer::{DEFAULT_MAX_PAYLOAD, MediaPacket, Packetizer};
 use crate::media::qoe::{QoeMeter, QoeReport};
 use crate::media::receiver::{Receiver, ReceiverConfig};
 use crate::scenario::build::Realization;
+use crate::scenario::orbit::OrbitPredictorInputs;
 use crate::scenario::timeline::HandoverTimeline;
+use chrono::{DateTime, Utc};
+pub use sources::HandoverChoice;
 
 use crate::link::Link;
 use handover_predictor::{ForecastSource, HandoverSource};
