@@ -8,9 +8,11 @@
 //! - [`receiver`]: frame assembly, in-order decoding, loss declaration and PLIs, and rendering
 //!   at the playout time that [`playout`] and [`jitter`] set (libwebrtc's jitter buffer), with
 //!   retransmissions spotted by [`recovery`].
-//! - [`qoe`]: the QoE meter with WebRTC's definitions (DESIGN section 5).
+//! - [`qoe`]: the QoE meter with WebRTC's definitions (DESIGN section 5), its delays in a
+//!   constant-memory [`histogram`].
 
 pub mod encoder;
+pub mod histogram;
 pub mod jitter;
 pub mod packetizer;
 pub mod payload;

@@ -18,6 +18,7 @@
 //! freezes per minute is not applied (a short interval reports its own rate); a zero duration
 //! gives zero rates.
 
+use super::histogram::DelayHistogram;
 use super::receiver::RenderedFrame;
 use crate::link::Time;
 use pacer::telemetry::QoeRecord;
@@ -51,8 +52,8 @@ pub struct QoeReport {
     pub total_freeze: Duration,
     /// Pauses (gaps after [`QoeMeter::on_stream_inactive`]), excluded from everything else.
     pub pause_count: u64,
-    /// Capture-to-render delay of each rendered frame, in render order.
-    pub delays: Vec<Duration>,
+    /// Capture-to-render delays of the rendered frames (to 0.1 ms below 1 s).
+    pub delays: DelayHistogram,
     /// RTP packets the sender sent.
     pub packets_sent: u64,
     /// Distinct RTP packets the receiver got (after retransmission).
@@ -76,17 +77,10 @@ impl QoeReport {
     }
 
     /// The `p`-th percentile (0 to 100) of the capture-to-render delays, nearest rank: the
-    /// smallest delay with at least `p` percent of the delays at or below it. `None` without
-    /// frames.
+    /// smallest delay with at least `p` percent of the delays at or below it, to the
+    /// histogram's resolution ([`DelayHistogram::percentile`]). `None` without frames.
     pub fn delay_percentile(&self, p: f64) -> Option<Duration> {
-        let mut sorted = self.delays.clone();
-        sorted.sort_unstable();
-        let n = sorted.len();
-        if n == 0 {
-            return None;
-        }
-        let rank = ((p.clamp(0.0, 100.0) / 100.0) * n as f64).ceil() as usize;
-        sorted.get(rank.clamp(1, n) - 1).copied()
+        self.delays.percentile(p)
     }
 
     /// Packets never received after retransmission, percent of packets sent (0 when nothing
@@ -145,7 +139,7 @@ struct Sums {
     freezes: u64,
     freeze_ns: u64,
     pauses: u64,
-    delays: Vec<Duration>,
+    delays: DelayHistogram,
     sent: u64,
     received: u64,
 }
@@ -168,8 +162,8 @@ impl Sums {
 
 /// The QoE meter (see the module documentation).
 ///
-/// Memory grows with one delay per rendered frame (8 bytes per frame for the whole call, about
-/// 1 MB for an hour at 30 fps) plus the 30-gap freeze window.
+/// Memory is bounded: the delays go into a [`DelayHistogram`] (at most about 24 000 bins
+/// however long the call) and the freeze rule keeps 30 gaps.
 #[derive(Debug, Clone, Default)]
 pub struct QoeMeter {
     last_render: Option<Time>,
@@ -222,7 +216,7 @@ impl QoeMeter {
         for sums in [&mut self.interval, &mut self.total] {
             sums.frames += 1;
             sums.bytes += u64::from(frame.bytes);
-            sums.delays.push(delay);
+            sums.delays.record(delay);
             if let Some(gap) = gap_ns {
                 sums.gaps_ns = sums.gaps_ns.saturating_add(gap);
                 if pause {

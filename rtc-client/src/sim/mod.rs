@@ -568,10 +568,12 @@ pub fn run_call(config: &CallConfig, epoch: Instant) -> Result<CallResult, SimEr
 
     loop {
         let frame_due = Some(encoder.next_frame_time()).filter(|&t| t < end);
+        let sender_due = sender.poll_timeout().map(time_of);
+        let receiver_due = receiver.poll_timeout().map(time_of);
         let candidates = [
             frame_due,
-            sender.poll_timeout().map(time_of),
-            receiver.poll_timeout().map(time_of),
+            sender_due,
+            receiver_due,
             media_receiver.poll_timeout(),
             controller.poll_timeout().map(time_of),
             forward.keys().next().map(|k| k.0),
@@ -590,6 +592,12 @@ pub fn run_call(config: &CallConfig, epoch: Instant) -> Result<CallResult, SimEr
         }
         now = next;
         let instant = at(now);
+        // A chain is woken when its own deadline has come or something was handed to it at this
+        // instant, as the webrtc-rs driver does; waking it on every event of the other side
+        // would only repeat its per-wake work (the congestion controller scans its whole send
+        // history on each).
+        let mut sender_touched = sender_due.is_some_and(|t| t <= now);
+        let mut receiver_touched = receiver_due.is_some_and(|t| t <= now);
 
         // Decision boundary: close the interval, open the next one.
         if let Some(decision) = controller.handle_timeout(instant) {
@@ -623,6 +631,7 @@ pub fn run_call(config: &CallConfig, epoch: Instant) -> Result<CallResult, SimEr
                     .sample(&stats, gcc_target, pause.then_some(frame_interval));
             }
             if let Some(frame) = encoder.poll_frame(now, pause) {
+                sender_touched = true;
                 media.clear();
                 packetizer.packetize_into(&frame, &mut media);
                 for packet in media.drain(..) {
@@ -640,6 +649,7 @@ pub fn run_call(config: &CallConfig, epoch: Instant) -> Result<CallResult, SimEr
             }
             let mut packet = entry.remove();
             packet.now = instant;
+            sender_touched = true;
             // The chain ends inbound RTCP at its terminus, so the PLI is picked off as it
             // arrives, as a peer connection's RTCP reader for the sending track would.
             if let Packet::Rtcp(rtcp) = &packet.message.packet
@@ -652,7 +662,9 @@ pub fn run_call(config: &CallConfig, epoch: Instant) -> Result<CallResult, SimEr
             sender.handle_read(packet).map_err(sender_err)?;
             while sender.poll_read().is_some() {}
         }
-        sender.handle_timeout(instant).map_err(sender_err)?;
+        if sender_touched {
+            sender.handle_timeout(instant).map_err(sender_err)?;
+        }
         while let Some(packet) = sender.poll_write() {
             if matches!(packet.message.packet, Packet::Rtp(_)) {
                 rtp_packets_sent += 1;
@@ -673,6 +685,7 @@ pub fn run_call(config: &CallConfig, epoch: Instant) -> Result<CallResult, SimEr
             }
             let mut packet = entry.remove();
             packet.now = instant;
+            receiver_touched = true;
             receiver.handle_read(packet).map_err(receiver_err)?;
             while let Some(read) = receiver.poll_read() {
                 if let Packet::Rtp(rtp) = &read.message.packet {
@@ -696,8 +709,11 @@ pub fn run_call(config: &CallConfig, epoch: Instant) -> Result<CallResult, SimEr
             receiver
                 .handle_write(tagged(instant, Packet::Rtcp(vec![Box::new(pli)])))
                 .map_err(receiver_err)?;
+            receiver_touched = true;
         }
-        receiver.handle_timeout(instant).map_err(receiver_err)?;
+        if receiver_touched {
+            receiver.handle_timeout(instant).map_err(receiver_err)?;
+        }
         while let Some(packet) = receiver.poll_write() {
             if let Some(arrival) = reverse_link
                 .send(now, wire_size(&packet.message.packet))
