@@ -27,6 +27,7 @@ pub use handover_predictor;
 
 mod config;
 mod controller;
+pub mod googcc;
 mod handle;
 mod interceptor;
 mod packet;
@@ -40,6 +41,7 @@ pub use config::{
     clamp_queue_time_limit,
 };
 pub use controller::{PacingController, Released};
+pub use googcc::{GoogCc, GoogCcConfig, GoogCcHandle};
 pub use handle::PacerHandle;
 pub use interceptor::{HandoverAwarePacer, HandoverAwarePacerBuilder};
 pub use packet::PacketKind;

@@ -188,7 +188,11 @@ fn the_orbital_forecast_of_sparse_leo_matches_its_ground_truth_and_the_mirror_re
         assert_eq!(b.forecast.source.as_str(), "orbital");
         // SGP4 over the scenario's own constellation with its delay policy (no margin) sees
         // exactly the handovers the scenario realised.
-        assert_eq!(a.forecast.handover, b.forecast.handover, "at {} ms", a.start_ms);
+        assert_eq!(
+            a.forecast.handover, b.forecast.handover,
+            "at {} ms",
+            a.start_ms
+        );
         assert_eq!(a.action_ms, b.action_ms);
     }
     for r in &mirror {

@@ -104,7 +104,6 @@ pub struct OrbitPredictorInputs {
     pub policy: ServingPolicy,
 }
 
-
 impl OrbitPath {
     /// Seconds at which either end has no satellite.
     pub fn outage_seconds(&self) -> Vec<u64> {
