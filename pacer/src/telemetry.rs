@@ -207,6 +207,22 @@ pub struct SenderRecord {
     pub frames_dropped: u64,
     /// Packets flushed from the pacer queue.
     pub packets_flushed: u64,
+    /// Which NACK pair recovered losses (issue 10); absent in lines written before it was
+    /// recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nack: Option<NackMode>,
+}
+
+/// Which NACK generator and responder ran (issue 10: `"stock"` | `"libwebrtc"` | `"off"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NackMode {
+    /// webrtc-rs's stock `NackGeneratorInterceptor` and `NackResponderInterceptor`.
+    Stock,
+    /// The libwebrtc-like pair with RTX (`rtc_client::nack`).
+    Libwebrtc,
+    /// No NACK at all.
+    Off,
 }
 
 impl IntervalRecord {
@@ -611,6 +627,7 @@ mod tests {
                 keyframe_flush: true,
                 frames_dropped: 3,
                 packets_flushed: 41,
+                nack: None,
             }),
         }
     }
@@ -801,6 +818,33 @@ mod tests {
             .remove(0)
             .unwrap();
         assert_eq!(back.sender, None);
+    }
+
+    #[test]
+    fn the_nack_mode_is_written_when_set_and_a_line_without_it_still_reads() {
+        // The sample has no nack field: a line written before issue 10 reads back as `None`.
+        let line = line_of(&sample(0));
+        assert!(!line.contains("nack"));
+        assert_eq!(
+            read_all(&line).remove(0).unwrap().sender.unwrap().nack,
+            None
+        );
+        for (mode, text) in [
+            (NackMode::Stock, "stock"),
+            (NackMode::Libwebrtc, "libwebrtc"),
+            (NackMode::Off, "off"),
+        ] {
+            let mut record = sample(0);
+            if let Some(sender) = record.sender.as_mut() {
+                sender.nack = Some(mode);
+            }
+            let line = line_of(&record);
+            assert!(
+                line.contains(&format!("\"packets_flushed\":41,\"nack\":\"{text}\"}}")),
+                "{line}"
+            );
+            assert_eq!(read_all(&line).remove(0).unwrap(), record);
+        }
     }
 
     #[test]

@@ -19,5 +19,6 @@
 pub mod experiment;
 pub mod link;
 pub mod media;
+pub mod nack;
 pub mod scenario;
 pub mod sim;

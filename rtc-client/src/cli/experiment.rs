@@ -4,7 +4,7 @@
 
 use super::PathArgs;
 use super::link::parse_duration;
-use super::sim::{HandoverArg, parse_interval, parse_policy, policy_name};
+use super::sim::{HandoverArg, NackArg, parse_interval, parse_policy, policy_name};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -53,6 +53,9 @@ pub struct RunArgs {
     /// Handover forecast the policies read (as `sim --handover`).
     #[arg(long, value_enum, default_value_t = HandoverArg::Oracle)]
     pub handover: HandoverArg,
+    /// Loss recovery of every call (as `sim --nack`); recorded in the telemetry.
+    #[arg(long, value_enum, default_value_t = NackArg::Libwebrtc)]
+    pub nack: NackArg,
     /// Output directory; it must not exist or be empty (see --force).
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
@@ -87,6 +90,7 @@ impl RunArgs {
             duration: self.duration,
             interval: self.interval,
             handover: self.handover.choice(),
+            nack: self.nack.choice(),
         }
     }
 }

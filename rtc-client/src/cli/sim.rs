@@ -7,7 +7,7 @@ use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use pacer::telemetry::{IntervalRecord, QoeRecord, TelemetryWriter};
 use rtc_client::scenario::Scenario;
-use rtc_client::sim::{CallConfig, CallResult, HandoverChoice, PolicyChoice, run_call};
+use rtc_client::sim::{CallConfig, CallResult, HandoverChoice, NackChoice, PolicyChoice, run_call};
 use serde::Serialize;
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -37,6 +37,10 @@ pub struct SimArgs {
     /// Handover forecast the policy reads.
     #[arg(long, value_enum, default_value_t = HandoverArg::Oracle)]
     handover: HandoverArg,
+    /// Loss recovery: libwebrtc (RTT-aware NACK with limits, RTX), stock (webrtc-rs's NACK pair)
+    /// or off.
+    #[arg(long, value_enum, default_value_t = NackArg::Libwebrtc)]
+    nack: NackArg,
     /// Call length, e.g. 90s, 10m, 1h [default: the scenario's call.duration_s].
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     duration: Option<Duration>,
@@ -81,6 +85,29 @@ impl HandoverArg {
 
     fn as_str(self) -> &'static str {
         self.choice().as_str()
+    }
+}
+
+/// Which NACK generator and responder the call runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum NackArg {
+    /// webrtc-rs's stock NACK generator (10 NACKs per packet at most) and responder, no RTX.
+    Stock,
+    /// libwebrtc's behaviour: re-NACK after one RTT, 10 tries, bounded list, resend suppression,
+    /// a retransmission budget, RTX.
+    Libwebrtc,
+    /// No NACK.
+    Off,
+}
+
+impl NackArg {
+    /// The simulator's choice.
+    pub fn choice(self) -> NackChoice {
+        match self {
+            Self::Stock => NackChoice::Stock,
+            Self::Libwebrtc => NackChoice::Libwebrtc,
+            Self::Off => NackChoice::Off,
+        }
     }
 }
 
@@ -174,6 +201,12 @@ struct Counts {
     media_packets: u64,
     rtp_packets_sent: u64,
     stale_deadlines: u64,
+    retransmissions_sent: u64,
+    retransmissions_lost: u64,
+    media_packets_lost: u64,
+    nack_requests: u64,
+    nacked_packets: u64,
+    nack_give_ups: u64,
 }
 
 impl Counts {
@@ -192,6 +225,12 @@ impl Counts {
             media_packets: result.media_packets,
             rtp_packets_sent: result.rtp_packets_sent,
             stale_deadlines: result.stale_deadlines,
+            retransmissions_sent: result.recovery.retransmissions_sent,
+            retransmissions_lost: result.recovery.retransmissions_lost,
+            media_packets_lost: result.recovery.media_packets_lost,
+            nack_requests: result.recovery.nack_requests,
+            nacked_packets: result.recovery.nacked_packets,
+            nack_give_ups: result.recovery.give_ups,
         }
     }
 }
@@ -206,6 +245,7 @@ struct SimReport<'a> {
     seed: u64,
     policy: String,
     handover: &'static str,
+    nack: &'static str,
     duration_s: f64,
     interval_s: f64,
     qoe: QoeRecord,
@@ -234,6 +274,7 @@ pub fn run(args: SimArgs, epoch: Instant) -> Result<()> {
     let mut config = CallConfig::from_realization(&realization, args.policy);
     config.decision_interval = args.interval;
     config.handover = args.handover.choice();
+    config.nack = args.nack.choice();
 
     let started = Instant::now();
     let result = with_progress(
@@ -266,6 +307,7 @@ pub fn run(args: SimArgs, epoch: Instant) -> Result<()> {
         seed: args.seed,
         policy: policy_name(args.policy),
         handover: args.handover.as_str(),
+        nack: config.nack.as_str(),
         duration_s: duration.as_secs_f64(),
         interval_s: args.interval.as_secs_f64(),
         qoe: result.qoe.to_record(),
@@ -324,8 +366,8 @@ fn with_progress<T>(message: String, work: impl FnOnce() -> T) -> T {
 fn text(out: &mut impl Write, r: &SimReport<'_>) -> Result<()> {
     writeln!(
         out,
-        "sim {} ({}), seed {}, {:.0} s, policy {}, handovers {}, interval {:.0} s",
-        r.scenario, r.file, r.seed, r.duration_s, r.policy, r.handover, r.interval_s
+        "sim {} ({}), seed {}, {:.0} s, policy {}, handovers {}, interval {:.0} s, nack {}",
+        r.scenario, r.file, r.seed, r.duration_s, r.policy, r.handover, r.interval_s, r.nack
     )?;
     writeln!(
         out,
@@ -377,6 +419,18 @@ fn text(out: &mut impl Write, r: &SimReport<'_>) -> Result<()> {
         c.plis_sent,
         c.rtp_packets_sent,
         c.media_packets
+    )?;
+    writeln!(
+        out,
+        "  loss recovery ({}): {} media packets lost on the link, {} NACKed ({} requests), \
+         {} retransmissions ({} lost), {} given up",
+        r.nack,
+        c.media_packets_lost,
+        c.nacked_packets,
+        c.nack_requests,
+        c.retransmissions_sent,
+        c.retransmissions_lost,
+        c.nack_give_ups
     )?;
     if let Some(path) = &r.telemetry {
         writeln!(out, "telemetry: {path} ({} lines)", c.intervals)?;

@@ -5,7 +5,9 @@
 //! are put back in the order of the plan (scenario, policy, seed), never in completion order.
 
 use crate::scenario::{Scenario, ScenarioError};
-use crate::sim::{CallConfig, CallResult, HandoverChoice, PolicyChoice, SimError, run_call};
+use crate::sim::{
+    CallConfig, CallResult, HandoverChoice, NackChoice, PolicyChoice, SimError, run_call,
+};
 use pacer::telemetry::{TelemetryError, TelemetryWriter};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -84,6 +86,8 @@ pub struct CallSettings {
     pub interval: Duration,
     /// Where the policy's handover forecast comes from.
     pub handover: HandoverChoice,
+    /// Which NACK pair recovers losses (as `sim --nack`).
+    pub nack: NackChoice,
 }
 
 /// Why one call of a plan failed.
@@ -141,6 +145,7 @@ pub fn simulate(
     let mut config = CallConfig::from_realization(&realization, policy);
     config.decision_interval = settings.interval;
     config.handover = settings.handover;
+    config.nack = settings.nack;
     run_call(&config, epoch).map_err(|source| CallError::Sim {
         scenario: scenario.name().to_owned(),
         seed,

@@ -5,15 +5,29 @@
 //!
 //! - **Sender**: the synthetic [`Encoder`] and [`Packetizer`] feed a webrtc-rs [`Registry`] with
 //!   `CongestionControl` (webrtc-rs's `Gcc`, wrapped to publish its target), `TwccSender`, this
-//!   project's [`HandoverAwarePacer`] at `Slot::Pacer` and the stock NACK responder. The encoder
+//!   project's [`HandoverAwarePacer`] at `Slot::Pacer` and a NACK responder. The encoder
 //!   follows the pacer's target every frame and drops frames while the pacer asks for a pause.
-//! - **Receiver**: a second registry with the stock `TwccReceiver` and NACK generator; RTP that
+//! - **Receiver**: a second registry with the stock `TwccReceiver` and a NACK generator; RTP that
 //!   comes out of it goes to the media [`Receiver`] and the [`QoeMeter`]. A PLI the media
 //!   receiver asks for is written into the receiver chain as RTCP and crosses the reverse link
 //!   like the TWCC feedback and the NACKs; the sender answers it with a key frame. A registry's
 //!   terminus ends inbound RTCP, so the PLI is picked off as it arrives from the link, as a peer
 //!   connection's RTCP reader would (a simplification of webrtc-rs's RTCP delivery).
 //!   RFC 3550 receiver reports are not simulated (they change no timing here).
+//! - **Loss recovery** ([`NackChoice`], issue 10): by default the libwebrtc-like pair of
+//!   [`crate::nack`] with RTX negotiated (`video/rtx`, SSRC [`VIDEO_RTX_SSRC`], payload type
+//!   [`VIDEO_RTX_PAYLOAD_TYPE`], `apt` = [`VIDEO_PAYLOAD_TYPE`]): retransmissions go on the RTX
+//!   SSRC through the pacer (ahead of video) and the forward link, are numbered by the TWCC
+//!   sender and recorded by the TWCC receiver, and are turned back into the original packet
+//!   before the NACK generator and the media receiver. RTT: receiver reports are not exchanged,
+//!   so the call stands in for them: every [`RTCP_INTERVAL`] it gives both the generator and the
+//!   responder the RTT an RTCP round trip would measure now (the one-way delay, queueing
+//!   included, of the latest packet sent on each link). PLIs: the media receiver stays the
+//!   one source of key-frame requests for frames it cannot complete (a NACK give-up ends as
+//!   such a frame); the generator's own key-frame request (its list overflowed) becomes a PLI
+//!   only when the media receiver is not already asking and the last PLI is at least the
+//!   receiver's PLI interval old. `stock` is webrtc-rs's pair as it was wired before (no RTX);
+//!   `off` has no NACK at all.
 //! - **Links**: the forward and reverse [`Link`]s of the scenario carry every packet (size = its
 //!   marshalled size).
 //! - **Policy**: a [`PolicyController`] decides the queue time limit at each decision boundary
@@ -43,6 +57,10 @@ use crate::media::encoder::{Encoder, EncoderConfig};
 use crate::media::packetizer::{DEFAULT_MAX_PAYLOAD, MediaPacket, Packetizer};
 use crate::media::qoe::{QoeMeter, QoeReport};
 use crate::media::receiver::{Receiver, ReceiverConfig};
+use crate::nack::{
+    NackGenerator, NackGeneratorHandle, NackResponder, NackResponderHandle, RTX_RECEIVER_SLOT,
+    RtxReceiver, TAP_SLOT,
+};
 use crate::scenario::build::Realization;
 use crate::scenario::orbit::OrbitPredictorInputs;
 use crate::scenario::timeline::HandoverTimeline;
@@ -53,24 +71,25 @@ use crate::link::Link;
 use handover_predictor::{ForecastSource, HandoverSource};
 use pacer::policy::DEFAULT_DECISION_INTERVAL;
 use pacer::telemetry::{
-    Bwe, CwndMode, ForecastRecord, GccRecord, IntervalRecord, ObservedRecord, PacerRecord, SCHEMA,
-    SenderRecord,
+    Bwe, CwndMode, ForecastRecord, GccRecord, IntervalRecord, NackMode, ObservedRecord,
+    PacerRecord, SCHEMA, SenderRecord,
 };
 use pacer::{
     Decision, Fixed, HandoverAwarePacer, Heuristic, PacerStats, PacingConfig, PolicyController,
     QueuePolicy, Random,
 };
 use rtc_interceptor::{
-    AttributedPacket, BandwidthEstimator, CongestionControlBuilder, Gcc, Interceptor,
+    Attribute, AttributedPacket, BandwidthEstimator, CongestionControlBuilder, Gcc, Interceptor,
     NackGeneratorBuilder, NackResponderBuilder, Packet, PacketReport, RTCPFeedback,
     RTPHeaderExtension, Registry, Slot, StreamInfo, TaggedPacket, TwccReceiverBuilder,
     TwccSenderBuilder,
 };
 use rtc_rtcp::payload_feedbacks::picture_loss_indication::PictureLossIndication;
+use rtc_rtcp::transport_feedbacks::transport_layer_nack::TransportLayerNack;
 use rtc_shared::TransportContext;
 use rtc_shared::marshal::MarshalSize;
 use sansio::Protocol;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -81,11 +100,18 @@ const TRANSPORT_CC_URI: &str =
 pub const VIDEO_SSRC: u32 = 0x5A7E_111E;
 /// The video stream's RTP payload type.
 pub const VIDEO_PAYLOAD_TYPE: u8 = 96;
+/// The video stream's RTX SSRC (RFC 4588), negotiated with [`NackChoice::Libwebrtc`].
+pub const VIDEO_RTX_SSRC: u32 = 0x5A7E_111F;
+/// The video stream's RTX payload type (`video/rtx`, `apt` = [`VIDEO_PAYLOAD_TYPE`]).
+pub const VIDEO_RTX_PAYLOAD_TYPE: u8 = 97;
 /// The receiver's SSRC (the sender of its PLIs).
 const RECEIVER_SSRC: u32 = 0x0000_0E11;
 /// At most this many NACKs per missing packet: libwebrtc's `kMaxNackRetries` = 10
 /// (reference PART 5).
 pub const MAX_NACKS_PER_PACKET: u16 = 10;
+/// How often the simulated call hands the NACK pair the RTT, as RTCP receiver reports would
+/// (libwebrtc's video RTCP report interval, 1 s).
+pub const RTCP_INTERVAL: Duration = Duration::from_secs(1);
 /// The webrtc-rs driver serves a deadline that is not in the future this much later
 /// (reference 3.1: `MIN_IMMEDIATE_TIMEOUT_INTERVAL`).
 const MIN_IMMEDIATE_TIMEOUT: Duration = Duration::from_millis(1);
@@ -114,6 +140,40 @@ impl PolicyChoice {
             Self::Heuristic => Box::new(Heuristic),
             Self::Random => Box::new(Random::new(seed ^ POLICY_SEED_SALT)),
             Self::Fixed(limit) => Box::new(Fixed::new(limit)),
+        }
+    }
+}
+
+/// Which NACK generator and responder the call runs (issue 10).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum NackChoice {
+    /// webrtc-rs's stock pair, as wired before issue 10:
+    /// `NackGeneratorBuilder::new().with_max_nacks_per_packet(MAX_NACKS_PER_PACKET)` and
+    /// `NackResponderBuilder::new()`, no RTX.
+    Stock,
+    /// The libwebrtc-like pair of [`crate::nack`], with RTX (the default).
+    #[default]
+    Libwebrtc,
+    /// No NACK: losses are left to the media receiver's PLIs.
+    Off,
+}
+
+impl NackChoice {
+    /// The name `--nack` takes and telemetry writes.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Stock => "stock",
+            Self::Libwebrtc => "libwebrtc",
+            Self::Off => "off",
+        }
+    }
+
+    /// The telemetry value.
+    pub fn mode(self) -> NackMode {
+        match self {
+            Self::Stock => NackMode::Stock,
+            Self::Libwebrtc => NackMode::Libwebrtc,
+            Self::Off => NackMode::Off,
         }
     }
 }
@@ -148,6 +208,8 @@ pub struct CallConfig {
     pub handover: HandoverChoice,
     /// The scenario's orbits and the call's UTC start, for the orbital forecast.
     pub orbits: Option<(OrbitPredictorInputs, DateTime<Utc>)>,
+    /// Which NACK pair recovers losses (default: [`NackChoice::Libwebrtc`]).
+    pub nack: NackChoice,
 }
 
 impl CallConfig {
@@ -174,6 +236,7 @@ impl CallConfig {
             decision_interval: DEFAULT_DECISION_INTERVAL,
             handover: HandoverChoice::Oracle,
             orbits: None,
+            nack: NackChoice::default(),
         }
     }
 
@@ -197,6 +260,7 @@ impl CallConfig {
                 .orbit
                 .as_ref()
                 .map(|o| (o.predictor.clone(), o.start)),
+            nack: NackChoice::default(),
         }
     }
 }
@@ -254,6 +318,41 @@ pub struct CallResult {
     pub rtp_packets_sent: u64,
     /// Deadlines that were not in the future when served (each was served 1 ms later).
     pub stale_deadlines: u64,
+    /// Loss recovery over the call.
+    pub recovery: RecoveryCounts,
+}
+
+/// What loss recovery did over a call (issue 10).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct RecoveryCounts {
+    /// The NACK pair that ran.
+    pub nack: NackChoice,
+    /// Original media packets the forward link lost.
+    pub media_packets_lost: u64,
+    /// Retransmissions put on the forward link.
+    pub retransmissions_sent: u64,
+    /// Retransmissions the forward link lost.
+    pub retransmissions_lost: u64,
+    /// Sequence numbers requested in the NACKs the receiver sent, repeats included.
+    pub nack_requests: u64,
+    /// Distinct sequence numbers NACKed at least once.
+    pub nacked_packets: u64,
+    /// Packets the NACK generator gave up after its last try (libwebrtc pair only).
+    pub give_ups: u64,
+    /// Key frames the NACK generator asked for (its list overflowed; libwebrtc pair only).
+    pub nack_key_frame_requests: u64,
+    /// Of those, the ones sent as a PLI (the media receiver was not already asking).
+    pub nack_plis: u64,
+    /// The generator's RTT at the end of the call, ms (libwebrtc pair only).
+    pub rtt_ms: Option<f64>,
+    /// Requests the responder ignored: the packet's retransmission was still in the pacer or
+    /// left less than one RTT ago (libwebrtc pair only).
+    pub resends_suppressed: u64,
+    /// Requests the responder dropped: the packet was no longer in its history (libwebrtc pair
+    /// only).
+    pub not_in_history: u64,
+    /// Requests the responder dropped for its byte budget (libwebrtc pair only).
+    pub over_budget: u64,
 }
 
 /// Gcc, with its target readable from outside the chain.
@@ -274,9 +373,12 @@ impl BandwidthEstimator for ObservedGcc {
     }
 }
 
-fn video_stream() -> StreamInfo {
+/// The video stream as negotiated; with `rtx` it names its RTX stream.
+fn video_stream(rtx: bool) -> StreamInfo {
     StreamInfo {
         ssrc: VIDEO_SSRC,
+        ssrc_rtx: rtx.then_some(VIDEO_RTX_SSRC),
+        payload_type_rtx: rtx.then_some(VIDEO_RTX_PAYLOAD_TYPE),
         clock_rate: 90_000,
         mime_type: "video/VP8".to_owned(),
         payload_type: VIDEO_PAYLOAD_TYPE,
@@ -296,6 +398,38 @@ fn video_stream() -> StreamInfo {
         }],
         ..Default::default()
     }
+}
+
+/// The RTX stream bound on its own, so the TWCC sender numbers and the congestion controller and
+/// the TWCC receiver record its packets (transport-cc, no NACK of its own).
+fn rtx_stream() -> StreamInfo {
+    StreamInfo {
+        ssrc: VIDEO_RTX_SSRC,
+        clock_rate: 90_000,
+        mime_type: "video/rtx".to_owned(),
+        payload_type: VIDEO_RTX_PAYLOAD_TYPE,
+        sdp_fmtp_line: format!("apt={VIDEO_PAYLOAD_TYPE}"),
+        rtcp_feedback: vec![RTCPFeedback {
+            typ: "transport-cc".to_owned(),
+            parameter: String::new(),
+        }],
+        rtp_header_extensions: vec![RTPHeaderExtension {
+            uri: TRANSPORT_CC_URI.to_owned(),
+            id: 5,
+        }],
+        ..Default::default()
+    }
+}
+
+/// The sequence numbers a NACK packet asks for.
+fn nacked_sequence_numbers(packet: &Packet) -> Vec<u16> {
+    let Packet::Rtcp(rtcp) = packet else {
+        return Vec::new();
+    };
+    rtcp.iter()
+        .filter_map(|p| p.as_any().downcast_ref::<TransportLayerNack>())
+        .flat_map(|nack| nack.nacks.iter().flat_map(|pair| pair.packet_list()))
+        .collect()
 }
 
 fn tagged(now: Instant, packet: Packet) -> TaggedPacket {
@@ -454,22 +588,53 @@ pub fn run_call(config: &CallConfig, epoch: Instant) -> Result<CallResult, SimEr
             CongestionControlBuilder::new(estimator).build(),
         )
         .with(Slot::TwccSender, TwccSenderBuilder::new().build())
-        .with(Slot::Pacer, pacer)
-        .with(Slot::NackResponder, NackResponderBuilder::new().build())
-        .build();
-    sender.bind_local_stream(&video_stream());
-
-    // Receiver chain.
-    let mut receiver = Registry::new()
-        .with(Slot::TwccReceiver, TwccReceiverBuilder::new().build())
-        .with(
-            Slot::NackGenerator,
-            NackGeneratorBuilder::new()
-                .with_max_nacks_per_packet(MAX_NACKS_PER_PACKET)
-                .build(),
-        )
-        .build();
-    receiver.bind_remote_stream(&video_stream());
+        .with(Slot::Pacer, pacer);
+    let mut receiver = Registry::new().with(Slot::TwccReceiver, TwccReceiverBuilder::new().build());
+    let mut nack_handles: Option<(NackGeneratorHandle, NackResponderHandle)> = None;
+    match config.nack {
+        NackChoice::Stock => {
+            sender = sender.with(Slot::NackResponder, NackResponderBuilder::new().build());
+            receiver = receiver.with(
+                Slot::NackGenerator,
+                NackGeneratorBuilder::new()
+                    .with_max_nacks_per_packet(MAX_NACKS_PER_PACKET)
+                    .build(),
+            );
+        }
+        NackChoice::Libwebrtc => {
+            let (responder, responder_handle, tap) = NackResponder::new();
+            sender = sender
+                .with(TAP_SLOT, tap)
+                .with(Slot::NackResponder, responder);
+            let (generator, generator_handle) = NackGenerator::new();
+            receiver = receiver
+                .with(RTX_RECEIVER_SLOT, RtxReceiver::new())
+                .with(Slot::NackGenerator, generator);
+            nack_handles = Some((generator_handle, responder_handle));
+        }
+        NackChoice::Off => {}
+    }
+    let rtx = config.nack == NackChoice::Libwebrtc;
+    let mut sender = sender.build();
+    let mut receiver = receiver.build();
+    // The RTX stream first: the pacer classifies by the last binding of an SSRC, and the video
+    // stream's binding marks its RTX SSRC as retransmissions.
+    if rtx {
+        sender.bind_local_stream(&rtx_stream());
+        receiver.bind_remote_stream(&rtx_stream());
+    }
+    sender.bind_local_stream(&video_stream(rtx));
+    receiver.bind_remote_stream(&video_stream(rtx));
+    let mut recovery = RecoveryCounts {
+        nack: config.nack,
+        ..RecoveryCounts::default()
+    };
+    let mut nacked: HashSet<i64> = HashSet::new();
+    let mut last_pli: Option<Time> = None;
+    // The one-way delays of the latest packets sent on each link, and the next RTT report.
+    let mut forward_delay: Option<Duration> = None;
+    let mut reverse_delay: Option<Duration> = None;
+    let mut next_rtt_report = Time::ZERO.saturating_add(RTCP_INTERVAL);
 
     // Media.
     let mut encoder = Encoder::new(
@@ -562,6 +727,7 @@ pub fn run_call(config: &CallConfig, epoch: Instant) -> Result<CallResult, SimEr
                 keyframe_flush: false,
                 frames_dropped: frames_dropped_in,
                 packets_flushed: 0,
+                nack: Some(config.nack.mode()),
             }),
         });
     };
@@ -642,6 +808,17 @@ pub fn run_call(config: &CallConfig, epoch: Instant) -> Result<CallResult, SimEr
             }
         }
 
+        // The RTT an RTCP report would carry, to both ends of the NACK pair.
+        if now >= next_rtt_report {
+            next_rtt_report = now.saturating_add(RTCP_INTERVAL);
+            if let (Some((generator, responder)), Some(f), Some(r)) =
+                (&nack_handles, forward_delay, reverse_delay)
+            {
+                generator.set_rtt(Some(f + r));
+                responder.set_rtt(f + r);
+            }
+        }
+
         // Feedback reaching the sender.
         while let Some(entry) = reverse.first_entry() {
             if entry.key().0 > now {
@@ -666,15 +843,25 @@ pub fn run_call(config: &CallConfig, epoch: Instant) -> Result<CallResult, SimEr
             sender.handle_timeout(instant).map_err(sender_err)?;
         }
         while let Some(packet) = sender.poll_write() {
-            if matches!(packet.message.packet, Packet::Rtp(_)) {
+            let is_rtp = matches!(packet.message.packet, Packet::Rtp(_));
+            let resent = is_rtp && packet.message.has(&Attribute::Retransmission);
+            if is_rtp {
                 rtp_packets_sent += 1;
+            }
+            if resent {
+                recovery.retransmissions_sent += 1;
             }
             if let Some(arrival) = forward_link
                 .send(now, wire_size(&packet.message.packet))
                 .delivered_at()
             {
+                forward_delay = Some(arrival.saturating_duration_since(now));
                 in_flight_id += 1;
                 forward.insert((arrival, in_flight_id), packet);
+            } else if resent {
+                recovery.retransmissions_lost += 1;
+            } else if is_rtp {
+                recovery.media_packets_lost += 1;
             }
         }
 
@@ -701,7 +888,24 @@ pub fn run_call(config: &CallConfig, epoch: Instant) -> Result<CallResult, SimEr
             }
             meter.on_rendered(&frame);
         }
-        if media_receiver.poll_pli(now) {
+        let mut pli_due = media_receiver.poll_pli(now);
+        // The NACK generator's key-frame request (its list overflowed): one PLI source only,
+        // so it is sent only if the media receiver is not asking already and the last PLI is
+        // at least the receiver's PLI spacing old.
+        if let Some((generator, _)) = &nack_handles
+            && generator.take_key_frame_request()
+        {
+            recovery.nack_key_frame_requests += 1;
+            let spaced = last_pli.is_none_or(|t| {
+                now.saturating_duration_since(t) >= media_receiver.config().pli_interval
+            });
+            if !pli_due && !media_receiver.waiting_for_key_frame() && spaced {
+                recovery.nack_plis += 1;
+                pli_due = true;
+            }
+        }
+        if pli_due {
+            last_pli = Some(now);
             let pli = PictureLossIndication {
                 sender_ssrc: RECEIVER_SSRC,
                 media_ssrc: VIDEO_SSRC,
@@ -715,10 +919,16 @@ pub fn run_call(config: &CallConfig, epoch: Instant) -> Result<CallResult, SimEr
             receiver.handle_timeout(instant).map_err(receiver_err)?;
         }
         while let Some(packet) = receiver.poll_write() {
+            let sent = i64::try_from(packetizer.packets_sent()).unwrap_or(i64::MAX);
+            for seq in nacked_sequence_numbers(&packet.message.packet) {
+                recovery.nack_requests += 1;
+                nacked.insert(crate::nack::unwrap_seq(sent, seq));
+            }
             if let Some(arrival) = reverse_link
                 .send(now, wire_size(&packet.message.packet))
                 .delivered_at()
             {
+                reverse_delay = Some(arrival.saturating_duration_since(now));
                 in_flight_id += 1;
                 reverse.insert((arrival, in_flight_id), packet);
             }
@@ -735,6 +945,16 @@ pub fn run_call(config: &CallConfig, epoch: Instant) -> Result<CallResult, SimEr
         &mut truth,
         &mut telemetry,
     );
+    recovery.nacked_packets = nacked.len() as u64;
+    if let Some((generator, responder)) = &nack_handles {
+        let stats = generator.stats();
+        recovery.give_ups = stats.give_ups;
+        recovery.rtt_ms = Some(ms(stats.rtt));
+        let stats = responder.stats();
+        recovery.resends_suppressed = stats.ignored_pending + stats.ignored_recent;
+        recovery.not_in_history = stats.not_in_history;
+        recovery.over_budget = stats.over_budget;
+    }
     Ok(CallResult {
         telemetry,
         qoe: meter.total(),
@@ -742,9 +962,10 @@ pub fn run_call(config: &CallConfig, epoch: Instant) -> Result<CallResult, SimEr
         decisions,
         frames_encoded: encoder.frames_encoded(),
         key_frames: encoder.key_frames(),
-        plis_sent: media_receiver.stats().plis_sent,
+        plis_sent: media_receiver.stats().plis_sent + recovery.nack_plis,
         media_packets: packetizer.packets_sent(),
         rtp_packets_sent,
         stale_deadlines,
+        recovery,
     })
 }
