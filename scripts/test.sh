@@ -20,6 +20,10 @@ if ! cargo fmt --version >/dev/null 2>&1 || ! cargo clippy --version >/dev/null 
 fi
 cargo --version
 
+step "libtorch for policy-train (installed once into $cache, outside the checkout)"
+eval "$(scripts/setup-libtorch.sh)"
+echo "LIBTORCH=$LIBTORCH"
+
 step "cargo fmt --check"
 cargo fmt --all -- --check
 

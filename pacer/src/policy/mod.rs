@@ -5,20 +5,26 @@
 //!
 //! - [`QueuePolicy`]: anything that maps a [`Forecast`] to a limit. [`Fixed`] (WebRTC's 2000 ms,
 //!   also the fallback), [`Random`] (data collection) and [`Heuristic`] (the handover-count table)
-//!   are the baselines of DESIGN section 4; the learned ONNX policy plugs in the same way.
+//!   are the baselines of DESIGN section 4; [`OnnxPolicy`] (feature `learned`, on by default)
+//!   runs the learned transformer with tract, checked against its [`card`].
 //! - [`PolicyController`]: the sans-I/O loop that, at every decision boundary, takes a forecast
 //!   from a [`HandoverSource`](handover_predictor::HandoverSource), asks the policy, clamps the
 //!   answer, hands it to the pacer through its [`PacerHandle`](crate::PacerHandle) and returns a
 //!   [`Decision`] record for telemetry.
 
+pub mod card;
 mod controller;
 mod fixed;
 mod heuristic;
+#[cfg(feature = "learned")]
+pub mod learned;
 mod random;
 
 pub use controller::{Decision, PolicyController};
 pub use fixed::Fixed;
 pub use heuristic::Heuristic;
+#[cfg(feature = "learned")]
+pub use learned::OnnxPolicy;
 pub use random::Random;
 
 use handover_predictor::Forecast;

@@ -1,0 +1,266 @@
+//! The learned policy: a transformer over the 120-s forecast, exported to ONNX by `policy-train`
+//! and run here with tract (pure Rust, no libtorch at run time).
+//!
+//! [`OnnxPolicy::load`] reads the card (DESIGN section 6), checks the ONNX file's sha256 against
+//! it, loads and optimises the model for the fixed `[1, 120, 2]` input (a symbolic batch makes
+//! batch-1 inference about 1.8x slower, reference onnx-export-with-tract.md), checks the output
+//! shape and replays every golden vector. Any failure is a [`LoadError`] that names what was
+//! wrong; a caller that cannot load the model runs [`super::Fixed::webrtc_default`] instead. At
+//! decision time the policy takes the argmax of the logits and answers the card's action for it.
+
+use super::card::{CardError, ModelCard};
+use super::{PolicyError, QueuePolicy};
+use handover_predictor::{Forecast, HORIZON_STEPS};
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use tract_onnx::prelude::*;
+
+/// The largest difference allowed between a golden vector's logits and tract's.
+///
+/// The trainer computes golden logits with libtorch; tract's kernels order sums differently, so
+/// float32 results differ by about 1e-7 (reference onnx-export-with-tract.md: 1.8e-7 against an
+/// f64 pass). 1e-4 leaves room for that and still catches any wrong weight or op.
+pub const GOLDEN_TOLERANCE: f32 = 1e-4;
+
+/// Why a learned policy could not be loaded.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LoadError {
+    /// A file could not be read.
+    #[error("cannot read {path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The card is not valid JSON of the card's shape.
+    #[error("{path} is not a model card: {message}")]
+    CardJson {
+        /// The card.
+        path: PathBuf,
+        /// The parser's message.
+        message: String,
+    },
+    /// The card breaks the contract.
+    #[error("{path}: {source}")]
+    Card {
+        /// The card.
+        path: PathBuf,
+        /// What is wrong.
+        source: CardError,
+    },
+    /// The ONNX file is not the one the card describes.
+    #[error("{path} has sha256 {found}, but its card says {expected}")]
+    Sha256 {
+        /// The ONNX file.
+        path: PathBuf,
+        /// Its sha256.
+        found: String,
+        /// The card's.
+        expected: String,
+    },
+    /// tract could not load, optimise or run the model.
+    #[error("{path}: the model does not load or run: {message}")]
+    Model {
+        /// The ONNX file.
+        path: PathBuf,
+        /// tract's message.
+        message: String,
+    },
+    /// The model's output is not `[1, K]` for the card's K actions.
+    #[error("{path}: the model outputs shape {found:?}, its card promises [1, {actions}]")]
+    OutputShape {
+        /// The ONNX file.
+        path: PathBuf,
+        /// The shape it produced.
+        found: Vec<usize>,
+        /// The card's action count.
+        actions: usize,
+    },
+    /// A golden vector's logits differ from the card's.
+    #[error(
+        "{path}: golden vector {name:?} gives logits {max_difference:e} away from the card's \
+         (tolerance {GOLDEN_TOLERANCE:e})"
+    )]
+    Golden {
+        /// The ONNX file.
+        path: PathBuf,
+        /// The vector.
+        name: String,
+        /// The largest absolute difference.
+        max_difference: f32,
+    },
+}
+
+type Plan = std::sync::Arc<TypedRunnableModel>;
+
+/// The learned queue policy (see the module documentation).
+pub struct OnnxPolicy {
+    card: ModelCard,
+    plan: Plan,
+    name: String,
+}
+
+impl std::fmt::Debug for OnnxPolicy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OnnxPolicy")
+            .field("name", &self.name)
+            .field("actions_ms", &self.card.actions_ms)
+            .finish_non_exhaustive()
+    }
+}
+
+impl OnnxPolicy {
+    /// Loads the card at `card_path` and the ONNX file it names (relative to the card), with
+    /// every check of the module documentation.
+    pub fn load(card_path: impl AsRef<Path>) -> Result<Self, LoadError> {
+        let card_path = card_path.as_ref();
+        let io = |path: &Path| {
+            let path = path.to_path_buf();
+            move |source| LoadError::Io { path, source }
+        };
+        let text = std::fs::read_to_string(card_path).map_err(io(card_path))?;
+        let card: ModelCard = serde_json::from_str(&text).map_err(|e| LoadError::CardJson {
+            path: card_path.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        card.validate().map_err(|source| LoadError::Card {
+            path: card_path.to_path_buf(),
+            source,
+        })?;
+        let onnx_path = card_path
+            .parent()
+            .unwrap_or_else(|| Path::new("."))
+            .join(&card.onnx_file);
+        let bytes = std::fs::read(&onnx_path).map_err(io(&onnx_path))?;
+        let found = hex_sha256(&bytes);
+        if !found.eq_ignore_ascii_case(&card.onnx_sha256) {
+            return Err(LoadError::Sha256 {
+                path: onnx_path,
+                found,
+                expected: card.onnx_sha256.clone(),
+            });
+        }
+        let plan = optimise(&bytes).map_err(|e| LoadError::Model {
+            path: onnx_path.clone(),
+            message: format!("{e:#}"),
+        })?;
+        let name = format!("learned:{}", &card.onnx_sha256[..12]);
+        let policy = Self { card, plan, name };
+        let zero = [0f32; 2 * HORIZON_STEPS];
+        let logits = policy.logits(&zero).map_err(|e| LoadError::Model {
+            path: onnx_path.clone(),
+            message: format!("{e:#}"),
+        })?;
+        if logits.len() != policy.card.actions_ms.len() {
+            return Err(LoadError::OutputShape {
+                path: onnx_path,
+                found: vec![1, logits.len()],
+                actions: policy.card.actions_ms.len(),
+            });
+        }
+        for golden in &policy.card.golden {
+            let got = policy.logits(&golden.input).map_err(|e| LoadError::Model {
+                path: onnx_path.clone(),
+                message: format!("{e:#}"),
+            })?;
+            let max_difference = got
+                .iter()
+                .zip(&golden.logits)
+                .map(|(a, b)| (a - b).abs())
+                .fold(
+                    0f32,
+                    |m, d| if d.is_nan() { f32::INFINITY } else { m.max(d) },
+                );
+            if max_difference > GOLDEN_TOLERANCE {
+                return Err(LoadError::Golden {
+                    path: onnx_path,
+                    name: golden.name.clone(),
+                    max_difference,
+                });
+            }
+        }
+        Ok(policy)
+    }
+
+    /// The card it was loaded with.
+    pub fn card(&self) -> &ModelCard {
+        &self.card
+    }
+
+    /// The logits for one `[1, 120, 2]` input given row-major (240 values).
+    pub fn logits(&self, input: &[f32]) -> TractResult<Vec<f32>> {
+        let tensor = Tensor::from_shape(&[1, HORIZON_STEPS, 2], input)?;
+        let outputs = self.plan.run(tvec!(tensor.into_tvalue()))?;
+        let output = outputs
+            .first()
+            .ok_or_else(|| anyhow::anyhow!("the model has no output"))?;
+        let view = output.to_plain_array_view::<f32>()?;
+        if view.shape().len() != 2 || view.shape()[0] != 1 {
+            anyhow::bail!("the output has shape {:?}, not [1, K]", view.shape());
+        }
+        Ok(view.iter().copied().collect())
+    }
+
+    /// The action index the model picks for `input`.
+    fn choose(&self, input: &[f32]) -> Result<usize, PolicyError> {
+        let logits = self.logits(input).map_err(|e| PolicyError::Failed {
+            policy: self.name.clone(),
+            error: e.into(),
+        })?;
+        if logits.iter().any(|l| !l.is_finite()) {
+            return Err(PolicyError::InvalidOutput {
+                policy: self.name.clone(),
+                reason: format!("non-finite logits {logits:?}"),
+            });
+        }
+        let (index, _) = logits
+            .iter()
+            .enumerate()
+            .fold((0, f32::NEG_INFINITY), |best, (i, &l)| {
+                if l > best.1 { (i, l) } else { best }
+            });
+        Ok(index)
+    }
+}
+
+impl QueuePolicy for OnnxPolicy {
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+
+    fn decide(&mut self, forecast: &Forecast) -> Result<Duration, PolicyError> {
+        let index = self.choose(&forecast.to_tensor())?;
+        let ms =
+            self.card
+                .actions_ms
+                .get(index)
+                .copied()
+                .ok_or_else(|| PolicyError::InvalidOutput {
+                    policy: self.name.clone(),
+                    reason: format!(
+                        "action index {index} outside the card's {} actions",
+                        self.card.actions_ms.len()
+                    ),
+                })?;
+        Ok(Duration::from_millis(ms))
+    }
+}
+
+fn optimise(bytes: &[u8]) -> TractResult<Plan> {
+    tract_onnx::onnx()
+        .model_for_read(&mut std::io::Cursor::new(bytes))?
+        .with_input_fact(0, f32::fact([1, HORIZON_STEPS, 2]).into())?
+        .into_optimized()?
+        .into_runnable()
+}
+
+/// The lowercase hex sha256 of `bytes`.
+pub fn hex_sha256(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}

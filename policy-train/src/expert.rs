@@ -1,0 +1,436 @@
+//! The expert policy (paper section III-A): cluster intervals by their handover pattern, then
+//! give each cluster the queue time limit whose intervals scored the best reward.
+//!
+//! - **Features** of a 120-s window of handover bits: the handover count, and the mean time
+//!   between consecutive handovers in seconds (`(last - first) / (count - 1)`; the whole 120-s
+//!   horizon when there are fewer than two). Count says how many, the gap how densely they come:
+//!   eight handovers 15 s apart (Starlink's slots) and eight in a burst are different paths.
+//!   Both are standardised (z-scores over the training set) before clustering, since they live on
+//!   different scales.
+//! - **Clustering**: K-means (`linfa-clustering`, 10 seeded runs) on the *observed* handovers of
+//!   each interval, for every k from 2 to 8 with its inertia and silhouette, so the choice of k is
+//!   visible; the chosen k (5 by default, as the paper found) builds the expert.
+//! - **Reward** (DESIGN section 5): `r = 2 X - F`, `X` the interval's video bitrate over the
+//!   largest in the training set, `F` its freezes per minute over the largest (0 when no interval
+//!   froze).
+//! - **Labels**: each cluster gets the collection limit with the best mean reward among the
+//!   limits tried at least [`MIN_SAMPLES_PER_ACTION`] times in it (the limit tried most, if none
+//!   was). The deployed action set is the distinct labels, ascending.
+
+use linfa::DatasetBase;
+use linfa::prelude::*;
+use linfa_clustering::KMeans;
+use ndarray::Array2;
+use pacer::handover_predictor::HORIZON_STEPS;
+use pacer::telemetry::IntervalRecord;
+use rand_xoshiro::Xoshiro256Plus;
+use rand_xoshiro::rand_core::SeedableRng;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// A limit needs this many intervals in a cluster before its mean reward can label the cluster.
+///
+/// Chosen: 3, the least for a mean that one outlier does not decide alone.
+pub const MIN_SAMPLES_PER_ACTION: usize = 3;
+/// The ks whose inertia and silhouette are reported.
+pub const K_RANGE: std::ops::RangeInclusive<usize> = 2..=8;
+/// K-means restarts per k (the best inertia wins).
+const KMEANS_RUNS: usize = 10;
+
+/// The two clustering features of a window of handover bits: count, and mean gap in seconds.
+pub fn features(bits: &[u8]) -> [f64; 2] {
+    let at: Vec<usize> = bits
+        .iter()
+        .take(HORIZON_STEPS)
+        .enumerate()
+        .filter(|(_, b)| **b != 0)
+        .map(|(k, _)| k + 1)
+        .collect();
+    let count = at.len() as f64;
+    let gap = match (at.first(), at.last()) {
+        (Some(first), Some(last)) if at.len() >= 2 => (last - first) as f64 / (count - 1.0),
+        _ => HORIZON_STEPS as f64,
+    };
+    [count, gap]
+}
+
+/// The mean reward of one limit within one cluster.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct RewardStat {
+    /// Mean `2X - F`.
+    pub mean: f64,
+    /// Intervals.
+    pub n: usize,
+}
+
+/// One cluster of the expert.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExpertCluster {
+    /// Centre: `[handover count, mean gap s]`.
+    pub center: [f64; 2],
+    /// Training intervals in it.
+    pub size: usize,
+    /// The limit it gets, ms.
+    pub action_ms: u64,
+    /// Mean reward per limit tried in it (key: limit in ms).
+    pub rewards: BTreeMap<u64, RewardStat>,
+}
+
+/// Inertia and silhouette of one k.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct KChoice {
+    /// Clusters.
+    pub k: usize,
+    /// Sum of squared distances to the nearest centre (standardised features).
+    pub inertia: f64,
+    /// Mean silhouette, -1 to 1 (higher: better separated).
+    pub silhouette: f64,
+}
+
+/// The expert (see the module documentation); written as `expert.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Expert {
+    /// Schema tag.
+    pub schema: String,
+    /// The features, in order.
+    pub features: [String; 2],
+    /// Feature means used to standardise.
+    pub feature_mean: [f64; 2],
+    /// Feature standard deviations used to standardise (1 where a feature is constant).
+    pub feature_std: [f64; 2],
+    /// The largest interval bitrate in the training set, kbit/s (`X`'s divisor).
+    pub max_bitrate_kbps: f64,
+    /// The largest freezes per minute in the training set (`F`'s divisor).
+    pub max_freezes_per_min: f64,
+    /// The clusters.
+    pub clusters: Vec<ExpertCluster>,
+    /// The deployed limits, ms, ascending.
+    pub actions_ms: Vec<u64>,
+    /// Inertia and silhouette for each k tried.
+    pub k_choice: Vec<KChoice>,
+    /// Intervals clustered.
+    pub intervals: usize,
+}
+
+/// The expert's schema tag.
+pub const EXPERT_SCHEMA: &str = "leopace.expert.v1";
+
+/// Why no expert could be built.
+#[derive(Debug, thiserror::Error)]
+pub enum ExpertError {
+    /// Fewer intervals than clusters.
+    #[error("{intervals} usable intervals cannot make {k} clusters")]
+    TooFew {
+        /// Usable intervals.
+        intervals: usize,
+        /// Clusters asked for.
+        k: usize,
+    },
+    /// K-means failed.
+    #[error("k-means with k = {k} failed: {message}")]
+    KMeans {
+        /// Clusters.
+        k: usize,
+        /// linfa's message.
+        message: String,
+    },
+}
+
+/// The reward of one interval given the training set's maxima.
+pub fn reward(record: &IntervalRecord, max_bitrate_kbps: f64, max_freezes_per_min: f64) -> f64 {
+    let x = if max_bitrate_kbps > 0.0 {
+        record.qoe.video_bitrate_kbps / max_bitrate_kbps
+    } else {
+        0.0
+    };
+    let f = if max_freezes_per_min > 0.0 {
+        record.qoe.freezes_per_min / max_freezes_per_min
+    } else {
+        0.0
+    };
+    2.0 * x - f
+}
+
+impl Expert {
+    /// Builds the expert with `k` clusters from `records` (all of them are used), seeded.
+    pub fn build(records: &[IntervalRecord], k: usize, seed: u64) -> Result<Self, ExpertError> {
+        if records.len() < k.max(*K_RANGE.end()) {
+            return Err(ExpertError::TooFew {
+                intervals: records.len(),
+                k: k.max(*K_RANGE.end()),
+            });
+        }
+        let raw: Vec<[f64; 2]> = records
+            .iter()
+            .map(|r| features(&r.observed.handover.bits()))
+            .collect();
+        let (mean, std) = standardisation(&raw);
+        let z = Array2::from_shape_fn((raw.len(), 2), |(i, j)| (raw[i][j] - mean[j]) / std[j]);
+
+        let mut k_choice = Vec::new();
+        let mut chosen = None;
+        for kk in K_RANGE.clone().chain((!K_RANGE.contains(&k)).then_some(k)) {
+            let (centres, labels, inertia) = kmeans(&z, kk, seed)?;
+            k_choice.push(KChoice {
+                k: kk,
+                inertia,
+                silhouette: silhouette(&z, &labels, kk),
+            });
+            if kk == k {
+                chosen = Some((centres, labels));
+            }
+        }
+        let (centres, labels) = chosen.ok_or(ExpertError::TooFew {
+            intervals: records.len(),
+            k,
+        })?;
+
+        let max_bitrate_kbps = records
+            .iter()
+            .map(|r| r.qoe.video_bitrate_kbps)
+            .fold(0.0, f64::max);
+        let max_freezes_per_min = records
+            .iter()
+            .map(|r| r.qoe.freezes_per_min)
+            .fold(0.0, f64::max);
+        let mut clusters = Vec::with_capacity(k);
+        for c in 0..k {
+            let mut by_action: BTreeMap<u64, (f64, usize)> = BTreeMap::new();
+            let mut size = 0;
+            for (record, &label) in records.iter().zip(&labels) {
+                if label != c {
+                    continue;
+                }
+                size += 1;
+                let e = by_action.entry(record.action_ms).or_insert((0.0, 0));
+                e.0 += reward(record, max_bitrate_kbps, max_freezes_per_min);
+                e.1 += 1;
+            }
+            let rewards: BTreeMap<u64, RewardStat> = by_action
+                .into_iter()
+                .map(|(a, (sum, n))| {
+                    (
+                        a,
+                        RewardStat {
+                            mean: sum / n as f64,
+                            n,
+                        },
+                    )
+                })
+                .collect();
+            let action_ms = label_of(&rewards);
+            let centre = [
+                centres[[c, 0]] * std[0] + mean[0],
+                centres[[c, 1]] * std[1] + mean[1],
+            ];
+            clusters.push(ExpertCluster {
+                center: centre,
+                size,
+                action_ms,
+                rewards,
+            });
+        }
+        // A stable order: by handover count, then gap.
+        clusters.sort_by(|a, b| {
+            a.center[0]
+                .total_cmp(&b.center[0])
+                .then(a.center[1].total_cmp(&b.center[1]))
+        });
+        let mut actions_ms: Vec<u64> = clusters.iter().map(|c| c.action_ms).collect();
+        actions_ms.sort_unstable();
+        actions_ms.dedup();
+        Ok(Self {
+            schema: EXPERT_SCHEMA.to_owned(),
+            features: [
+                "handover count".into(),
+                "mean inter-handover time (s)".into(),
+            ],
+            feature_mean: mean,
+            feature_std: std,
+            max_bitrate_kbps,
+            max_freezes_per_min,
+            clusters,
+            actions_ms,
+            k_choice,
+            intervals: records.len(),
+        })
+    }
+
+    /// The cluster whose centre is nearest to the features of `bits` (standardised distance).
+    pub fn cluster_of(&self, bits: &[u8]) -> usize {
+        let f = features(bits);
+        let z = |v: [f64; 2]| {
+            [
+                (v[0] - self.feature_mean[0]) / self.feature_std[0],
+                (v[1] - self.feature_mean[1]) / self.feature_std[1],
+            ]
+        };
+        let p = z(f);
+        self.clusters
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let q = z(c.center);
+                (i, (p[0] - q[0]).powi(2) + (p[1] - q[1]).powi(2))
+            })
+            .fold(
+                (0, f64::INFINITY),
+                |best, (i, d)| if d < best.1 { (i, d) } else { best },
+            )
+            .0
+    }
+
+    /// The expert's limit for a window of handover bits.
+    pub fn action_for(&self, bits: &[u8]) -> u64 {
+        self.clusters[self.cluster_of(bits)].action_ms
+    }
+
+    /// The index of the expert's limit for `bits` in the deployed action set.
+    pub fn label_for(&self, bits: &[u8]) -> usize {
+        let action = self.action_for(bits);
+        self.actions_ms
+            .iter()
+            .position(|&a| a == action)
+            .unwrap_or(0)
+    }
+}
+
+fn label_of(rewards: &BTreeMap<u64, RewardStat>) -> u64 {
+    let best = rewards
+        .iter()
+        .filter(|(_, s)| s.n >= MIN_SAMPLES_PER_ACTION)
+        .fold(None::<(u64, f64)>, |best, (&a, s)| match best {
+            Some((_, m)) if m >= s.mean => best,
+            _ => Some((a, s.mean)),
+        });
+    match best {
+        Some((a, _)) => a,
+        None => rewards
+            .iter()
+            .fold(None::<(u64, usize)>, |best, (&a, s)| match best {
+                Some((_, n)) if n >= s.n => best,
+                _ => Some((a, s.n)),
+            })
+            .map_or(pacer::policy::COLLECTION_ACTIONS_MS[11], |(a, _)| a),
+    }
+}
+
+fn standardisation(raw: &[[f64; 2]]) -> ([f64; 2], [f64; 2]) {
+    let n = raw.len().max(1) as f64;
+    let mut mean = [0.0; 2];
+    let mut std = [0.0; 2];
+    for j in 0..2 {
+        mean[j] = raw.iter().map(|r| r[j]).sum::<f64>() / n;
+        let var = raw.iter().map(|r| (r[j] - mean[j]).powi(2)).sum::<f64>() / n;
+        std[j] = if var > 1e-12 { var.sqrt() } else { 1.0 };
+    }
+    (mean, std)
+}
+
+type Clustering = (Array2<f64>, Vec<usize>, f64);
+
+fn kmeans(z: &Array2<f64>, k: usize, seed: u64) -> Result<Clustering, ExpertError> {
+    let dataset = DatasetBase::from(z.clone());
+    let rng = Xoshiro256Plus::seed_from_u64(seed);
+    let model = KMeans::params_with_rng(k, rng)
+        .n_runs(KMEANS_RUNS)
+        .max_n_iterations(300)
+        .tolerance(1e-6)
+        .fit(&dataset)
+        .map_err(|e| ExpertError::KMeans {
+            k,
+            message: e.to_string(),
+        })?;
+    let labels = model.predict(z).to_vec();
+    let centres = model.centroids().clone();
+    let inertia = z
+        .outer_iter()
+        .zip(&labels)
+        .map(|(p, &l)| {
+            (0..2)
+                .map(|j| (p[j] - centres[[l, j]]).powi(2))
+                .sum::<f64>()
+        })
+        .sum();
+    Ok((centres, labels, inertia))
+}
+
+/// The mean silhouette of a labelling (0 when every point is in one cluster).
+pub fn silhouette(z: &Array2<f64>, labels: &[usize], k: usize) -> f64 {
+    let n = labels.len();
+    let mut sizes = vec![0usize; k];
+    for &l in labels {
+        sizes[l] += 1;
+    }
+    let mut total = 0.0;
+    let mut sums = vec![0.0; k];
+    for i in 0..n {
+        sums.iter_mut().for_each(|s| *s = 0.0);
+        for j in 0..n {
+            let d = ((z[[i, 0]] - z[[j, 0]]).powi(2) + (z[[i, 1]] - z[[j, 1]]).powi(2)).sqrt();
+            sums[labels[j]] += d;
+        }
+        let own = labels[i];
+        if sizes[own] <= 1 {
+            continue;
+        }
+        let a = sums[own] / (sizes[own] - 1) as f64;
+        let b = (0..k)
+            .filter(|&c| c != own && sizes[c] > 0)
+            .map(|c| sums[c] / sizes[c] as f64)
+            .fold(f64::INFINITY, f64::min);
+        if b.is_finite() && a.max(b) > 0.0 {
+            total += (b - a) / a.max(b);
+        }
+    }
+    if n == 0 { 0.0 } else { total / n as f64 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bits_at(seconds: &[usize]) -> Vec<u8> {
+        let mut b = vec![0u8; HORIZON_STEPS];
+        for &s in seconds {
+            b[s - 1] = 1;
+        }
+        b
+    }
+
+    #[test]
+    fn features_are_the_count_and_the_mean_gap_or_the_horizon() {
+        assert_eq!(features(&bits_at(&[])), [0.0, 120.0]);
+        assert_eq!(features(&bits_at(&[30])), [1.0, 120.0]);
+        assert_eq!(features(&bits_at(&[15, 30, 45, 60])), [4.0, 15.0]);
+        assert_eq!(features(&bits_at(&[10, 12, 20])), [3.0, 5.0]);
+    }
+
+    #[test]
+    fn the_label_is_the_best_mean_reward_among_limits_tried_often_enough() {
+        let mut r = BTreeMap::new();
+        r.insert(500, RewardStat { mean: 1.5, n: 3 });
+        r.insert(900, RewardStat { mean: 1.9, n: 2 }); // too few
+        r.insert(2000, RewardStat { mean: 1.2, n: 10 });
+        assert_eq!(label_of(&r), 500);
+        let mut few = BTreeMap::new();
+        few.insert(600, RewardStat { mean: 1.0, n: 2 });
+        few.insert(4000, RewardStat { mean: 0.5, n: 1 });
+        assert_eq!(label_of(&few), 600);
+    }
+
+    #[test]
+    fn two_clear_groups_have_a_silhouette_near_one() {
+        let z = Array2::from_shape_vec(
+            (6, 2),
+            vec![
+                0.0, 0.0, 0.1, 0.0, 0.0, 0.1, 10.0, 10.0, 10.1, 10.0, 10.0, 10.1,
+            ],
+        )
+        .unwrap();
+        let s = silhouette(&z, &[0, 0, 0, 1, 1, 1], 2);
+        assert!(s > 0.98, "{s}");
+        let mixed = silhouette(&z, &[0, 1, 0, 1, 0, 1], 2);
+        assert!(mixed < 0.0, "{mixed}");
+    }
+}

@@ -1,0 +1,315 @@
+//! Writing the trained network as ONNX with tract's prost types (`tract_onnx::pb`).
+//!
+//! The graph is explicit, one ONNX op per step of [`crate::model::PolicyNet::forward`] in eval
+//! mode (no dropout): MatMul, Add, Relu, Reshape, Transpose, Div, Softmax, LayerNormalization,
+//! ReduceMean. Facts this relies on (reference onnx-export-with-tract.md): opset 17 with IR
+//! version 8; every attribute's `type` set (tract rejects an unset one, and is lenient about much
+//! else, so the files are also checked with the `onnx` checker and onnxruntime); ReduceMean's
+//! `axes` is an attribute at opset 17 (an input from 18 on); weights as little-endian float32
+//! `raw_data`; a tch Linear weight `[out, in]` transposed to `[in, out]` for MatMul. The encoding
+//! is deterministic: the same weights give the same bytes.
+
+use crate::model::{D_MODEL, FF_WIDTH, HEADS, LAYERS, LN_EPS};
+use pacer::handover_predictor::HORIZON_STEPS;
+use pacer::policy::card::{INPUT_NAME, OPSET, OUTPUT_NAME};
+use prost::Message;
+use std::collections::HashMap;
+use tract_onnx::pb;
+use tract_onnx::pb::attribute_proto::AttributeType;
+use tract_onnx::pb::tensor_proto::DataType;
+
+/// The ONNX IR version written (IR 8 goes with opset 17).
+pub const IR_VERSION: i64 = 8;
+
+/// Why a graph could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum ExportError {
+    /// A weight the graph needs is missing or has the wrong shape.
+    #[error("weight {name}: {problem}")]
+    Weight {
+        /// Its export name.
+        name: String,
+        /// What is wrong.
+        problem: String,
+    },
+}
+
+/// A weight: shape and row-major values.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Weight {
+    /// Shape.
+    pub shape: Vec<i64>,
+    /// Values, row-major.
+    pub values: Vec<f32>,
+}
+
+struct Graph {
+    nodes: Vec<pb::NodeProto>,
+    initializers: Vec<pb::TensorProto>,
+    counter: usize,
+}
+
+fn attr_ints(name: &str, ints: Vec<i64>) -> pb::AttributeProto {
+    pb::AttributeProto {
+        name: name.into(),
+        r#type: AttributeType::Ints as i32,
+        ints,
+        ..Default::default()
+    }
+}
+
+fn attr_int(name: &str, i: i64) -> pb::AttributeProto {
+    pb::AttributeProto {
+        name: name.into(),
+        r#type: AttributeType::Int as i32,
+        i,
+        ..Default::default()
+    }
+}
+
+fn attr_float(name: &str, f: f32) -> pb::AttributeProto {
+    pb::AttributeProto {
+        name: name.into(),
+        r#type: AttributeType::Float as i32,
+        f,
+        ..Default::default()
+    }
+}
+
+fn value_info(name: &str, dims: &[i64]) -> pb::ValueInfoProto {
+    use pb::tensor_shape_proto::{Dimension, dimension};
+    pb::ValueInfoProto {
+        name: name.into(),
+        r#type: Some(pb::TypeProto {
+            value: Some(pb::type_proto::Value::TensorType(pb::type_proto::Tensor {
+                elem_type: DataType::Float as i32,
+                shape: Some(pb::TensorShapeProto {
+                    dim: dims
+                        .iter()
+                        .map(|&d| Dimension {
+                            value: Some(dimension::Value::DimValue(d)),
+                            ..Default::default()
+                        })
+                        .collect(),
+                }),
+            })),
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
+
+impl Graph {
+    fn op(&mut self, op: &str, inputs: &[&str], attributes: Vec<pb::AttributeProto>) -> String {
+        self.counter += 1;
+        let output = format!("{}_{}", op.to_lowercase(), self.counter);
+        self.nodes.push(pb::NodeProto {
+            input: inputs.iter().map(|s| s.to_string()).collect(),
+            output: vec![output.clone()],
+            name: format!("{op}_{}", self.counter),
+            op_type: op.into(),
+            attribute: attributes,
+            ..Default::default()
+        });
+        output
+    }
+
+    fn float(&mut self, name: &str, shape: &[i64], values: &[f32]) -> String {
+        self.initializers.push(pb::TensorProto {
+            name: name.into(),
+            dims: shape.to_vec(),
+            data_type: DataType::Float as i32,
+            raw_data: values.iter().flat_map(|v| v.to_le_bytes()).collect(),
+            ..Default::default()
+        });
+        name.into()
+    }
+
+    fn int64(&mut self, name: &str, values: &[i64]) -> String {
+        self.initializers.push(pb::TensorProto {
+            name: name.into(),
+            dims: vec![values.len() as i64],
+            data_type: DataType::Int64 as i32,
+            raw_data: values.iter().flat_map(|v| v.to_le_bytes()).collect(),
+            ..Default::default()
+        });
+        name.into()
+    }
+}
+
+/// Weights by export name, with shape checks.
+struct Weights<'a>(&'a HashMap<String, Weight>);
+
+impl Weights<'_> {
+    fn get(&self, name: &str, shape: &[i64]) -> Result<&Weight, ExportError> {
+        let w = self.0.get(name).ok_or_else(|| ExportError::Weight {
+            name: name.into(),
+            problem: "missing".into(),
+        })?;
+        if w.shape != shape || w.values.len() as i64 != shape.iter().product::<i64>() {
+            return Err(ExportError::Weight {
+                name: name.into(),
+                problem: format!("shape {:?}, expected {shape:?}", w.shape),
+            });
+        }
+        Ok(w)
+    }
+}
+
+/// `[out, in]` row-major to `[in, out]` row-major.
+fn transpose(w: &Weight) -> Vec<f32> {
+    let (rows, cols) = (w.shape[0] as usize, w.shape[1] as usize);
+    let mut t = vec![0f32; rows * cols];
+    for r in 0..rows {
+        for c in 0..cols {
+            t[c * rows + r] = w.values[r * cols + c];
+        }
+    }
+    t
+}
+
+/// The ONNX bytes of the network whose weights are `weights` (export names of
+/// [`crate::model::PolicyNet::named_weights`]) with `actions` outputs.
+pub fn onnx_bytes(
+    weights: &HashMap<String, Weight>,
+    actions: usize,
+) -> Result<Vec<u8>, ExportError> {
+    let w = Weights(weights);
+    let k = actions as i64;
+    let steps = HORIZON_STEPS as i64;
+    let head_dim = D_MODEL / HEADS;
+    let mut g = Graph {
+        nodes: Vec::new(),
+        initializers: Vec::new(),
+        counter: 0,
+    };
+    let linear = |g: &mut Graph, x: &str, name: &str, i: i64, o: i64| {
+        let weight = w.get(&format!("{name}.weight"), &[o, i])?;
+        let bias = w.get(&format!("{name}.bias"), &[o])?;
+        let wt = g.float(&format!("{name}.weight_t"), &[i, o], &transpose(weight));
+        let b = g.float(&format!("{name}.bias"), &[o], &bias.values);
+        let mm = g.op("MatMul", &[x, &wt], vec![]);
+        Ok::<String, ExportError>(g.op("Add", &[&mm, &b], vec![]))
+    };
+
+    let t1 = linear(&mut g, INPUT_NAME, "tok1", 2, D_MODEL)?;
+    let r1 = g.op("Relu", &[&t1], vec![]);
+    let t2 = linear(&mut g, &r1, "tok2", D_MODEL, D_MODEL)?;
+    let pos = w.get("pos", &[steps, D_MODEL])?;
+    let pos = g.float("pos", &[steps, D_MODEL], &pos.values);
+    let mut h = g.op("Add", &[&t2, &pos], vec![]);
+
+    let split_shape = g.int64("shape_split", &[1, steps, HEADS, head_dim]);
+    let merge_shape = g.int64("shape_merge", &[1, steps, D_MODEL]);
+    let scale = g.float("attention_scale", &[], &[(head_dim as f32).sqrt()]);
+    for l in 0..LAYERS {
+        let p = format!("layer{l}");
+        let heads = |g: &mut Graph, x: &str, perm: Vec<i64>| {
+            let r = g.op("Reshape", &[x, &split_shape], vec![]);
+            g.op("Transpose", &[&r], vec![attr_ints("perm", perm)])
+        };
+        let q = linear(&mut g, &h, &format!("{p}.q"), D_MODEL, D_MODEL)?;
+        let kk = linear(&mut g, &h, &format!("{p}.k"), D_MODEL, D_MODEL)?;
+        let v = linear(&mut g, &h, &format!("{p}.v"), D_MODEL, D_MODEL)?;
+        let q = heads(&mut g, &q, vec![0, 2, 1, 3]);
+        let kt = heads(&mut g, &kk, vec![0, 2, 3, 1]);
+        let v = heads(&mut g, &v, vec![0, 2, 1, 3]);
+        let scores = g.op("MatMul", &[&q, &kt], vec![]);
+        let scaled = g.op("Div", &[&scores, &scale], vec![]);
+        let attention = g.op("Softmax", &[&scaled], vec![attr_int("axis", -1)]);
+        let context = g.op("MatMul", &[&attention, &v], vec![]);
+        let context = g.op(
+            "Transpose",
+            &[&context],
+            vec![attr_ints("perm", vec![0, 2, 1, 3])],
+        );
+        let context = g.op("Reshape", &[&context, &merge_shape], vec![]);
+        let out = linear(&mut g, &context, &format!("{p}.o"), D_MODEL, D_MODEL)?;
+        let residual = g.op("Add", &[&h, &out], vec![]);
+        h = layer_norm(&mut g, &w, &residual, &format!("{p}.ln1"))?;
+        let f1 = linear(&mut g, &h, &format!("{p}.ff1"), D_MODEL, FF_WIDTH)?;
+        let f1 = g.op("Relu", &[&f1], vec![]);
+        let f2 = linear(&mut g, &f1, &format!("{p}.ff2"), FF_WIDTH, D_MODEL)?;
+        let residual = g.op("Add", &[&h, &f2], vec![]);
+        h = layer_norm(&mut g, &w, &residual, &format!("{p}.ln2"))?;
+    }
+    let pooled = g.op(
+        "ReduceMean",
+        &[&h],
+        vec![attr_ints("axes", vec![1]), attr_int("keepdims", 0)],
+    );
+    let logits = linear(&mut g, &pooled, "head", D_MODEL, k)?;
+    // Name the final output as the contract says.
+    if let Some(last) = g.nodes.last_mut() {
+        last.output = vec![OUTPUT_NAME.into()];
+    }
+    let _ = logits;
+
+    let model = pb::ModelProto {
+        ir_version: IR_VERSION,
+        opset_import: vec![pb::OperatorSetIdProto {
+            domain: String::new(),
+            version: OPSET,
+        }],
+        producer_name: "leopace policy-train".into(),
+        producer_version: env!("CARGO_PKG_VERSION").into(),
+        graph: Some(pb::GraphProto {
+            name: "leopace_policy".into(),
+            node: g.nodes,
+            initializer: g.initializers,
+            input: vec![value_info(INPUT_NAME, &[1, steps, 2])],
+            output: vec![value_info(OUTPUT_NAME, &[1, k])],
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    Ok(model.encode_to_vec())
+}
+
+fn layer_norm(g: &mut Graph, w: &Weights<'_>, x: &str, name: &str) -> Result<String, ExportError> {
+    let scale = w.get(&format!("{name}.weight"), &[D_MODEL])?;
+    let bias = w.get(&format!("{name}.bias"), &[D_MODEL])?;
+    let s = g.float(&format!("{name}.weight"), &[D_MODEL], &scale.values);
+    let b = g.float(&format!("{name}.bias"), &[D_MODEL], &bias.values);
+    Ok(g.op(
+        "LayerNormalization",
+        &[x, &s, &b],
+        vec![attr_int("axis", -1), attr_float("epsilon", LN_EPS as f32)],
+    ))
+}
+
+/// The weights stored in an ONNX file this module wrote, by export name (transposed back to
+/// tch's `[out, in]`), so a tch network can be rebuilt from a shipped model.
+pub fn weights_of(bytes: &[u8]) -> Result<HashMap<String, Weight>, prost::DecodeError> {
+    let model = pb::ModelProto::decode(bytes)?;
+    let mut out = HashMap::new();
+    for t in model.graph.map(|g| g.initializer).unwrap_or_default() {
+        if t.data_type != DataType::Float as i32 || t.dims.is_empty() {
+            continue;
+        }
+        let values: Vec<f32> = t
+            .raw_data
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
+        if let Some(base) = t.name.strip_suffix(".weight_t") {
+            let w = Weight {
+                shape: vec![t.dims[1], t.dims[0]],
+                values: transpose(&Weight {
+                    shape: t.dims.clone(),
+                    values,
+                }),
+            };
+            out.insert(format!("{base}.weight"), w);
+        } else {
+            out.insert(
+                t.name.clone(),
+                Weight {
+                    shape: t.dims.clone(),
+                    values,
+                },
+            );
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,27 @@
+//! Offline training of the learned queue policy (paper section III; DESIGN sections 3-6).
+//!
+//! The pipeline, one module per stage:
+//!
+//! 1. [`logs`]: telemetry files (`leopace.interval.v1`, one line per decision interval) in,
+//!    records and rejected lines out.
+//! 2. [`expert`]: K-means over the *observed* handover pattern of each interval, each cluster
+//!    labelled with the queue limit of best mean reward `2X - F`: the expert policy.
+//! 3. [`train`]: the transformer of [`model`] imitates the expert on the *forecast* each interval
+//!    was decided on, with 5-fold cross-validation, in tch (libtorch).
+//! 4. [`export`]: the trained weights as an explicit ONNX graph (tract's prost types), and
+//!    [`card`]: the model card with golden vectors.
+//! 5. [`verify`]: the exported file loaded as the pacer loads it (tract), against its card and
+//!    against tch.
+//!
+//! Only this crate links libtorch; the pacer runs the exported model with tract.
+
+#![forbid(unsafe_code)]
+
+pub mod card;
+pub mod expert;
+pub mod export;
+pub mod logs;
+pub mod model;
+pub mod plot;
+pub mod train;
+pub mod verify;

@@ -1,0 +1,312 @@
+//! Imitation of the expert (paper section III-C): the network learns the expert's limit for the
+//! interval's *forecast* (the state the policy sees at decision time), with cross-entropy.
+//!
+//! AdamW (learning rate 1e-3, weight decay 0.01), dropout 0.1, cosine annealing of the learning
+//! rate over the epochs, batches of 128, 100 epochs (the hyperparameters). 5-fold
+//! cross-validation on a seeded shuffle reports the held-out accuracy per fold and a confusion
+//! matrix; then the final network is fit on all the data. Everything is seeded (`tch`'s
+//! generator, the shuffles) and runs on the CPU; with the same thread count the same logs give the
+//! same weights.
+
+use crate::expert::Expert;
+use crate::model::{PolicyNet, parameter_count};
+use pacer::handover_predictor::HORIZON_STEPS;
+use pacer::telemetry::IntervalRecord;
+use rand::SeedableRng;
+use rand::seq::SliceRandom;
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+use tch::{Device, Kind, Tensor, nn, nn::OptimizerConfig};
+
+/// Training hyperparameters.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Hyper {
+    /// Epochs per fit.
+    pub epochs: usize,
+    /// Batch size.
+    pub batch: usize,
+    /// Peak learning rate.
+    pub learning_rate: f64,
+    /// AdamW weight decay.
+    pub weight_decay: f64,
+    /// Dropout.
+    pub dropout: f64,
+    /// Cross-validation folds (0 or 1: none).
+    pub folds: usize,
+    /// Seed.
+    pub seed: u64,
+}
+
+impl Default for Hyper {
+    fn default() -> Self {
+        Self {
+            epochs: 100,
+            batch: 128,
+            learning_rate: 1e-3,
+            weight_decay: 0.01,
+            dropout: 0.1,
+            folds: 5,
+            seed: 1,
+        }
+    }
+}
+
+/// The training set: forecasts and the expert's labels.
+#[derive(Debug)]
+pub struct Dataset {
+    /// `[N, 120, 2]` float.
+    pub inputs: Tensor,
+    /// `[N]` int64 action indices.
+    pub labels: Tensor,
+    /// Labels as plain numbers.
+    pub label_list: Vec<i64>,
+}
+
+impl Dataset {
+    /// One sample per record: its forecast tensor, labelled with the expert's action for it.
+    pub fn new(records: &[IntervalRecord], expert: &Expert) -> Self {
+        let mut flat = Vec::with_capacity(records.len() * 2 * HORIZON_STEPS);
+        let mut labels = Vec::with_capacity(records.len());
+        for r in records {
+            flat.extend_from_slice(&r.forecast.to_tensor());
+            labels.push(expert.label_for(&r.forecast.handover.bits()) as i64);
+        }
+        let n = records.len() as i64;
+        Self {
+            inputs: Tensor::from_slice(&flat).view([n, HORIZON_STEPS as i64, 2]),
+            labels: Tensor::from_slice(&labels),
+            label_list: labels,
+        }
+    }
+
+    /// Samples.
+    pub fn len(&self) -> usize {
+        self.label_list.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.label_list.is_empty()
+    }
+}
+
+/// One epoch of a fit.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Epoch {
+    /// Mean training loss.
+    pub loss: f64,
+    /// Training accuracy (in eval mode, after the epoch).
+    pub train_accuracy: f64,
+    /// Held-out accuracy, when there is a held-out set.
+    pub validation_accuracy: Option<f64>,
+}
+
+/// One cross-validation fold.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Fold {
+    /// Held-out accuracy after the last epoch.
+    pub accuracy: f64,
+    /// Held-out samples.
+    pub size: usize,
+    /// Per epoch.
+    pub curve: Vec<Epoch>,
+}
+
+/// What training produced, besides the network.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TrainReport {
+    /// The hyperparameters.
+    pub hyper: Hyper,
+    /// Samples.
+    pub samples: usize,
+    /// Samples per action index.
+    pub class_counts: Vec<usize>,
+    /// Trainable parameters.
+    pub parameters: i64,
+    /// The folds.
+    pub folds: Vec<Fold>,
+    /// Mean held-out accuracy.
+    pub accuracy_mean: f64,
+    /// Standard deviation of the fold accuracies.
+    pub accuracy_std: f64,
+    /// Confusion matrix over all held-out samples: `[true][predicted]`.
+    pub confusion: Vec<Vec<u64>>,
+    /// The final fit, per epoch.
+    pub final_curve: Vec<Epoch>,
+}
+
+/// A trained network and the store that owns its weights.
+pub struct Trained {
+    /// The variables.
+    pub vs: nn::VarStore,
+    /// The network.
+    pub net: PolicyNet,
+}
+
+/// Accuracy of `net` on the samples at `index`, and its predictions.
+pub fn evaluate(net: &PolicyNet, data: &Dataset, index: &[i64]) -> (f64, Vec<i64>) {
+    if index.is_empty() {
+        return (0.0, Vec::new());
+    }
+    let idx = Tensor::from_slice(index);
+    let predictions: Vec<i64> = tch::no_grad(|| {
+        let logits = net.forward(&data.inputs.index_select(0, &idx), false);
+        Vec::<i64>::try_from(logits.argmax(-1, false)).unwrap_or_default()
+    });
+    let correct = predictions
+        .iter()
+        .zip(index)
+        .filter(|(p, i)| **p == data.label_list[**i as usize])
+        .count();
+    (correct as f64 / index.len() as f64, predictions)
+}
+
+/// Fits a fresh network on `train`, reporting each epoch (held-out accuracy on `validation`
+/// when given) through `on_epoch`.
+pub fn fit(
+    data: &Dataset,
+    actions: usize,
+    train: &[i64],
+    validation: &[i64],
+    hyper: &Hyper,
+    seed: u64,
+    mut on_epoch: impl FnMut(usize, &Epoch),
+) -> Result<(Trained, Vec<Epoch>), tch::TchError> {
+    tch::manual_seed(seed as i64);
+    let vs = nn::VarStore::new(Device::Cpu);
+    let net = PolicyNet::new(&vs.root(), actions, hyper.dropout);
+    let mut opt = nn::AdamW {
+        wd: hyper.weight_decay,
+        ..Default::default()
+    }
+    .build(&vs, hyper.learning_rate)?;
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut order = train.to_vec();
+    let mut curve = Vec::with_capacity(hyper.epochs);
+    for epoch in 0..hyper.epochs {
+        let progress = epoch as f64 / hyper.epochs.max(1) as f64;
+        opt.set_lr(0.5 * hyper.learning_rate * (1.0 + (std::f64::consts::PI * progress).cos()));
+        order.shuffle(&mut rng);
+        let mut loss_sum = 0.0;
+        let mut batches = 0;
+        for chunk in order.chunks(hyper.batch.max(1)) {
+            let idx = Tensor::from_slice(chunk);
+            let x = data.inputs.index_select(0, &idx);
+            let y = data.labels.index_select(0, &idx);
+            let loss = net.forward(&x, true).cross_entropy_for_logits(&y);
+            opt.backward_step(&loss);
+            loss_sum += loss.double_value(&[]);
+            batches += 1;
+        }
+        let (train_accuracy, _) = evaluate(&net, data, train);
+        let validation_accuracy =
+            (!validation.is_empty()).then(|| evaluate(&net, data, validation).0);
+        let e = Epoch {
+            loss: loss_sum / f64::from(batches.max(1)),
+            train_accuracy,
+            validation_accuracy,
+        };
+        on_epoch(epoch, &e);
+        curve.push(e);
+    }
+    Ok((Trained { vs, net }, curve))
+}
+
+/// Cross-validates, then fits on everything. `on_epoch(done, total)` reports progress.
+pub fn train(
+    data: &Dataset,
+    actions: usize,
+    hyper: &Hyper,
+    mut on_epoch: impl FnMut(usize, usize),
+) -> Result<(Trained, TrainReport), tch::TchError> {
+    let n = data.len();
+    let folds = if hyper.folds >= 2 && n >= hyper.folds {
+        hyper.folds
+    } else {
+        0
+    };
+    let total = (folds + 1) * hyper.epochs;
+    let mut done = 0;
+    let mut all: Vec<i64> = (0..n as i64).collect();
+    all.shuffle(&mut ChaCha8Rng::seed_from_u64(hyper.seed ^ 0xF01D));
+    let mut fold_results = Vec::new();
+    let mut confusion = vec![vec![0u64; actions]; actions];
+    for f in 0..folds {
+        let validation: Vec<i64> = all.iter().copied().skip(f).step_by(folds).collect();
+        let train_idx: Vec<i64> = all
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| i % folds != f)
+            .map(|(_, &v)| v)
+            .collect();
+        let (trained, curve) = fit(
+            data,
+            actions,
+            &train_idx,
+            &validation,
+            hyper,
+            hyper.seed.wrapping_add(f as u64 + 1),
+            |_, _| {
+                done += 1;
+                on_epoch(done, total);
+            },
+        )?;
+        let (accuracy, predictions) = evaluate(&trained.net, data, &validation);
+        for (p, i) in predictions.iter().zip(&validation) {
+            let t = data.label_list[*i as usize] as usize;
+            if let Some(cell) = confusion
+                .get_mut(t)
+                .and_then(|row| row.get_mut(*p as usize))
+            {
+                *cell += 1;
+            }
+        }
+        fold_results.push(Fold {
+            accuracy,
+            size: validation.len(),
+            curve,
+        });
+    }
+    let (trained, final_curve) = fit(data, actions, &all, &[], hyper, hyper.seed, |_, _| {
+        done += 1;
+        on_epoch(done, total);
+    })?;
+    let accs: Vec<f64> = fold_results.iter().map(|f| f.accuracy).collect();
+    let mean = if accs.is_empty() {
+        0.0
+    } else {
+        accs.iter().sum::<f64>() / accs.len() as f64
+    };
+    let std = if accs.len() < 2 {
+        0.0
+    } else {
+        (accs.iter().map(|a| (a - mean).powi(2)).sum::<f64>() / (accs.len() - 1) as f64).sqrt()
+    };
+    let mut class_counts = vec![0usize; actions];
+    for &l in &data.label_list {
+        if let Some(c) = class_counts.get_mut(l as usize) {
+            *c += 1;
+        }
+    }
+    let report = TrainReport {
+        hyper: *hyper,
+        samples: n,
+        class_counts,
+        parameters: parameter_count(&trained.vs),
+        folds: fold_results,
+        accuracy_mean: mean,
+        accuracy_std: std,
+        confusion,
+        final_curve,
+    };
+    Ok((trained, report))
+}
+
+/// The logits of `net` for one `[1, 120, 2]` input given row-major.
+pub fn logits_of(net: &PolicyNet, input: &[f32]) -> Vec<f32> {
+    tch::no_grad(|| {
+        let x = Tensor::from_slice(input).view([1, HORIZON_STEPS as i64, 2]);
+        let out = net.forward(&x, false).to_kind(Kind::Float).view([-1]);
+        Vec::<f32>::try_from(out).unwrap_or_default()
+    })
+}
