@@ -7,6 +7,8 @@
 
 #[path = "../tests/googcc_sim/mod.rs"]
 mod googcc_sim;
+#[path = "../tests/googcc_sim/probing_chain.rs"]
+mod probing_chain;
 
 use googcc_sim::{Path, Run, simulate};
 use pacer::{GoogCc, GoogCcConfig};
@@ -249,6 +251,50 @@ fn main() {
             "max queue 20-30 s",
             ms(a.max_queue_ms(s(20.0), s(30.0))),
             ms(b.max_queue_ms(s(20.0), s(30.0))),
+        );
+    }
+
+    // Probing, through the real webrtc-rs chain (`TwccSender`, `HandoverAwarePacer` with a
+    // padding SSRC, `TwccReceiver`): GoogCc with and without probing beside webrtc-rs's Gcc.
+    for capacity in [5_000_000u64, 1_000_000] {
+        use probing_chain::{Estimator, Setup};
+        let len = s(if quick { 10.0 } else { 40.0 });
+        let setup = |estimator| Setup {
+            capacity_bps: capacity,
+            estimator,
+            start_bps: 300_000.0,
+        };
+        let with = probing_chain::run(setup(Estimator::GoogCc { probing: true }), len);
+        let without = probing_chain::run(setup(Estimator::GoogCc { probing: false }), len);
+        let gcc = probing_chain::run(setup(Estimator::WebrtcRs), len);
+        let goal = 0.9 * capacity as f64;
+        let name = format!(
+            "real chain, {} Mbit/s from 300 kbit/s",
+            capacity / 1_000_000
+        );
+        t.row(
+            &name,
+            "time to 90 %: GoogCc probing | no probing",
+            secs(with.time_to(goal)),
+            secs(without.time_to(goal)),
+        );
+        t.row(
+            "",
+            "time to 90 %: GoogCc probing | webrtc-rs Gcc",
+            secs(with.time_to(goal)),
+            secs(gcc.time_to(goal)),
+        );
+        t.row(
+            "",
+            "max queue after 5 s: probing | Gcc",
+            ms(with.max_queue_from(s(5.0)).as_secs_f64() * 1000.0),
+            ms(gcc.max_queue_from(s(5.0)).as_secs_f64() * 1000.0),
+        );
+        t.row(
+            "",
+            "probe clusters matched | padding packets",
+            with.probe_clusters_matched.to_string(),
+            with.padding_packets.to_string(),
         );
     }
 

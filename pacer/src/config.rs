@@ -64,6 +64,22 @@ pub struct PacingConfig {
     /// 300 kbit/s: libwebrtc's default start bitrate (`kDefaultStartBitrateBps`), which is also
     /// webrtc-rs's `GCC_INITIAL_BITRATE`.
     pub initial_target_bitrate_bps: u64,
+    /// The SSRC padding is sent on, with its own RTP sequence numbers; `None`: no padding
+    /// (probe clusters then carry queued media only).
+    ///
+    /// libwebrtc sends padding on the RTX SSRC (`RTPSender::GeneratePadding`); webrtc-rs numbers
+    /// RTP before the chain, so a pacer cannot insert packets into a media or RTX sequence space
+    /// that the NACK responder also uses, and needs a stream of its own. The sender must bind it
+    /// as a local stream with the transport-wide-cc extension (see the crate docs).
+    pub padding_ssrc: Option<u32>,
+    /// The payload type of padding packets (one the receiver does not decode).
+    pub padding_payload_type: u8,
+    /// The largest padding packet, bytes on the wire before the transport-wide-cc extension.
+    ///
+    /// 1200: the size of a full media packet, as libwebrtc's payload padding (resent history
+    /// packets on RTX, `RtpPacketHistory::GetPayloadPaddingPacket`) produces; its padding-only
+    /// packets are at most 224 bytes of padding (`kMaxPaddingLength`, `rtp_sender.cc`).
+    pub max_padding_packet_bytes: u64,
 }
 
 impl Default for PacingConfig {
@@ -78,6 +94,9 @@ impl Default for PacingConfig {
             pace_audio: false,
             encoder_pause_threshold: WEBRTC_DEFAULT_QUEUE_TIME_LIMIT,
             initial_target_bitrate_bps: 300_000,
+            padding_ssrc: None,
+            padding_payload_type: 127,
+            max_padding_packet_bytes: 1200,
         }
     }
 }

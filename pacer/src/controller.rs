@@ -38,6 +38,7 @@
 
 use crate::config::{PacingConfig, clamp_queue_time_limit};
 use crate::packet::PacketKind;
+use crate::prober::{BitrateProber, ProbeClusterConfig};
 use crate::queue::{PrioritizedQueue, QueuedPacket};
 use crate::stats::PacerStats;
 use std::time::{Duration, Instant};
@@ -65,6 +66,19 @@ pub struct Released<T> {
     pub size_bytes: u64,
     /// When it was enqueued.
     pub enqueued_at: Instant,
+    /// When it was released: the `now` of the call that released it.
+    pub released_at: Instant,
+    /// The probe cluster it was sent in, if any.
+    pub probe_cluster: Option<i32>,
+}
+
+/// A padding packet the pacer asks to be sent (only while a probe cluster is short of media).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Padding {
+    /// The size it should have on the wire, bytes.
+    pub size_bytes: u64,
+    /// The probe cluster it belongs to.
+    pub probe_cluster: i32,
     /// When it was released: the `now` of the call that released it.
     pub released_at: Instant,
 }
@@ -102,6 +116,11 @@ pub struct PacingController<T> {
     packets_sent: u64,
     bytes_sent: u64,
     drain_boost_ns: u64,
+    prober: BitrateProber,
+    /// Bytes sent so far in the current probe burst.
+    probe_burst_bytes: u64,
+    /// Whether a media packet has left (padding waits for one, as in libwebrtc).
+    media_sent: bool,
 }
 
 impl<T> PacingController<T> {
@@ -121,6 +140,9 @@ impl<T> PacingController<T> {
             packets_sent: 0,
             bytes_sent: 0,
             drain_boost_ns: 0,
+            prober: BitrateProber::default(),
+            probe_burst_bytes: 0,
+            media_sent: false,
             config,
         };
         controller.set_target_bitrate(now, controller.config.initial_target_bitrate_bps);
@@ -150,7 +172,90 @@ impl<T> PacingController<T> {
             enqueued_at: self.last_now_at,
             payload,
         });
+        self.prober.on_incoming_packet(size_bytes);
         self.update_adjusted_rate(now_ns);
+    }
+
+    /// Adds a probe cluster (libwebrtc `PacingController::CreateProbeClusters`). It starts once
+    /// a packet of at least 200 bytes is queued; while it runs, queued media leaves at the probe
+    /// rate regardless of the media debt, and, when the queue is empty and the configuration
+    /// allows padding, [`poll_padding`](Self::poll_padding) fills the probe.
+    pub fn create_probe_cluster(&mut self, now: Instant, cluster: ProbeClusterConfig) {
+        let now_ns = self.advance(now);
+        self.prober.create_probe_cluster(now_ns, cluster);
+    }
+
+    /// Whether a probe cluster is being sent.
+    pub fn is_probing(&self) -> bool {
+        self.prober.is_probing()
+    }
+
+    /// Whether padding may fill a probe now: allowed by the configuration, nothing queued, and
+    /// at least one media packet already sent.
+    fn may_pad(&self) -> bool {
+        self.config.padding_ssrc.is_some() && self.queue.is_empty() && self.media_sent
+    }
+
+    /// When the current probe burst is due, if a cluster is running and has something to send.
+    fn probe_due_ns(&self) -> Option<u64> {
+        let next = self.prober.next_probe_ns()?;
+        if self.queue.is_empty() && !self.may_pad() {
+            return None;
+        }
+        Some(if self.probe_burst_bytes > 0 {
+            self.last_now_ns
+        } else {
+            next
+        })
+    }
+
+    /// Accounts `bytes` sent in the current probe burst at `now_ns`; returns the cluster id.
+    fn on_probe_bytes(&mut self, now_ns: u64, bytes: u64) -> Option<i32> {
+        let id = self.prober.current_cluster()?.id;
+        self.probe_burst_bytes += bytes;
+        if self.probe_burst_bytes >= self.prober.recommended_probe_size() {
+            self.prober.probe_sent(now_ns, self.probe_burst_bytes);
+            self.probe_burst_bytes = 0;
+        }
+        Some(id)
+    }
+
+    /// Charges `size` bytes of paced traffic to the media debt at the adjusted rate.
+    fn charge_debt(&mut self, size: u64) {
+        let owed = match size.checked_mul(8_000_000_000) {
+            Some(bits_ns) => u128::from(bits_ns.div_ceil(self.adjusted_bps.max(1))),
+            None => (u128::from(size) * 8 * NANOS_PER_SEC)
+                .div_ceil(u128::from(self.adjusted_bps.max(1))),
+        };
+        let max_debt = u64::try_from(self.config.max_debt.as_nanos()).unwrap_or(u64::MAX);
+        self.debt_ns = u64::try_from(owed)
+            .unwrap_or(u64::MAX)
+            .saturating_add(self.debt_ns)
+            .min(max_debt);
+    }
+
+    /// A padding packet to fill the running probe cluster, if one is due at `now` and the queue
+    /// is empty (libwebrtc `PaddingToAdd` with a recommended probe size). Call after
+    /// [`poll_send`](Self::poll_send) returned `None`; repeat until this returns `None` too.
+    /// Padding is charged to the media debt as libwebrtc does, and is not counted in the stats'
+    /// packets and bytes sent (which count media).
+    pub fn poll_padding(&mut self, now: Instant) -> Option<Padding> {
+        let now_ns = self.advance(now);
+        self.prober.drop_stale(now_ns);
+        if !self.may_pad() || now_ns < self.probe_due_ns()? {
+            return None;
+        }
+        let recommended = self.prober.recommended_probe_size();
+        let size = recommended
+            .saturating_sub(self.probe_burst_bytes)
+            .clamp(1, self.config.max_padding_packet_bytes.max(1));
+        self.charge_debt(size);
+        let probe_cluster = self.on_probe_bytes(now_ns, size)?;
+        Some(Padding {
+            size_bytes: size,
+            probe_cluster,
+            released_at: self.last_now_at,
+        })
     }
 
     /// Follows a new target bitrate: the pacing rate becomes `bps` x the pacing factor.
@@ -188,6 +293,14 @@ impl<T> PacingController<T> {
     /// Never at or before the latest instant handed in: a caller that polls exactly when told
     /// cannot spin (webrtc#862 was a busy loop from a deadline in the past).
     pub fn next_send_time(&self) -> Option<Instant> {
+        if let Some(probe_ns) = self.probe_due_ns() {
+            let due_ns = if self.has_unpaced_audio() {
+                self.last_now_ns
+            } else {
+                probe_ns
+            };
+            return Some(self.instant(due_ns.max(self.last_now_ns.saturating_add(1))));
+        }
         if self.queue.is_empty() {
             return None;
         }
@@ -209,23 +322,26 @@ impl<T> PacingController<T> {
             return None;
         }
         let unpaced = self.has_unpaced_audio();
-        if !unpaced && self.paced_due_ns().is_none_or(|due| now_ns < due) {
+        self.prober.drop_stale(now_ns);
+        let probing = !unpaced && self.prober.is_probing();
+        if probing {
+            // While probing the debt is ignored: media leaves on the probe schedule.
+            if self.probe_due_ns().is_none_or(|due| now_ns < due) {
+                return None;
+            }
+        } else if !unpaced && self.paced_due_ns().is_none_or(|due| now_ns < due) {
             return None;
         }
         self.update_adjusted_rate(now_ns);
         let packet = self.queue.pop()?;
+        let mut probe_cluster = None;
         if !unpaced {
-            let owed = match packet.size.checked_mul(8_000_000_000) {
-                Some(bits_ns) => u128::from(bits_ns.div_ceil(self.adjusted_bps)),
-                None => (u128::from(packet.size) * 8 * NANOS_PER_SEC)
-                    .div_ceil(u128::from(self.adjusted_bps)),
-            };
-            let max_debt = u64::try_from(self.config.max_debt.as_nanos()).unwrap_or(u64::MAX);
-            self.debt_ns = u64::try_from(owed)
-                .unwrap_or(u64::MAX)
-                .saturating_add(self.debt_ns)
-                .min(max_debt);
+            self.charge_debt(packet.size);
+            if probing {
+                probe_cluster = self.on_probe_bytes(now_ns, packet.size);
+            }
         }
+        self.media_sent = true;
         self.packets_sent += 1;
         self.bytes_sent += packet.size;
         self.update_adjusted_rate(now_ns);
@@ -236,6 +352,7 @@ impl<T> PacingController<T> {
             size_bytes: packet.size,
             enqueued_at: packet.enqueued_at,
             released_at: self.last_now_at,
+            probe_cluster,
         })
     }
 

@@ -11,6 +11,7 @@ use crate::config::PacingConfig;
 use crate::controller::PacingController;
 use crate::handle::PacerHandle;
 use crate::packet::PacketKind;
+use crate::prober::ProbeChannel;
 use crate::stats::PacerStats;
 use rtc_interceptor::{Attribute, Interceptor, Packet, StreamInfo, TaggedPacket};
 use rtc_shared::error::Error;
@@ -28,9 +29,18 @@ pub const STATS_INTERVAL: Duration = Duration::from_millis(25);
 #[derive(Debug, Clone)]
 pub struct HandoverAwarePacerBuilder {
     config: PacingConfig,
+    probes: Option<ProbeChannel>,
 }
 
 impl HandoverAwarePacerBuilder {
+    /// Sends the probe clusters a congestion controller posts on `channel` (the channel of a
+    /// [`GoogCc::with_probing`](crate::GoogCc::with_probing)), and records on it which packets
+    /// were probes. Padding fills a probe only if the configuration names a `padding_ssrc`.
+    pub fn probe_channel(mut self, channel: ProbeChannel) -> Self {
+        self.probes = Some(channel);
+        self
+    }
+
     /// Builds the interceptor and the handle that reaches into it once it is inside a chain.
     pub fn build(self) -> (HandoverAwarePacer, PacerHandle) {
         let handle = PacerHandle::starting_as(PacerStats::initial(&self.config));
@@ -48,6 +58,9 @@ impl HandoverAwarePacerBuilder {
             last_now: None,
             last_published: None,
             published_empty: true,
+            probes: self.probes,
+            padding_sequence: 0,
+            last_timestamp: 0,
         };
         (pacer, handle)
     }
@@ -84,12 +97,20 @@ pub struct HandoverAwarePacer {
     last_now: Option<Instant>,
     last_published: Option<Instant>,
     published_empty: bool,
+    probes: Option<ProbeChannel>,
+    /// The next RTP sequence number on the padding SSRC.
+    padding_sequence: u16,
+    /// The RTP timestamp of the last media packet released, which padding reuses.
+    last_timestamp: u32,
 }
 
 impl HandoverAwarePacer {
     /// A builder with `config`.
     pub fn builder(config: PacingConfig) -> HandoverAwarePacerBuilder {
-        HandoverAwarePacerBuilder { config }
+        HandoverAwarePacerBuilder {
+            config,
+            probes: None,
+        }
     }
 
     /// The handle on this pacer.
@@ -131,6 +152,12 @@ impl HandoverAwarePacer {
             self.applied_limit = controller.set_queue_time_limit(now, requested);
             self.settled_at = None;
         }
+        if let Some(probes) = &self.probes {
+            for cluster in probes.take_requests() {
+                controller.create_probe_cluster(now, cluster);
+                self.settled_at = None;
+            }
+        }
         controller
     }
 
@@ -157,20 +184,58 @@ impl HandoverAwarePacer {
             published_empty,
             slab,
             free,
+            probes,
+            config,
+            padding_sequence,
+            last_timestamp,
             ..
         } = self
         else {
             return;
         };
-        while let Some(released) = controller.poll_send(now) {
-            let key = released.payload;
-            // Every key the controller holds was filled by `handle_write` and is emptied only
-            // here, so the slot is always occupied; an empty one would be skipped, not a panic.
-            if let Some(mut packet) = slab.get_mut(key as usize).and_then(Option::take) {
-                free.push(key);
-                packet.now = released.released_at;
-                write_queue.push_back(packet);
+        loop {
+            if let Some(released) = controller.poll_send(now) {
+                let key = released.payload;
+                // Every key the controller holds was filled by `handle_write` and is emptied
+                // only here, so the slot is always occupied; an empty one would be skipped, not a
+                // panic.
+                if let Some(mut packet) = slab.get_mut(key as usize).and_then(Option::take) {
+                    free.push(key);
+                    packet.now = released.released_at;
+                    if let Packet::Rtp(rtp) = &packet.message.packet {
+                        *last_timestamp = rtp.header.timestamp;
+                        if let (Some(cluster), Some(probes)) = (released.probe_cluster, &probes) {
+                            probes.record_probe_packet(
+                                now,
+                                rtp.header.ssrc,
+                                rtp.header.sequence_number,
+                                cluster,
+                            );
+                        }
+                    }
+                    write_queue.push_back(packet);
+                }
+                continue;
             }
+            let Some(ssrc) = config.padding_ssrc else {
+                break;
+            };
+            let Some(padding) = controller.poll_padding(now) else {
+                break;
+            };
+            let sequence_number = *padding_sequence;
+            *padding_sequence = padding_sequence.wrapping_add(1);
+            if let Some(probes) = &probes {
+                probes.record_probe_packet(now, ssrc, sequence_number, padding.probe_cluster);
+            }
+            write_queue.push_back(padding_packet(
+                padding.released_at,
+                ssrc,
+                config.padding_payload_type,
+                sequence_number,
+                *last_timestamp,
+                padding.size_bytes,
+            ));
         }
         // `published_empty` now means: no backlog was left waiting at the end of the last call.
         let empty = controller.is_empty();
@@ -181,6 +246,39 @@ impl HandoverAwarePacer {
             *last_published = Some(now);
         }
         *published_empty = empty;
+    }
+}
+
+/// A padding packet of about `size` bytes on the wire (before the transport-wide-cc extension
+/// the TWCC sender adds): the RTP padding bit set and a filler payload of zeros, because
+/// rtc-rtp marshals the padding field only up to the next 4-byte boundary. The receiver
+/// discards it by its SSRC and payload type.
+fn padding_packet(
+    now: Instant,
+    ssrc: u32,
+    payload_type: u8,
+    sequence_number: u16,
+    timestamp: u32,
+    size: u64,
+) -> TaggedPacket {
+    // 12-byte header, then a multiple of 4 of filler, then the 4 bytes of padding rtc-rtp adds
+    // to an aligned payload.
+    let filler = usize::try_from(size.saturating_sub(16) / 4 * 4).unwrap_or(0);
+    TaggedPacket {
+        now,
+        transport: rtc_shared::TransportContext::default(),
+        message: rtc_interceptor::AttributedPacket::new(Packet::Rtp(rtc_rtp::Packet {
+            header: rtc_rtp::Header {
+                version: 2,
+                padding: true,
+                payload_type,
+                sequence_number,
+                timestamp,
+                ssrc,
+                ..Default::default()
+            },
+            payload: vec![0; filler].into(),
+        })),
     }
 }
 
@@ -493,5 +591,61 @@ mod tests {
         pacer.handle_timeout(t0).unwrap();
         assert_eq!(handle.stats().target_bitrate_bps, 2_500_000);
         assert_eq!(handle.stats().pacing_rate_bps, 2_500_000);
+    }
+
+    #[test]
+    fn a_probe_cluster_short_of_media_is_filled_with_numbered_padding_on_the_padding_ssrc() {
+        const PADDING: u32 = 99;
+        let channel = ProbeChannel::new();
+        let (mut pacer, _) = HandoverAwarePacer::builder(PacingConfig {
+            initial_target_bitrate_bps: 300_000,
+            padding_ssrc: Some(PADDING),
+            padding_payload_type: 127,
+            ..PacingConfig::default()
+        })
+        .probe_channel(channel.clone())
+        .build();
+        channel.request(crate::ProbeClusterConfig::new(1, 1_800_000));
+        let t0 = Instant::now();
+        // 988 + 12 = 1000 bytes: the cluster starts, this is its first probe.
+        pacer.handle_write(rtp(t0, VIDEO, 7, 988)).unwrap();
+        let mut out = drain(&mut pacer);
+        while let Some(due) = pacer.poll_timeout() {
+            if due > t0 + Duration::from_millis(100) {
+                break;
+            }
+            pacer.handle_timeout(due).unwrap();
+            out.extend(drain(&mut pacer));
+        }
+        let seen: Vec<(u32, u16, bool)> = out
+            .iter()
+            .filter_map(|p| match &p.message.packet {
+                Packet::Rtp(rtp) => Some((
+                    rtp.header.ssrc,
+                    rtp.header.sequence_number,
+                    rtp.header.padding,
+                )),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            vec![
+                (VIDEO, 7, false),
+                (PADDING, 0, true),
+                (PADDING, 1, true),
+                (PADDING, 2, true),
+                (PADDING, 3, true),
+            ],
+            seen
+        );
+        // 900-byte padding packets: 12 + 884 + 4 = 900 bytes on the wire.
+        if let Packet::Rtp(rtp) = &out[1].message.packet {
+            assert_eq!(900, rtp.marshal_size());
+            assert_eq!(127, rtp.header.payload_type);
+        }
+        // Every probe packet is recorded for the estimator, once.
+        assert_eq!(Some(1), channel.take_probe_cluster(VIDEO, 7));
+        assert_eq!(Some(1), channel.take_probe_cluster(PADDING, 3));
+        assert_eq!(3, channel.pending_records());
     }
 }

@@ -32,6 +32,7 @@ mod handle;
 mod interceptor;
 mod packet;
 pub mod policy;
+pub mod prober;
 mod queue;
 mod stats;
 pub mod telemetry;
@@ -40,10 +41,11 @@ pub use config::{
     MAX_QUEUE_TIME_LIMIT, MIN_QUEUE_TIME_LIMIT, PacingConfig, WEBRTC_DEFAULT_QUEUE_TIME_LIMIT,
     clamp_queue_time_limit,
 };
-pub use controller::{PacingController, Released};
+pub use controller::{PacingController, Padding, Released};
 pub use googcc::{GoogCc, GoogCcConfig, GoogCcHandle};
 pub use handle::PacerHandle;
 pub use interceptor::{HandoverAwarePacer, HandoverAwarePacerBuilder};
 pub use packet::PacketKind;
 pub use policy::{Decision, Fixed, Heuristic, PolicyController, QueuePolicy, Random};
+pub use prober::{ProbeChannel, ProbeClusterConfig};
 pub use stats::PacerStats;

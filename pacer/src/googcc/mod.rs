@@ -15,7 +15,9 @@
 //! - [`loss_based`]: the classic loss-based estimator, which also combines the two halves into the
 //!   target (`SendSideBandwidthEstimation`);
 //! - [`rtt`]: RTT from feedback (`GoogCcNetworkController::OnTransportPacketsFeedback`);
-//! - [`alr`]: the budget-based `AlrDetector`.
+//! - [`alr`]: the budget-based `AlrDetector`;
+//! - [`probe`]: `ProbeController` and `ProbeBitrateEstimator`, with the pacer's `BitrateProber`
+//!   in [`crate::prober`] (see [Probing](#probing)).
 //!
 //! It is sans-I/O: the only time it knows is the `now` it is handed and the instants in the
 //! reports. Everything is deterministic. A [`GoogCcHandle`] taken before the estimator is boxed
@@ -28,13 +30,13 @@
 //!
 //! # Differences from libwebrtc that remain
 //!
-//! 1. No probing: no `ProbeController`, no `ProbeBitrateEstimator`, no probe clusters in the
-//!    pacer. The start is the slow AIMD/loss ramp from the start rate (libwebrtc probes at 3x and
-//!    6x the start rate first). Padding needs RTP sequence numbers on the media SSRC, which
-//!    libwebrtc assigns after the pacer (`PacketSequencer`) but webrtc-rs's packetizer assigns
-//!    before the chain, so a pacer cannot insert padding without renumbering the stream under the
-//!    NACK responder; that needs a sequencing stage after the pacer, or padding on a negotiated
-//!    RTX SSRC.
+//! 1. Padding goes on a dedicated padding SSRC with its own sequence numbers
+//!    ([`PacingConfig::padding_ssrc`](crate::PacingConfig::padding_ssrc)), where libwebrtc sends
+//!    it on the RTX SSRC (`RTPSender::GeneratePadding`: resent history packets as payload
+//!    padding, or padding-only packets of at most 224 bytes). webrtc-rs numbers RTP before the
+//!    chain, so a pacer cannot insert packets into a sequence space that the NACK responder also
+//!    uses. Padding packets carry a zero filler payload with the padding bit set (rtc-rtp
+//!    marshals the padding field only to the next 4-byte boundary), up to 1200 bytes.
 //! 2. Loss-based estimation is the classic v1 (`SendSideBandwidthEstimation` with 2%/10%), not
 //!    `LossBasedBweV2`, which recent libwebrtc enables by default.
 //! 3. RTT and loss come from transport feedback only (libwebrtc's `packet_feedback_only` mode);
@@ -59,6 +61,43 @@
 //! 11. The process interval runs only after the first feedback, and only through
 //!     `handle_timeout` or folded into the next `on_reports`; libwebrtc's task queue runs it
 //!     every 25 ms from construction.
+//! 12. Probe packets are matched to their cluster through a shared [`ProbeChannel`]: the pacer
+//!     records `(SSRC, RTP sequence number) -> cluster id` at release and the estimator looks
+//!     each `PacketReport` up, where libwebrtc carries `PacedPacketInfo` with the packet through
+//!     `SentPacket` into the feedback adapter. Cluster requests reach the pacer at its next
+//!     event; the initial probes are posted at construction ([`GoogCc::with_probing`]) and start
+//!     with the first media packet of 200 bytes or more, as `BitrateProber` does.
+//! 13. Of the prober: no 1-byte padding packet opening each cluster, no
+//!     `abort_delayed_probes` / `max_probe_delay`; padding is charged to the media debt (as
+//!     libwebrtc does) but not counted in the pacer's stats.
+//! 14. Of the probe controller: only the initial exponential probes, the further probes and
+//!     the recovery probe after a large drop in (or just after) ALR. Periodic ALR probing (off
+//!     by default in libwebrtc too), probing on a change of the allocated maximum
+//!     (`OnMaxTotalAllocatedBitrate`), network-estimate-driven probing and re-probing on a route
+//!     change are not implemented, and the maximum probe rate is the configured maximum (100
+//!     Mbit/s by default) rather than libwebrtc's 5 Mbit/s `kDefaultMaxProbingBitrate` for an
+//!     unbounded maximum.
+//! 15. No padding outside probes (`GetPacingRates`' padding rate, keep-alive padding).
+//!
+//! # Probing
+//!
+//! [`GoogCc::with_probing`] shares a [`ProbeChannel`] with the pacer
+//! ([`HandoverAwarePacerBuilder::probe_channel`](crate::HandoverAwarePacerBuilder::probe_channel));
+//! [`probe`] holds the `ProbeController` and `ProbeBitrateEstimator`, [`crate::prober`] the
+//! pacer's `BitrateProber`. A caller wires it as follows:
+//!
+//! - sender: `GoogCc::with_probing(config, channel.clone())` in `CongestionControl`, the pacer
+//!   built with `PacingConfig { padding_ssrc: Some(P), padding_payload_type: PT, .. }` and
+//!   `.probe_channel(channel)`, and the padding SSRC `P` bound with `bind_local_stream` as a
+//!   stream carrying the transport-wide-cc header extension (same id as the media streams):
+//!   without that binding `TwccSender` does not number padding and `CongestionControl` does not
+//!   record it, so the estimator never hears of it;
+//! - receiver: `TwccReceiver` records padding by the transport-wide extension id of any bound
+//!   stream, so binding `P` there is optional but harmless (do bind it, with the same
+//!   extension, if other receive-side interceptors should know the stream); the application
+//!   discards packets of SSRC `P` / payload type `PT`.
+//!
+//! Without a padding SSRC, probes carry queued media only.
 
 pub mod acknowledged;
 pub mod aimd;
@@ -68,18 +107,22 @@ mod handle;
 pub mod inter_arrival;
 pub mod loss_based;
 pub mod overuse;
+pub mod probe;
 pub mod rtt;
 pub mod trendline;
 
 pub use handle::{GoogCcHandle, GoogCcSnapshot};
 pub use overuse::BandwidthUsage;
 
+pub use crate::prober::ProbeChannel;
 use acknowledged::AcknowledgedBitrateEstimator;
 use alr::AlrDetector;
 use delay_based::{DelayBasedBwe, Received};
 use loss_based::SendSideBandwidthEstimation;
+use probe::{ProbeBitrateEstimator, ProbeController, ProbePacket};
 use rtc_interceptor::{BandwidthEstimator, EstimatorStats, PacketReport};
 use rtt::RttEstimator;
+use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 /// Start rate (bps): libwebrtc `api/transport/bitrate_settings.h` / `call/call_config`
@@ -141,6 +184,35 @@ pub struct GoogCc {
     last_state: BandwidthUsage,
     updates: u64,
     handle: GoogCcHandle,
+    probing: Option<Probing>,
+}
+
+/// The probing half: what to probe, what the probes found, and the channel to the pacer.
+#[derive(Debug)]
+struct Probing {
+    channel: ProbeChannel,
+    controller: ProbeController,
+    estimator: ProbeBitrateEstimator,
+    /// `(min probes, min bytes)` of every cluster asked for, by id.
+    clusters: HashMap<i32, (u32, i64)>,
+    /// The target last handed to the probe controller.
+    last_target_bps: Option<f64>,
+    started: bool,
+}
+
+impl Probing {
+    fn post(&mut self, clusters: Vec<crate::prober::ProbeClusterConfig>) {
+        for c in clusters {
+            self.clusters.insert(
+                c.id,
+                (
+                    c.target_probe_count,
+                    i64::try_from(c.min_bytes()).unwrap_or(i64::MAX),
+                ),
+            );
+            self.channel.request(c);
+        }
+    }
 }
 
 impl Default for GoogCc {
@@ -173,9 +245,94 @@ impl GoogCc {
             last_state: BandwidthUsage::Normal,
             updates: 0,
             handle: GoogCcHandle::default(),
+            probing: None,
         };
         cc.publish();
         cc
+    }
+
+    /// An estimator that probes (libwebrtc's `ProbeController` and `ProbeBitrateEstimator`):
+    /// its probe clusters go to the pacer through `channel`, which the pacer must share
+    /// ([`HandoverAwarePacerBuilder::probe_channel`](crate::HandoverAwarePacerBuilder::probe_channel)).
+    /// The initial probes, at 3x and 6x the start rate, are posted at once; the pacer sends them
+    /// with the first media.
+    pub fn with_probing(config: GoogCcConfig, channel: ProbeChannel) -> Self {
+        let mut cc = Self::new(config);
+        let start = cc.ssbe.target_bps();
+        let max = config.max_bps.max(config.min_bps.max(0.0));
+        let mut probing = Probing {
+            channel,
+            controller: ProbeController::new(max),
+            estimator: ProbeBitrateEstimator::default(),
+            clusters: HashMap::new(),
+            last_target_bps: Some(start),
+            started: false,
+        };
+        // libwebrtc probes when the network becomes available, at construction; the time of
+        // the request is the estimator's epoch, 0.
+        let initial = probing.controller.initiate_exponential_probing(0, start);
+        probing.post(initial);
+        cc.probing = Some(probing);
+        cc
+    }
+
+    /// Whether this estimator probes.
+    pub fn probes(&self) -> bool {
+        self.probing.is_some()
+    }
+
+    /// Hands the target to the probe controller when it changed
+    /// (`MaybeTriggerOnNetworkChanged` -> `ProbeController::SetEstimatedBitrate`).
+    fn update_probe_controller(&mut self, now_us: i64) {
+        let target = self.ssbe.target_bps();
+        let alr_start = self.alr.alr_start_ms().map(|ms| ms * 1000);
+        let Some(p) = self.probing.as_mut() else {
+            return;
+        };
+        p.started = true;
+        p.controller.set_alr_start(alr_start);
+        p.controller.process(now_us);
+        if p.last_target_bps != Some(target) {
+            p.last_target_bps = Some(target);
+            let clusters = p.controller.set_estimated_bitrate(now_us, target);
+            p.post(clusters);
+        }
+    }
+
+    /// Feeds the acknowledged probe packets of a feedback to the probe estimator; the result,
+    /// if any (`FetchAndResetLastEstimatedBitrate`).
+    fn probe_result(&mut self, reports: &[PacketReport]) -> Option<f64> {
+        let mut probes = Vec::new();
+        {
+            let p = self.probing.as_ref()?;
+            for r in reports {
+                let Some(cluster_id) = p.channel.take_probe_cluster(r.ssrc, r.rtp_sequence_number)
+                else {
+                    continue;
+                };
+                let (Some(arrival), true) = (r.arrival, r.arrived) else {
+                    continue;
+                };
+                let Some(&(min_probes, min_bytes)) = p.clusters.get(&cluster_id) else {
+                    continue;
+                };
+                probes.push(ProbePacket {
+                    cluster_id,
+                    min_probes,
+                    min_bytes,
+                    send_us: self.micros(r.departure),
+                    recv_us: i64::try_from(arrival.as_micros()).unwrap_or(i64::MAX),
+                    size: i64::try_from(r.size).unwrap_or(i64::MAX),
+                });
+            }
+        }
+        // `SortedByReceiveTime`.
+        probes.sort_by_key(|p| (p.recv_us, p.send_us));
+        let p = self.probing.as_mut()?;
+        for probe in probes {
+            p.estimator.handle_probe(probe);
+        }
+        p.estimator.fetch_and_reset()
     }
 
     /// A read-only handle on this estimator's state; take it before boxing the estimator.
@@ -224,6 +381,7 @@ impl GoogCc {
     fn on_process_interval(&mut self, at_us: i64) {
         self.ssbe.update_estimate(at_us);
         self.alr.set_estimated_bitrate(self.ssbe.target_bps());
+        self.update_probe_controller(at_us);
         self.updates += 1;
     }
 
@@ -291,6 +449,9 @@ impl GoogCc {
         let in_alr = self.alr.alr_start_ms().is_some();
         if self.previously_in_alr && !in_alr {
             self.acked.set_alr_ended(now_us);
+            if let Some(p) = self.probing.as_mut() {
+                p.controller.set_alr_ended(now_us);
+            }
         }
         self.previously_in_alr = in_alr;
         for p in &received {
@@ -298,9 +459,20 @@ impl GoogCc {
                 .on_packet(p.send_us, rtt::round_ms(p.recv_us), p.size);
         }
 
+        let mut probe_bps = self.probe_result(reports);
+        if let (Some(probe), Some(acked)) = (probe_bps, self.acked.bitrate_bps()) {
+            // `limit_probes_lower_than_throughput_estimate`: a probe result never pulls the
+            // estimate below 0.85 x the acknowledged rate (nor raises it by that rule).
+            let limit = self
+                .delay
+                .rate_control()
+                .latest_estimate()
+                .min(acked * probe::PROBE_DROP_THROUGHPUT_FRACTION);
+            probe_bps = Some(probe.max(limit));
+        }
         let result =
             self.delay
-                .incoming_feedback(now_us, &received, self.acked.bitrate_bps(), None);
+                .incoming_feedback(now_us, &received, self.acked.bitrate_bps(), probe_bps);
         if !received.is_empty() {
             self.last_state = result.state;
         }
@@ -312,6 +484,15 @@ impl GoogCc {
                 .update_delay_based_estimate(now_us, result.target_bps);
             self.alr.set_estimated_bitrate(self.ssbe.target_bps());
         }
+        if result.recovered_from_overuse
+            && let Some(p) = self.probing.as_mut()
+        {
+            p.controller
+                .set_alr_start(self.alr.alr_start_ms().map(|ms| ms * 1000));
+            let clusters = p.controller.request_probe(now_us);
+            p.post(clusters);
+        }
+        self.update_probe_controller(now_us);
         self.updates += 1;
     }
 }
