@@ -3,14 +3,16 @@
 //! mechanism the product rests on. (The outage freeze and recovery, and determinism, are in
 //! `sim_call.rs`.)
 //!
-//! The estimator is webrtc-rs's `Gcc`, whose weak delay response (measured in issue 9) makes the
-//! bottleneck check loose: the bitrate does settle below capacity, but by loss, with seconds of
-//! delay. The bounds here are what that estimator gives; they are not goals.
+//! The sender runs the defaults (GoogCC, libwebrtc-like NACK with RTX) unless a test says
+//! otherwise; the bottleneck check also runs webrtc-rs's `Gcc`, whose weak delay response
+//! (measured in issue 9) settles the bitrate by loss, with seconds of delay: its bounds are what
+//! that estimator gives, not goals.
 
+use rtc_client::link::CapacityChange;
 use rtc_client::link::{
     Buffer, Capacity, Delay, HandoverEffect, HandoverEvent, LinkConfig, OutageMode, Time,
 };
-use rtc_client::sim::{CallConfig, CallResult, NackChoice, PolicyChoice, run_call};
+use rtc_client::sim::{BweChoice, CallConfig, CallResult, NackChoice, PolicyChoice, run_call};
 use std::time::{Duration, Instant};
 
 const ONE_WAY: Duration = Duration::from_millis(30);
@@ -58,9 +60,8 @@ fn a_clean_5_mbit_link_reaches_the_encoder_maximum_without_freezes_at_near_propa
     assert!(last.qoe.e2e_delay_p50_ms > 30.0 + 20.0);
 }
 
-#[test]
-fn on_a_1_mbit_bottleneck_the_bitrate_settles_below_capacity_and_delay_stays_bounded() {
-    // A 300-ms drop-tail buffer (37.5 kB at 1 Mbit/s).
+/// A 90-s call over a 1 Mbit/s bottleneck with a 300-ms drop-tail buffer (37.5 kB).
+fn bottleneck_call(bwe: BweChoice) -> CallResult {
     let mut config = CallConfig::over_links(
         "bottleneck",
         link(1_000_000, Buffer::Bytes(37_500), Vec::new()),
@@ -69,7 +70,31 @@ fn on_a_1_mbit_bottleneck_the_bitrate_settles_below_capacity_and_delay_stays_bou
         Duration::from_secs(90),
     );
     config.decision_interval = Duration::from_secs(30);
-    let result = run(&config);
+    config.bwe = bwe;
+    run(&config)
+}
+
+#[test]
+fn on_a_1_mbit_bottleneck_googcc_settles_below_capacity_with_little_queue_and_loss() {
+    let result = bottleneck_call(BweChoice::GoogCc);
+    for record in &result.telemetry[1..] {
+        let q = &record.qoe;
+        assert!(
+            (800.0..1000.0).contains(&q.video_bitrate_kbps),
+            "{} kbit/s",
+            q.video_bitrate_kbps
+        );
+        // 30 ms of propagation, a few tens of ms of queue and the jitter buffer.
+        assert!(q.e2e_delay_p95_ms < 200.0, "P95 {} ms", q.e2e_delay_p95_ms);
+        assert!(q.packet_loss_pct < 0.5, "loss {} %", q.packet_loss_pct);
+        assert_eq!(q.freeze_count, 0);
+        assert!(q.frame_rate > 29.0, "{} fps", q.frame_rate);
+    }
+}
+
+#[test]
+fn on_a_1_mbit_bottleneck_webrtc_rs_gcc_settles_below_capacity_by_loss() {
+    let result = bottleneck_call(BweChoice::WebrtcRs);
     for record in &result.telemetry[1..] {
         assert!(
             record.qoe.video_bitrate_kbps < 1000.0,
@@ -79,21 +104,65 @@ fn on_a_1_mbit_bottleneck_the_bitrate_settles_below_capacity_and_delay_stays_bou
         // Bounded by the pacer's 2-s limit, the 300-ms buffer, propagation and the jitter
         // buffer.
         assert!(
-            record.pacer.max_queue_ms < 2000.0 + 3000.0,
-            "{:?}",
-            record.pacer
-        );
-        assert!(
             record.qoe.e2e_delay_p95_ms < 3500.0,
             "P95 {} ms",
             record.qoe.e2e_delay_p95_ms
         );
-        assert!(
-            record.qoe.frame_rate > 15.0,
-            "{} fps",
-            record.qoe.frame_rate
+    }
+}
+
+/// A 60-s call over 3 Mbit/s links with 100-kB buffers whose forward capacity drops to a fifth
+/// for 3 s at 40 s (a handover onto a weak beam), with the given fixed queue time limit and the
+/// default sender; decisions every 20 s, so the third interval holds the drop.
+fn capacity_drop_call(limit_ms: u64) -> CallResult {
+    let events = vec![HandoverEvent::new(
+        Time::from_secs(40),
+        HandoverEffect::CapacityChange {
+            change: CapacityChange::Scale(0.2),
+            duration: Some(Duration::from_secs(3)),
+        },
+    )];
+    let mut config = CallConfig::over_links(
+        "capacity-drop",
+        link(3_000_000, Buffer::Bytes(100_000), events),
+        link(3_000_000, Buffer::Bytes(100_000), Vec::new()),
+        7,
+        Duration::from_secs(60),
+    );
+    config.decision_interval = Duration::from_secs(20);
+    config.policy = PolicyChoice::Fixed(Duration::from_millis(limit_ms));
+    run(&config)
+}
+
+#[test]
+fn a_capacity_drop_under_a_500_ms_and_a_4000_ms_limit_queues_delays_and_pauses_differently() {
+    let short = capacity_drop_call(500);
+    let long = capacity_drop_call(4000);
+    for k in 0..2 {
+        assert_eq!(
+            short.telemetry[k].qoe, long.telemetry[k].qoe,
+            "interval {k}"
         );
     }
+    let (s, l) = (&short.telemetry[2], &long.telemetry[2]);
+    // The 500-ms limit drains the backlog the drop leaves in the pacer within about its limit;
+    // under 4000 ms it waits for seconds, and the encoder pauses (libwebrtc's 2-s rule).
+    assert!(s.pacer.max_queue_ms < 800.0, "500 ms: {:?}", s.pacer);
+    assert!(l.pacer.max_queue_ms > 2500.0, "4000 ms: {:?}", l.pacer);
+    assert_eq!(s.pacer.encoder_paused_ms, 0.0);
+    assert!(l.pacer.encoder_paused_ms > 1000.0, "{:?}", l.pacer);
+    assert!(
+        l.qoe.e2e_delay_p95_ms > 2.0 * s.qoe.e2e_delay_p95_ms,
+        "P95 {} ms vs {} ms",
+        s.qoe.e2e_delay_p95_ms,
+        l.qoe.e2e_delay_p95_ms
+    );
+    assert!(
+        l.qoe.total_freeze_ms > s.qoe.total_freeze_ms,
+        "frozen {} ms vs {} ms",
+        s.qoe.total_freeze_ms,
+        l.qoe.total_freeze_ms
+    );
 }
 
 /// A 60-s call over 3 Mbit/s links with 100-kB buffers and a 2-s outage at 40 s, with the

@@ -4,7 +4,7 @@
 
 use super::PathArgs;
 use super::link::parse_duration;
-use super::sim::{HandoverArg, NackArg, parse_interval, parse_policy, policy_name};
+use super::sim::{BweArg, HandoverArg, NackArg, parse_interval, parse_policy, policy_name};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -56,6 +56,9 @@ pub struct RunArgs {
     /// Loss recovery of every call (as `sim --nack`); recorded in the telemetry.
     #[arg(long, value_enum, default_value_t = NackArg::Libwebrtc)]
     pub nack: NackArg,
+    /// Bandwidth estimator of every call (as `sim --bwe`); recorded in the telemetry.
+    #[arg(long, value_enum, default_value_t = BweArg::Googcc)]
+    pub bwe: BweArg,
     /// Output directory; it must not exist or be empty (see --force).
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
@@ -91,6 +94,7 @@ impl RunArgs {
             interval: self.interval,
             handover: self.handover.choice(),
             nack: self.nack.choice(),
+            bwe: self.bwe.choice(),
         }
     }
 }

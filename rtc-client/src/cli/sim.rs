@@ -7,7 +7,9 @@ use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use pacer::telemetry::{IntervalRecord, QoeRecord, TelemetryWriter};
 use rtc_client::scenario::Scenario;
-use rtc_client::sim::{CallConfig, CallResult, HandoverChoice, NackChoice, PolicyChoice, run_call};
+use rtc_client::sim::{
+    BweChoice, CallConfig, CallResult, HandoverChoice, NackChoice, PolicyChoice, run_call,
+};
 use serde::Serialize;
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -41,6 +43,10 @@ pub struct SimArgs {
     /// or off.
     #[arg(long, value_enum, default_value_t = NackArg::Libwebrtc)]
     nack: NackArg,
+    /// Bandwidth estimator: googcc (this project's libwebrtc-faithful GoogCC) or webrtc-rs
+    /// (webrtc-rs's own Gcc).
+    #[arg(long, value_enum, default_value_t = BweArg::Googcc)]
+    bwe: BweArg,
     /// Call length, e.g. 90s, 10m, 1h [default: the scenario's call.duration_s].
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     duration: Option<Duration>,
@@ -85,6 +91,26 @@ impl HandoverArg {
 
     fn as_str(self) -> &'static str {
         self.choice().as_str()
+    }
+}
+
+/// Which bandwidth estimator the call runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum BweArg {
+    /// libwebrtc's GoogCC: trendline delay detector, AIMD, loss-based, acknowledged rate.
+    Googcc,
+    /// webrtc-rs's own Gcc.
+    #[value(name = "webrtc-rs")]
+    WebrtcRs,
+}
+
+impl BweArg {
+    /// The simulator's choice.
+    pub fn choice(self) -> BweChoice {
+        match self {
+            Self::Googcc => BweChoice::GoogCc,
+            Self::WebrtcRs => BweChoice::WebrtcRs,
+        }
     }
 }
 
@@ -246,6 +272,7 @@ struct SimReport<'a> {
     policy: String,
     handover: &'static str,
     nack: &'static str,
+    bwe: &'static str,
     duration_s: f64,
     interval_s: f64,
     qoe: QoeRecord,
@@ -275,6 +302,7 @@ pub fn run(args: SimArgs, epoch: Instant) -> Result<()> {
     config.decision_interval = args.interval;
     config.handover = args.handover.choice();
     config.nack = args.nack.choice();
+    config.bwe = args.bwe.choice();
 
     let started = Instant::now();
     let result = with_progress(
@@ -308,6 +336,7 @@ pub fn run(args: SimArgs, epoch: Instant) -> Result<()> {
         policy: policy_name(args.policy),
         handover: args.handover.as_str(),
         nack: config.nack.as_str(),
+        bwe: config.bwe.as_str(),
         duration_s: duration.as_secs_f64(),
         interval_s: args.interval.as_secs_f64(),
         qoe: result.qoe.to_record(),
@@ -366,8 +395,8 @@ fn with_progress<T>(message: String, work: impl FnOnce() -> T) -> T {
 fn text(out: &mut impl Write, r: &SimReport<'_>) -> Result<()> {
     writeln!(
         out,
-        "sim {} ({}), seed {}, {:.0} s, policy {}, handovers {}, interval {:.0} s, nack {}",
-        r.scenario, r.file, r.seed, r.duration_s, r.policy, r.handover, r.interval_s, r.nack
+        "sim {} ({}), seed {}, {:.0} s, policy {}, handovers {}, interval {:.0} s, nack {}, bwe {}",
+        r.scenario, r.file, r.seed, r.duration_s, r.policy, r.handover, r.interval_s, r.nack, r.bwe
     )?;
     writeln!(
         out,

@@ -6,7 +6,7 @@
 
 use crate::scenario::{Scenario, ScenarioError};
 use crate::sim::{
-    CallConfig, CallResult, HandoverChoice, NackChoice, PolicyChoice, SimError, run_call,
+    BweChoice, CallConfig, CallResult, HandoverChoice, NackChoice, PolicyChoice, SimError, run_call,
 };
 use pacer::telemetry::{TelemetryError, TelemetryWriter};
 use std::sync::Mutex;
@@ -88,6 +88,8 @@ pub struct CallSettings {
     pub handover: HandoverChoice,
     /// Which NACK pair recovers losses (as `sim --nack`).
     pub nack: NackChoice,
+    /// Which bandwidth estimator runs (as `sim --bwe`).
+    pub bwe: BweChoice,
 }
 
 /// Why one call of a plan failed.
@@ -146,6 +148,7 @@ pub fn simulate(
     config.decision_interval = settings.interval;
     config.handover = settings.handover;
     config.nack = settings.nack;
+    config.bwe = settings.bwe;
     run_call(&config, epoch).map_err(|source| CallError::Sim {
         scenario: scenario.name().to_owned(),
         seed,

@@ -75,8 +75,8 @@ use pacer::telemetry::{
     PacerRecord, SCHEMA, SenderRecord,
 };
 use pacer::{
-    Decision, Fixed, HandoverAwarePacer, Heuristic, PacerStats, PacingConfig, PolicyController,
-    QueuePolicy, Random,
+    Decision, Fixed, GoogCc, GoogCcConfig, HandoverAwarePacer, Heuristic, PacerStats, PacingConfig,
+    PolicyController, ProbeChannel, QueuePolicy, Random,
 };
 use rtc_interceptor::{
     Attribute, AttributedPacket, BandwidthEstimator, CongestionControlBuilder, Gcc, Interceptor,
@@ -100,6 +100,10 @@ const TRANSPORT_CC_URI: &str =
 pub const VIDEO_SSRC: u32 = 0x5A7E_111E;
 /// The video stream's RTP payload type.
 pub const VIDEO_PAYLOAD_TYPE: u8 = 96;
+/// The SSRC of GoogCC's probe padding ([`BweChoice::GoogCc`]).
+pub const PADDING_SSRC: u32 = 0x5A7E_BAD0;
+/// The padding stream's RTP payload type.
+pub const PADDING_PAYLOAD_TYPE: u8 = 127;
 /// The video stream's RTX SSRC (RFC 4588), negotiated with [`NackChoice::Libwebrtc`].
 pub const VIDEO_RTX_SSRC: u32 = 0x5A7E_111F;
 /// The video stream's RTX payload type (`video/rtx`, `apt` = [`VIDEO_PAYLOAD_TYPE`]).
@@ -140,6 +144,35 @@ impl PolicyChoice {
             Self::Heuristic => Box::new(Heuristic),
             Self::Random => Box::new(Random::new(seed ^ POLICY_SEED_SALT)),
             Self::Fixed(limit) => Box::new(Fixed::new(limit)),
+        }
+    }
+}
+
+/// Which send-side bandwidth estimator the call runs (issue 9).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum BweChoice {
+    /// This project's libwebrtc-faithful [`GoogCc`] (the default: it is what the paper's
+    /// client ran).
+    #[default]
+    GoogCc,
+    /// webrtc-rs's own `Gcc`.
+    WebrtcRs,
+}
+
+impl BweChoice {
+    /// The name `--bwe` takes and telemetry writes.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::GoogCc => "googcc",
+            Self::WebrtcRs => "webrtc-rs",
+        }
+    }
+
+    /// The telemetry value.
+    pub fn telemetry(self) -> Bwe {
+        match self {
+            Self::GoogCc => Bwe::GoogCc,
+            Self::WebrtcRs => Bwe::WebrtcRs,
         }
     }
 }
@@ -210,6 +243,8 @@ pub struct CallConfig {
     pub orbits: Option<(OrbitPredictorInputs, DateTime<Utc>)>,
     /// Which NACK pair recovers losses (default: [`NackChoice::Libwebrtc`]).
     pub nack: NackChoice,
+    /// Which bandwidth estimator runs (default: [`BweChoice::GoogCc`]).
+    pub bwe: BweChoice,
 }
 
 impl CallConfig {
@@ -237,6 +272,7 @@ impl CallConfig {
             handover: HandoverChoice::Oracle,
             orbits: None,
             nack: NackChoice::default(),
+            bwe: BweChoice::default(),
         }
     }
 
@@ -261,6 +297,7 @@ impl CallConfig {
                 .as_ref()
                 .map(|o| (o.predictor.clone(), o.start)),
             nack: NackChoice::default(),
+            bwe: BweChoice::default(),
         }
     }
 }
@@ -355,21 +392,59 @@ pub struct RecoveryCounts {
     pub over_budget: u64,
 }
 
-/// Gcc, with its target readable from outside the chain.
-struct ObservedGcc {
-    gcc: Gcc,
+/// The chosen estimator, with its target readable from outside the chain.
+struct ObservedEstimator {
+    estimator: Estimator,
     target: Arc<AtomicU64>,
 }
 
-impl BandwidthEstimator for ObservedGcc {
-    fn on_reports(&mut self, now: Instant, reports: &[PacketReport]) {
-        self.gcc.on_reports(now, reports);
+enum Estimator {
+    GoogCc(Box<GoogCc>),
+    WebrtcRs(Box<Gcc>),
+}
+
+impl ObservedEstimator {
+    fn inner(&self) -> &dyn BandwidthEstimator {
+        match &self.estimator {
+            Estimator::GoogCc(e) => e.as_ref(),
+            Estimator::WebrtcRs(e) => e.as_ref(),
+        }
+    }
+
+    fn inner_mut(&mut self) -> &mut dyn BandwidthEstimator {
+        match &mut self.estimator {
+            Estimator::GoogCc(e) => e.as_mut(),
+            Estimator::WebrtcRs(e) => e.as_mut(),
+        }
+    }
+
+    fn publish(&self) {
         self.target
-            .store(self.gcc.target_bitrate().to_bits(), Ordering::Relaxed);
+            .store(self.inner().target_bitrate().to_bits(), Ordering::Relaxed);
+    }
+}
+
+impl BandwidthEstimator for ObservedEstimator {
+    fn on_reports(&mut self, now: Instant, reports: &[PacketReport]) {
+        self.inner_mut().on_reports(now, reports);
+        self.publish();
     }
 
     fn target_bitrate(&self) -> f64 {
-        self.gcc.target_bitrate()
+        self.inner().target_bitrate()
+    }
+
+    fn handle_timeout(&mut self, now: Instant) {
+        self.inner_mut().handle_timeout(now);
+        self.publish();
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        self.inner().poll_timeout()
+    }
+
+    fn stats(&self) -> rtc_interceptor::EstimatorStats {
+        self.inner().stats()
     }
 }
 
@@ -402,6 +477,27 @@ fn video_stream(rtx: bool) -> StreamInfo {
 
 /// The RTX stream bound on its own, so the TWCC sender numbers and the congestion controller and
 /// the TWCC receiver record its packets (transport-cc, no NACK of its own).
+/// The padding stream that carries GoogCC's probe padding (negotiated only with
+/// [`BweChoice::GoogCc`]): bound on both chains with the transport-wide-cc extension so that its
+/// packets are numbered and acknowledged; the receiver drops them before the media receiver.
+fn padding_stream() -> StreamInfo {
+    StreamInfo {
+        ssrc: PADDING_SSRC,
+        clock_rate: 90_000,
+        mime_type: "video/VP8".to_owned(),
+        payload_type: PADDING_PAYLOAD_TYPE,
+        rtcp_feedback: vec![RTCPFeedback {
+            typ: "transport-cc".to_owned(),
+            parameter: String::new(),
+        }],
+        rtp_header_extensions: vec![RTPHeaderExtension {
+            uri: TRANSPORT_CC_URI.to_owned(),
+            id: 5,
+        }],
+        ..Default::default()
+    }
+}
+
 fn rtx_stream() -> StreamInfo {
     StreamInfo {
         ssrc: VIDEO_RTX_SSRC,
@@ -573,15 +669,31 @@ pub fn run_call(config: &CallConfig, epoch: Instant) -> Result<CallResult, SimEr
     };
 
     // Sender chain.
-    let pacing = PacingConfig::default();
+    let probing = config.bwe == BweChoice::GoogCc;
+    let pacing = PacingConfig {
+        padding_ssrc: probing.then_some(PADDING_SSRC),
+        padding_payload_type: PADDING_PAYLOAD_TYPE,
+        ..PacingConfig::default()
+    };
     let target = Arc::new(AtomicU64::new(
         (pacing.initial_target_bitrate_bps as f64).to_bits(),
     ));
-    let estimator = ObservedGcc {
-        gcc: Gcc::default(),
+    let probes = ProbeChannel::new();
+    let estimator = ObservedEstimator {
+        estimator: match config.bwe {
+            BweChoice::GoogCc => Estimator::GoogCc(Box::new(GoogCc::with_probing(
+                GoogCcConfig::default(),
+                probes.clone(),
+            ))),
+            BweChoice::WebrtcRs => Estimator::WebrtcRs(Box::default()),
+        },
         target: target.clone(),
     };
-    let (pacer, handle) = HandoverAwarePacer::builder(pacing).build();
+    let mut pacer = HandoverAwarePacer::builder(pacing);
+    if probing {
+        pacer = pacer.probe_channel(probes);
+    }
+    let (pacer, handle) = pacer.build();
     let mut sender = Registry::new()
         .with(
             Slot::CongestionControl,
@@ -622,6 +734,10 @@ pub fn run_call(config: &CallConfig, epoch: Instant) -> Result<CallResult, SimEr
     if rtx {
         sender.bind_local_stream(&rtx_stream());
         receiver.bind_remote_stream(&rtx_stream());
+    }
+    if probing {
+        sender.bind_local_stream(&padding_stream());
+        receiver.bind_remote_stream(&padding_stream());
     }
     sender.bind_local_stream(&video_stream(rtx));
     receiver.bind_remote_stream(&video_stream(rtx));
@@ -722,7 +838,7 @@ pub fn run_call(config: &CallConfig, epoch: Instant) -> Result<CallResult, SimEr
             pacer: interval.samples.pacer(&stats),
             gcc: interval.samples.gcc(),
             sender: Some(SenderRecord {
-                bwe: Bwe::WebrtcRs,
+                bwe: config.bwe.telemetry(),
                 cwnd_mode: CwndMode::Off,
                 keyframe_flush: false,
                 frames_dropped: frames_dropped_in,
@@ -875,7 +991,9 @@ pub fn run_call(config: &CallConfig, epoch: Instant) -> Result<CallResult, SimEr
             receiver_touched = true;
             receiver.handle_read(packet).map_err(receiver_err)?;
             while let Some(read) = receiver.poll_read() {
-                if let Packet::Rtp(rtp) = &read.message.packet {
+                if let Packet::Rtp(rtp) = &read.message.packet
+                    && rtp.header.ssrc == VIDEO_SSRC
+                {
                     media_receiver.on_packet(now, rtp.header.sequence_number, &rtp.payload);
                 }
             }
