@@ -46,6 +46,8 @@ pub use googcc::{GoogCc, GoogCcConfig, GoogCcHandle};
 pub use handle::PacerHandle;
 pub use interceptor::{HandoverAwarePacer, HandoverAwarePacerBuilder};
 pub use packet::PacketKind;
+#[cfg(feature = "learned")]
+pub use policy::OnnxPolicy;
 pub use policy::{Decision, Fixed, Heuristic, PolicyController, QueuePolicy, Random};
 pub use prober::{ProbeChannel, ProbeClusterConfig};
 pub use stats::PacerStats;

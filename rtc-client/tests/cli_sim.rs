@@ -119,8 +119,14 @@ fn bad_inputs_fail_clearly() {
     assert_clear_failure(&o, "--policy");
     assert!(stderr(&o).contains("50 to 10000 ms"), "{}", stderr(&o));
 
-    let o = run(&["sim", "--scenario", "starlink", "--policy", "learned:x"]);
-    assert_clear_failure(&o, "learned policies are not available yet");
+    let o = run(&[
+        "sim",
+        "--scenario",
+        "starlink",
+        "--policy",
+        "learned:no/such/card.json",
+    ]);
+    assert_clear_failure(&o, "cannot read no/such/card.json");
 
     let o = run(&["sim", "--scenario", "starlink", "--handover", "psychic"]);
     assert_clear_failure(&o, "--handover");

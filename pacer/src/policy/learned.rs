@@ -96,7 +96,8 @@ pub enum LoadError {
 
 type Plan = std::sync::Arc<TypedRunnableModel>;
 
-/// The learned queue policy (see the module documentation).
+/// The learned queue policy (see the module documentation). Clones share the optimised model.
+#[derive(Clone)]
 pub struct OnnxPolicy {
     card: ModelCard,
     plan: Plan,

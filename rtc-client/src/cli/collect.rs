@@ -109,7 +109,7 @@ pub fn run(args: CollectArgs, epoch: Instant) -> Result<()> {
     let intervals: usize = finished.iter().map(|f| f.intervals).sum();
     let manifest = Manifest {
         schema: "leopace.collect.v1",
-        policy: policy_name(PolicyChoice::Random),
+        policy: policy_name(&PolicyChoice::Random),
         handover: run.handover_name(),
         hours_requested: args.hours,
         duration_s: run.duration.as_secs_f64(),

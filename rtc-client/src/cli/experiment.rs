@@ -204,7 +204,7 @@ pub fn run_calls(
         duration_s = run.duration.as_secs(),
         "simulating"
     );
-    let names: Vec<String> = policies.iter().map(|&p| policy_name(p)).collect();
+    let names: Vec<String> = policies.iter().map(policy_name).collect();
     let file_of = |spec: &CallSpec| {
         telemetry_path(
             scenarios[spec.scenario].name(),
@@ -232,7 +232,13 @@ pub fn run_calls(
         threads,
         |_, spec| -> Result<FinishedCall> {
             let scenario = &scenarios[spec.scenario];
-            let result = simulate(scenario, policies[spec.policy], spec.seed, settings, epoch)?;
+            let result = simulate(
+                scenario,
+                policies[spec.policy].clone(),
+                spec.seed,
+                settings,
+                epoch,
+            )?;
             let bytes = telemetry_bytes(scenario, spec.seed, &result)?;
             let file = file_of(spec);
             let path = out.join(&file);
@@ -273,7 +279,7 @@ pub fn display_path(path: &Path) -> String {
 /// Runs `rtc-client experiment`; `epoch` is the instant every simulated call's clock starts at.
 pub fn run(args: ExperimentArgs, epoch: Instant) -> Result<()> {
     let started = Instant::now();
-    let names: Vec<String> = args.policies.iter().map(|&p| policy_name(p)).collect();
+    let names: Vec<String> = args.policies.iter().map(policy_name).collect();
     for (i, name) in names.iter().enumerate() {
         if names[..i].contains(name) {
             bail!("--policies names {name} twice");

@@ -5,6 +5,7 @@ use super::link::parse_duration;
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use pacer::OnnxPolicy;
 use pacer::telemetry::{IntervalRecord, QoeRecord, TelemetryWriter};
 use rtc_client::scenario::Scenario;
 use rtc_client::sim::{
@@ -14,7 +15,7 @@ use serde::Serialize;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
+use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
 /// Shortest fixed queue limit `--policy fixed:<ms>` accepts, ms.
@@ -32,8 +33,9 @@ pub struct SimArgs {
     /// Scenario: a shipped name (traces/scenarios/NAME.toml) or a path to a .toml file.
     #[arg(long, value_name = "NAME|FILE")]
     scenario: String,
-    /// Queue policy: default (WebRTC's fixed 2000 ms), random, heuristic, or fixed:<ms> with
-    /// 50 to 10000 ms. Learned policies (learned:...) are not available yet.
+    /// Queue policy: default (WebRTC's fixed 2000 ms), random, heuristic, fixed:<ms> with 50 to
+    /// 10000 ms, or learned:<card> (a model card such as models/policy.json, with its ONNX file
+    /// beside it; checked at load).
     #[arg(long, value_name = "POLICY", default_value = "default", value_parser = parse_policy)]
     policy: PolicyChoice,
     /// Handover forecast the policy reads.
@@ -157,13 +159,17 @@ pub(crate) fn parse_policy(text: &str) -> Result<PolicyChoice, String> {
         }
         return Ok(PolicyChoice::Fixed(Duration::from_millis(ms)));
     }
-    if text.starts_with("learned:") {
-        return Err(
-            "learned policies are not available yet; use default, random, heuristic or fixed:<ms>"
-                .into(),
-        );
+    if let Some(card) = text.strip_prefix("learned:") {
+        // A model that does not load is an error here, not the pacer's silent 2000-ms fallback:
+        // an experiment asked for this model, and a run of something else would mislead.
+        let model = OnnxPolicy::load(card).map_err(|e| format!("cannot use {card}: {e}"))?;
+        return Ok(PolicyChoice::Learned(Arc::new(model)));
     }
-    Err("use default, random, heuristic or fixed:<ms> (e.g. fixed:900)".into())
+    Err(
+        "use default, random, heuristic, fixed:<ms> (e.g. fixed:900) or learned:<card> (e.g. \
+         learned:models/policy.json)"
+            .into(),
+    )
 }
 
 /// Parses the decision interval: 1 s to 120 s.
@@ -176,13 +182,8 @@ pub(crate) fn parse_interval(text: &str) -> Result<Duration, String> {
 }
 
 /// The policy's name as telemetry writes it.
-pub(crate) fn policy_name(policy: PolicyChoice) -> String {
-    match policy {
-        PolicyChoice::Default => "default".into(),
-        PolicyChoice::Heuristic => "heuristic".into(),
-        PolicyChoice::Random => "random".into(),
-        PolicyChoice::Fixed(limit) => format!("fixed:{}", limit.as_millis()),
-    }
+pub(crate) fn policy_name(policy: &PolicyChoice) -> String {
+    policy.name()
 }
 
 /// One decision interval in the report.
@@ -298,7 +299,7 @@ pub fn run(args: SimArgs, epoch: Instant) -> Result<()> {
     let realization = scenario
         .realize(args.seed, duration)
         .with_context(|| format!("cannot build the scenario {}", scenario.origin))?;
-    let mut config = CallConfig::from_realization(&realization, args.policy);
+    let mut config = CallConfig::from_realization(&realization, args.policy.clone());
     config.decision_interval = args.interval;
     config.handover = args.handover.choice();
     config.nack = args.nack.choice();
@@ -333,7 +334,7 @@ pub fn run(args: SimArgs, epoch: Instant) -> Result<()> {
         file: &scenario.origin,
         call_id: &config.call_id,
         seed: args.seed,
-        policy: policy_name(args.policy),
+        policy: policy_name(&args.policy),
         handover: args.handover.as_str(),
         nack: config.nack.as_str(),
         bwe: config.bwe.as_str(),

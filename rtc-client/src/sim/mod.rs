@@ -75,8 +75,8 @@ use pacer::telemetry::{
     PacerRecord, SCHEMA, SenderRecord,
 };
 use pacer::{
-    Decision, Fixed, GoogCc, GoogCcConfig, HandoverAwarePacer, Heuristic, PacerStats, PacingConfig,
-    PolicyController, ProbeChannel, QueuePolicy, Random,
+    Decision, Fixed, GoogCc, GoogCcConfig, HandoverAwarePacer, Heuristic, OnnxPolicy, PacerStats,
+    PacingConfig, PolicyController, ProbeChannel, QueuePolicy, Random,
 };
 use rtc_interceptor::{
     Attribute, AttributedPacket, BandwidthEstimator, CongestionControlBuilder, Gcc, Interceptor,
@@ -125,7 +125,7 @@ const ENCODER_SEED_SALT: u64 = 0x454E_434F_4445_5231;
 const POLICY_SEED_SALT: u64 = 0x504F_4C49_4359_0001;
 
 /// Which queue policy decides the pacer's limit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub enum PolicyChoice {
     /// WebRTC's fixed 2000 ms ([`Fixed::webrtc_default`]).
     Default,
@@ -135,15 +135,37 @@ pub enum PolicyChoice {
     Random,
     /// A fixed limit.
     Fixed(Duration),
+    /// The learned ONNX policy, loaded and checked against its card.
+    Learned(Arc<OnnxPolicy>),
+}
+
+impl PartialEq for PolicyChoice {
+    fn eq(&self, other: &Self) -> bool {
+        self.name() == other.name()
+    }
 }
 
 impl PolicyChoice {
-    fn build(self, seed: u64) -> Box<dyn QueuePolicy> {
+    /// The policy's name as telemetry writes it (`learned:<sha256 prefix>` for a model).
+    pub fn name(&self) -> String {
+        match self {
+            Self::Default => "default".into(),
+            Self::Heuristic => "heuristic".into(),
+            Self::Random => "random".into(),
+            Self::Fixed(limit) => format!("fixed:{}", limit.as_millis()),
+            Self::Learned(model) => QueuePolicy::name(model.as_ref()),
+        }
+    }
+}
+
+impl PolicyChoice {
+    fn build(&self, seed: u64) -> Box<dyn QueuePolicy> {
         match self {
             Self::Default => Box::new(Fixed::webrtc_default()),
             Self::Heuristic => Box::new(Heuristic),
             Self::Random => Box::new(Random::new(seed ^ POLICY_SEED_SALT)),
-            Self::Fixed(limit) => Box::new(Fixed::new(limit)),
+            Self::Fixed(limit) => Box::new(Fixed::new(*limit)),
+            Self::Learned(model) => Box::new(model.as_ref().clone()),
         }
     }
 }
