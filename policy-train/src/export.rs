@@ -313,3 +313,157 @@ pub fn weights_of(bytes: &[u8]) -> Result<HashMap<String, Weight>, prost::Decode
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::PolicyNet;
+    use std::collections::BTreeSet;
+
+    /// The ops [`onnx_bytes`] may use (the module documentation's list).
+    const OPS: [&str; 9] = [
+        "MatMul",
+        "Add",
+        "Relu",
+        "Reshape",
+        "Transpose",
+        "Div",
+        "Softmax",
+        "LayerNormalization",
+        "ReduceMean",
+    ];
+
+    /// A randomly initialised network's weights by export name.
+    fn random_weights(actions: usize, seed: i64) -> HashMap<String, Weight> {
+        tch::manual_seed(seed);
+        let vs = tch::nn::VarStore::new(tch::Device::Cpu);
+        let net = PolicyNet::new(&vs.root(), actions, 0.0);
+        net.named_weights()
+            .into_iter()
+            .map(|(name, t)| {
+                let shape = t.size();
+                let values = Vec::<f32>::try_from(t.flatten(0, -1)).expect("float weights");
+                (name, Weight { shape, values })
+            })
+            .collect()
+    }
+
+    fn model_of(bytes: &[u8]) -> pb::ModelProto {
+        pb::ModelProto::decode(bytes).expect("a model")
+    }
+
+    #[test]
+    fn weights_read_back_from_the_bytes_are_the_weights_written() {
+        let weights = random_weights(5, 11);
+        let bytes = onnx_bytes(&weights, 5).expect("exported");
+        let back = weights_of(&bytes).expect("decoded");
+        let mut names: Vec<&String> = weights.keys().collect();
+        names.sort();
+        let mut back_names: Vec<&String> = back.keys().collect();
+        back_names.sort();
+        assert_eq!(names, back_names);
+        for (name, w) in &weights {
+            assert_eq!(&back[name], w, "{name}");
+        }
+    }
+
+    #[test]
+    fn the_same_weights_give_the_same_bytes() {
+        let weights = random_weights(4, 3);
+        assert_eq!(
+            onnx_bytes(&weights, 4).expect("exported"),
+            onnx_bytes(&weights, 4).expect("exported")
+        );
+        let other = random_weights(4, 4);
+        assert_ne!(
+            onnx_bytes(&weights, 4).expect("exported"),
+            onnx_bytes(&other, 4).expect("exported")
+        );
+    }
+
+    #[test]
+    fn the_graph_uses_only_the_pinned_opset_and_the_listed_ops() {
+        let model = model_of(&onnx_bytes(&random_weights(3, 1), 3).expect("exported"));
+        assert_eq!(model.ir_version, IR_VERSION);
+        assert_eq!(model.opset_import.len(), 1);
+        assert_eq!(model.opset_import[0].domain, "");
+        assert_eq!(model.opset_import[0].version, OPSET);
+        let graph = model.graph.expect("a graph");
+        let used: BTreeSet<&str> = graph.node.iter().map(|n| n.op_type.as_str()).collect();
+        let allowed: BTreeSet<&str> = OPS.into_iter().collect();
+        assert!(used.is_subset(&allowed), "{used:?}");
+        // Every op of the list but Div is needed more than once; all of them appear.
+        assert_eq!(used, allowed);
+        for node in &graph.node {
+            assert!(
+                node.domain.is_empty(),
+                "{} in domain {}",
+                node.name,
+                node.domain
+            );
+            for a in &node.attribute {
+                assert_ne!(a.r#type, 0, "{}.{} has no type", node.name, a.name);
+            }
+        }
+        let reduce = graph
+            .node
+            .iter()
+            .find(|n| n.op_type == "ReduceMean")
+            .expect("pooling");
+        assert_eq!(reduce.input.len(), 1, "axes is an attribute at opset 17");
+        assert_eq!(
+            graph.node.last().expect("nodes").output,
+            vec![OUTPUT_NAME.to_owned()]
+        );
+    }
+
+    #[test]
+    fn the_graph_has_the_contract_s_input_and_output() {
+        let model = model_of(&onnx_bytes(&random_weights(6, 2), 6).expect("exported"));
+        let graph = model.graph.expect("a graph");
+        let dims = |v: &pb::ValueInfoProto| -> (String, Vec<i64>) {
+            let Some(pb::type_proto::Value::TensorType(t)) =
+                v.r#type.as_ref().and_then(|t| t.value.clone())
+            else {
+                panic!("{} is not a tensor", v.name)
+            };
+            assert_eq!(t.elem_type, DataType::Float as i32);
+            let shape = t.shape.expect("a shape").dim;
+            let dims = shape
+                .iter()
+                .map(|d| match d.value {
+                    Some(pb::tensor_shape_proto::dimension::Value::DimValue(v)) => v,
+                    ref other => panic!("a symbolic dimension {other:?}"),
+                })
+                .collect();
+            (v.name.clone(), dims)
+        };
+        assert_eq!(graph.input.len(), 1);
+        assert_eq!(
+            dims(&graph.input[0]),
+            (INPUT_NAME.to_owned(), vec![1, HORIZON_STEPS as i64, 2])
+        );
+        assert_eq!(graph.output.len(), 1);
+        assert_eq!(dims(&graph.output[0]), (OUTPUT_NAME.to_owned(), vec![1, 6]));
+    }
+
+    #[test]
+    fn a_missing_or_misshapen_weight_is_named() {
+        let mut weights = random_weights(3, 5);
+        weights.remove("layer1.ff2.bias");
+        let err = onnx_bytes(&weights, 3).expect_err("a weight is missing");
+        assert_eq!(err.to_string(), "weight layer1.ff2.bias: missing");
+
+        let weights = random_weights(3, 5);
+        let err = onnx_bytes(&weights, 4).expect_err("the head has 3 outputs");
+        assert_eq!(
+            err.to_string(),
+            "weight head.weight: shape [3, 64], expected [4, 64]"
+        );
+    }
+
+    #[test]
+    fn bytes_that_are_not_a_model_do_not_decode() {
+        assert!(weights_of(b"\xff\xff\xff\xff not protobuf").is_err());
+    }
+}

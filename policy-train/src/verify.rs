@@ -98,6 +98,9 @@ pub enum VerifyError {
 
 /// Verifies the model whose card is at `card_path`.
 pub fn verify(card_path: &Path, seed: u64) -> Result<Verification, VerifyError> {
+    // One libtorch thread: the comparison forward passes are tiny, and libtorch's default pool
+    // only contends with tract on a busy machine.
+    tch::set_num_threads(1);
     let policy = OnnxPolicy::load(card_path)?;
     let card = policy.card().clone();
     let onnx_path = card_path

@@ -1,0 +1,214 @@
+//! Batch-1 inference of the learned policy: tract running the exported ONNX file
+//! ([`OnnxPolicy::logits`], what the pacer runs) beside the same model's forward pass in tch
+//! ([`logits_of`] on a [`PolicyNet`] rebuilt from the file's own weights, as `verify` does), in
+//! the same run, on one core (`tch::set_num_threads(1)`; tract is single-threaded).
+//!
+//! The model: a randomly initialised network (seeded, 5 actions, the shipped architecture;
+//! inference cost does not depend on what the weights learned) exported with
+//! [`export::onnx_bytes`] and written with a card (golden vectors from tch) to a temporary
+//! directory, then loaded with [`OnnxPolicy::load`] with every check the pacer makes. The input
+//! is the Starlink-like golden pattern (8 handovers on 15-s slots).
+//!
+//! After criterion's figures, a plain timed loop of [`RUNS`] inferences per engine (after
+//! [`WARM_UP`] untimed ones) prints the p50, p99 and max per inference: the goal is a p99
+//! under 1 ms on one core. Under `cargo test --benches` (no `--bench` argument) criterion runs
+//! each benchmark once and the loop is cut to a few runs.
+
+use criterion::Criterion;
+use pacer::handover_predictor::{CUMULATIVE_NORM, HORIZON_STEPS};
+use pacer::policy::OnnxPolicy;
+use pacer::policy::card::{
+    CARD_SCHEMA, CrossValidation, Golden, INPUT_NAME, ModelCard, OPSET, OUTPUT_NAME, TensorSpec,
+    Training,
+};
+use policy_train::export::{self, Weight};
+use policy_train::model::PolicyNet;
+use policy_train::train::logits_of;
+use policy_train::{card, logs};
+use std::collections::HashMap;
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+use tch::{Device, Tensor, nn};
+
+/// Actions of the benchmarked model (the paper's K = 5).
+const ACTIONS: [u64; 5] = [500, 600, 900, 2000, 4000];
+/// Timed inferences per engine in the percentile loop.
+const RUNS: usize = 2000;
+/// Untimed inferences before it.
+const WARM_UP: usize = 200;
+
+/// The exported model, loaded both ways.
+struct Models {
+    tract: OnnxPolicy,
+    tch: PolicyNet,
+    _vs: nn::VarStore,
+    dir: PathBuf,
+}
+
+impl Drop for Models {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// A seeded random network exported to `dir` (policy.onnx and policy.json), loaded with tract
+/// and rebuilt in tch from the file's weights.
+fn models(dir: &Path) -> Models {
+    tch::manual_seed(1);
+    let vs = nn::VarStore::new(Device::Cpu);
+    let net = PolicyNet::new(&vs.root(), ACTIONS.len(), 0.0);
+    let weights: HashMap<String, Weight> = net
+        .named_weights()
+        .into_iter()
+        .map(|(name, t)| {
+            let shape = t.size();
+            let values = Vec::<f32>::try_from(t.flatten(0, -1)).expect("float weights");
+            (name, Weight { shape, values })
+        })
+        .collect();
+    let bytes = export::onnx_bytes(&weights, ACTIONS.len()).expect("export");
+    std::fs::create_dir_all(dir).expect("create the model directory");
+    std::fs::write(dir.join("policy.onnx"), &bytes).expect("write policy.onnx");
+    let card = ModelCard {
+        schema: CARD_SCHEMA.into(),
+        input: TensorSpec {
+            name: INPUT_NAME.into(),
+            shape: vec![1, HORIZON_STEPS, 2],
+            dtype: "float32".into(),
+        },
+        output: TensorSpec {
+            name: OUTPUT_NAME.into(),
+            shape: vec![1, ACTIONS.len()],
+            dtype: "float32".into(),
+        },
+        horizon_s: HORIZON_STEPS as u32,
+        cumulative_norm: CUMULATIVE_NORM,
+        actions_ms: ACTIONS.to_vec(),
+        opset: OPSET,
+        onnx_file: "policy.onnx".into(),
+        onnx_sha256: logs::hex_sha256(&bytes),
+        training: Training {
+            logs: Vec::new(),
+            intervals: 0,
+            clusters: Vec::new(),
+            hyperparameters: serde_json::json!({ "note": "random weights for the benchmark" }),
+        },
+        cv: CrossValidation {
+            folds: 0,
+            accuracy_mean: 0.0,
+            accuracy_std: 0.0,
+        },
+        golden: card::golden_inputs(1)
+            .into_iter()
+            .map(|(name, input)| Golden {
+                logits: logits_of(&net, &input),
+                name,
+                input,
+            })
+            .collect(),
+    };
+    std::fs::write(
+        dir.join("policy.json"),
+        serde_json::to_string_pretty(&card).expect("JSON"),
+    )
+    .expect("write policy.json");
+    let tract = OnnxPolicy::load(dir.join("policy.json")).expect("the policy loads");
+
+    // tch, from the file's own weights (as `verify` rebuilds it).
+    let file = export::weights_of(&std::fs::read(dir.join("policy.onnx")).expect("read"))
+        .expect("weights");
+    let tensors: HashMap<String, Tensor> = file
+        .iter()
+        .map(|(n, w)| {
+            (
+                n.clone(),
+                Tensor::from_slice(&w.values).view(w.shape.as_slice()),
+            )
+        })
+        .collect();
+    let rebuilt_vs = nn::VarStore::new(Device::Cpu);
+    let mut rebuilt = PolicyNet::new(&rebuilt_vs.root(), ACTIONS.len(), 0.0);
+    let missing = rebuilt.load_named(&tensors);
+    assert!(missing.is_empty(), "the file lacks {missing:?}");
+    Models {
+        tract,
+        tch: rebuilt,
+        _vs: rebuilt_vs,
+        dir: dir.to_path_buf(),
+    }
+}
+
+/// The Starlink-like golden input.
+fn input() -> Vec<f32> {
+    card::golden_inputs(1)
+        .into_iter()
+        .find(|(name, _)| name == "starlink-like")
+        .map(|(_, input)| input)
+        .expect("a starlink-like golden vector")
+}
+
+/// p50, p99 and max of `runs` timed calls of `f`, in microseconds.
+fn percentiles(runs: usize, warm_up: usize, mut f: impl FnMut()) -> (f64, f64, f64) {
+    for _ in 0..warm_up {
+        f();
+    }
+    let mut us: Vec<f64> = (0..runs)
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed().as_secs_f64() * 1e6
+        })
+        .collect();
+    us.sort_by(f64::total_cmp);
+    let at = |q: f64| us[((us.len() as f64 * q).ceil() as usize).clamp(1, us.len()) - 1];
+    (at(0.50), at(0.99), us[us.len() - 1])
+}
+
+fn main() {
+    tch::set_num_threads(1);
+    let dir = std::env::temp_dir().join(format!("policy-train-bench-{}", std::process::id()));
+    let m = models(&dir);
+    let x = input();
+    let a = m.tract.logits(&x).expect("tract runs");
+    let b = logits_of(&m.tch, &x);
+    let diff = a
+        .iter()
+        .zip(&b)
+        .map(|(p, q)| (p - q).abs())
+        .fold(0f32, f32::max);
+    assert!(diff < 1e-4, "tract and tch differ by {diff}");
+
+    let mut c = Criterion::default().configure_from_args();
+    {
+        let mut group = c.benchmark_group("inference");
+        group.bench_function("tract OnnxPolicy::logits [1,120,2]", |bench| {
+            bench.iter(|| black_box(m.tract.logits(black_box(&x)).expect("tract runs")))
+        });
+        group.bench_function("tch PolicyNet forward [1,120,2]", |bench| {
+            bench.iter(|| black_box(logits_of(&m.tch, black_box(&x))))
+        });
+        group.finish();
+    }
+    c.final_summary();
+
+    let full = std::env::args().any(|a| a == "--bench");
+    let (runs, warm_up) = if full { (RUNS, WARM_UP) } else { (20, 2) };
+    let tract = percentiles(runs, warm_up, || {
+        black_box(m.tract.logits(black_box(&x)).expect("tract runs"));
+    });
+    let tch = percentiles(runs, warm_up, || {
+        black_box(logits_of(&m.tch, black_box(&x)));
+    });
+    println!(
+        "\nbatch-1 inference, one core, {runs} runs each after {warm_up} warm-up (|tract - tch| = {diff:.1e}):"
+    );
+    println!("  engine      p50 us    p99 us    max us");
+    for (name, (p50, p99, max)) in [("tract", tract), ("tch", tch)] {
+        println!("  {name:<8} {p50:>9.1} {p99:>9.1} {max:>9.1}");
+    }
+    println!(
+        "  goal: p99 under 1000 us with tract: {}",
+        if tract.1 < 1000.0 { "met" } else { "NOT met" }
+    );
+}
