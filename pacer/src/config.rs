@@ -80,6 +80,12 @@ pub struct PacingConfig {
     /// packets on RTX, `RtpPacketHistory::GetPayloadPaddingPacket`) produces; its padding-only
     /// packets are at most 224 bytes of padding (`kMaxPaddingLength`, `rtp_sender.cc`).
     pub max_padding_packet_bytes: u64,
+    /// Whether the first packet of a new key frame flushes its stream's queued packets (and
+    /// those of its RTX stream) when no key-frame packet of the stream is queued.
+    ///
+    /// `false` by default so both behaviours can be compared; modern libwebrtc does it with
+    /// `WebRTC-Pacer-KeyframeFlushing` (`PacingController::EnqueuePacket`, reference 1.5).
+    pub keyframe_flush: bool,
 }
 
 impl Default for PacingConfig {
@@ -97,6 +103,7 @@ impl Default for PacingConfig {
             padding_ssrc: None,
             padding_payload_type: 127,
             max_padding_packet_bytes: 1200,
+            keyframe_flush: false,
         }
     }
 }

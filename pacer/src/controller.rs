@@ -72,6 +72,26 @@ pub struct Released<T> {
     pub probe_cluster: Option<i32>,
 }
 
+/// What the packetizer knows about a video packet's frame, for key-frame flushing.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FrameInfo {
+    /// The packet belongs to a key frame.
+    pub key_frame: bool,
+    /// The packet is its frame's first.
+    pub first_packet_of_frame: bool,
+}
+
+/// A keep-alive the pacer asks to be sent while congested: libwebrtc sends 1 byte of padding
+/// every `kCongestedPacketInterval` (500 ms) while congested, once a media packet has been sent
+/// (`PacingController::ShouldSendKeepalive`, reference 1.7).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeepAlive {
+    /// The padding size asked for, bytes (1).
+    pub size_bytes: u64,
+    /// When it was released: the `now` of the call that released it.
+    pub released_at: Instant,
+}
+
 /// A padding packet the pacer asks to be sent (only while a probe cluster is short of media).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Padding {
@@ -121,6 +141,16 @@ pub struct PacingController<T> {
     probe_burst_bytes: u64,
     /// Whether a media packet has left (padding waits for one, as in libwebrtc).
     media_sent: bool,
+    /// `SetCongested`: only unpaced audio, probes and keep-alives leave.
+    congested: bool,
+    /// Congested time before `congested_since_ns`, ns.
+    congested_ns: u64,
+    /// When the current congestion began, ns.
+    congested_since_ns: Option<u64>,
+    /// The last instant anything left (media, padding or keep-alive), ns.
+    last_send_ns: Option<u64>,
+    keepalives_sent: u64,
+    packets_flushed: u64,
 }
 
 impl<T> PacingController<T> {
@@ -143,6 +173,12 @@ impl<T> PacingController<T> {
             prober: BitrateProber::default(),
             probe_burst_bytes: 0,
             media_sent: false,
+            congested: false,
+            congested_ns: 0,
+            congested_since_ns: None,
+            last_send_ns: None,
+            keepalives_sent: 0,
+            packets_flushed: 0,
             config,
         };
         controller.set_target_bitrate(now, controller.config.initial_target_bitrate_bps);
@@ -163,17 +199,130 @@ impl<T> PacingController<T> {
         size_bytes: u64,
         payload: T,
     ) {
+        self.enqueue_frame_packet(
+            now,
+            ssrc,
+            kind,
+            size_bytes,
+            payload,
+            FrameInfo::default(),
+            None,
+        );
+    }
+
+    /// Queues a video packet whose frame is known; returns the payloads flushed to make way for
+    /// it.
+    ///
+    /// With [`PacingConfig::keyframe_flush`], the first packet of a key frame, when no key-frame
+    /// packet of its stream is queued, first removes every queued packet of `ssrc` and of its
+    /// `rtx_ssrc` (modern libwebrtc `PacingController::EnqueuePacket` with
+    /// `WebRTC-Pacer-KeyframeFlushing`, reference 1.5); they are counted in
+    /// [`PacerStats::packets_flushed`].
+    #[allow(clippy::too_many_arguments)]
+    pub fn enqueue_frame_packet(
+        &mut self,
+        now: Instant,
+        ssrc: u32,
+        kind: PacketKind,
+        size_bytes: u64,
+        payload: T,
+        frame: FrameInfo,
+        rtx_ssrc: Option<u32>,
+    ) -> Vec<T> {
         let now_ns = self.advance(now);
+        let mut flushed = Vec::new();
+        if self.config.keyframe_flush
+            && kind == PacketKind::Video
+            && frame.key_frame
+            && frame.first_packet_of_frame
+            && !self.queue.has_key_frame_packets(ssrc)
+        {
+            for stream in std::iter::once(ssrc).chain(rtx_ssrc) {
+                flushed.extend(
+                    self.queue
+                        .remove_ssrc(stream)
+                        .into_iter()
+                        .map(|p| p.payload),
+                );
+            }
+            self.packets_flushed += flushed.len() as u64;
+        }
+        let active_ns = self.active_ns(now_ns);
         self.queue.push(QueuedPacket {
             ssrc,
             kind,
             size: size_bytes,
             enqueued_ns: now_ns,
+            active_ns,
+            key_frame: frame.key_frame,
             enqueued_at: self.last_now_at,
             payload,
         });
         self.prober.on_incoming_packet(size_bytes);
         self.update_adjusted_rate(now_ns);
+        flushed
+    }
+
+    /// `SetCongested`: while congested, nothing but unpaced audio, probes and a keep-alive every
+    /// 500 ms leaves, and the time does not count toward the average queue time the drain rule
+    /// uses (reference 1.3).
+    pub fn set_congested(&mut self, now: Instant, congested: bool) {
+        let now_ns = self.advance(now);
+        if congested == self.congested {
+            return;
+        }
+        if congested {
+            self.congested_since_ns = Some(now_ns);
+        } else if let Some(since) = self.congested_since_ns.take() {
+            self.congested_ns += now_ns.saturating_sub(since);
+        }
+        self.congested = congested;
+        self.update_adjusted_rate(now_ns);
+    }
+
+    /// Whether the pacer is congested.
+    pub fn is_congested(&self) -> bool {
+        self.congested
+    }
+
+    /// Time spent congested up to `now_ns`.
+    fn congested_ns_at(&self, now_ns: u64) -> u64 {
+        self.congested_ns
+            + self
+                .congested_since_ns
+                .map_or(0, |since| now_ns.saturating_sub(since))
+    }
+
+    /// `now_ns` on the active clock (congested time removed).
+    fn active_ns(&self, now_ns: u64) -> u64 {
+        now_ns.saturating_sub(self.congested_ns_at(now_ns))
+    }
+
+    /// When the next keep-alive is due while congested: 500 ms after the last send, once media
+    /// has been sent and if padding can be sent at all.
+    fn keepalive_due_ns(&self) -> Option<u64> {
+        if !self.congested || !self.media_sent || self.config.padding_ssrc.is_none() {
+            return None;
+        }
+        let interval = crate::cwnd::CONGESTED_PACKET_INTERVAL.as_nanos() as u64;
+        Some(self.last_send_ns.unwrap_or(0).saturating_add(interval))
+    }
+
+    /// A keep-alive if one is due at `now` (see [`KeepAlive`]); call after
+    /// [`poll_send`](Self::poll_send) returned `None`.
+    pub fn poll_keepalive(&mut self, now: Instant) -> Option<KeepAlive> {
+        let now_ns = self.advance(now);
+        if now_ns < self.keepalive_due_ns()? {
+            return None;
+        }
+        let size = 1;
+        self.charge_debt(size);
+        self.last_send_ns = Some(now_ns);
+        self.keepalives_sent += 1;
+        Some(KeepAlive {
+            size_bytes: size,
+            released_at: self.last_now_at,
+        })
     }
 
     /// Adds a probe cluster (libwebrtc `PacingController::CreateProbeClusters`). It starts once
@@ -250,6 +399,7 @@ impl<T> PacingController<T> {
             .saturating_sub(self.probe_burst_bytes)
             .clamp(1, self.config.max_padding_packet_bytes.max(1));
         self.charge_debt(size);
+        self.last_send_ns = Some(now_ns);
         let probe_cluster = self.on_probe_bytes(now_ns, size)?;
         Some(Padding {
             size_bytes: size,
@@ -301,11 +451,12 @@ impl<T> PacingController<T> {
             };
             return Some(self.instant(due_ns.max(self.last_now_ns.saturating_add(1))));
         }
-        if self.queue.is_empty() {
-            return None;
-        }
         let due_ns = if self.has_unpaced_audio() {
             self.last_now_ns
+        } else if self.congested {
+            self.keepalive_due_ns()?
+        } else if self.queue.is_empty() {
+            return None;
         } else {
             self.paced_due_ns()?
         };
@@ -329,7 +480,8 @@ impl<T> PacingController<T> {
             if self.probe_due_ns().is_none_or(|due| now_ns < due) {
                 return None;
             }
-        } else if !unpaced && self.paced_due_ns().is_none_or(|due| now_ns < due) {
+        } else if !unpaced && (self.congested || self.paced_due_ns().is_none_or(|due| now_ns < due))
+        {
             return None;
         }
         self.update_adjusted_rate(now_ns);
@@ -342,6 +494,7 @@ impl<T> PacingController<T> {
             }
         }
         self.media_sent = true;
+        self.last_send_ns = Some(now_ns);
         self.packets_sent += 1;
         self.bytes_sent += packet.size;
         self.update_adjusted_rate(now_ns);
@@ -378,7 +531,12 @@ impl<T> PacingController<T> {
             queued_packets: self.queue.packets(),
             queued_bytes,
             oldest_queue_time: age(self.queue.oldest_enqueued_ns()),
-            average_queue_time: age(self.queue.mean_enqueued_ns()),
+            average_queue_time: self
+                .queue
+                .mean_enqueued_ns()
+                .map_or(Duration::ZERO, |mean| {
+                    Duration::from_nanos(self.active_ns(now_ns).saturating_sub(mean))
+                }),
             expected_queue_time,
             target_bitrate_bps: self.target_bps,
             pacing_rate_bps: self.pacing_bps,
@@ -388,6 +546,10 @@ impl<T> PacingController<T> {
             packets_sent: self.packets_sent,
             bytes_sent: self.bytes_sent,
             drain_boost_time: Duration::from_nanos(self.drain_boost_ns),
+            congested: self.congested,
+            congested_time: Duration::from_nanos(self.congested_ns_at(now_ns)),
+            keepalives_sent: self.keepalives_sent,
+            packets_flushed: self.packets_flushed,
         }
     }
 
@@ -404,7 +566,7 @@ impl<T> PacingController<T> {
         let now_ns = self.last_now_ns;
         if now_ns > self.last_process_ns {
             let elapsed = now_ns - self.last_process_ns;
-            if self.adjusted_bps > self.pacing_bps {
+            if self.adjusted_bps > self.pacing_bps && !self.congested {
                 self.drain_boost_ns += elapsed;
             }
             let credited = elapsed.min(MAX_ELAPSED.as_nanos() as u64);
@@ -428,7 +590,7 @@ impl<T> PacingController<T> {
         let average_ns = self
             .queue
             .mean_enqueued_ns()
-            .map_or(0, |mean| now_ns.saturating_sub(mean));
+            .map_or(0, |mean| self.active_ns(now_ns).saturating_sub(mean));
         let limit_ns = self.queue_time_limit.as_nanos() as u64;
         let left_ns = limit_ns
             .saturating_sub(average_ns)

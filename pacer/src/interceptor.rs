@@ -8,7 +8,8 @@
 //! pacer and not to the network.
 
 use crate::config::PacingConfig;
-use crate::controller::PacingController;
+use crate::controller::{FrameInfo, PacingController};
+use crate::cwnd::CwndChannel;
 use crate::handle::PacerHandle;
 use crate::packet::PacketKind;
 use crate::prober::ProbeChannel;
@@ -30,7 +31,13 @@ pub const STATS_INTERVAL: Duration = Duration::from_millis(25);
 pub struct HandoverAwarePacerBuilder {
     config: PacingConfig,
     probes: Option<ProbeChannel>,
+    cwnd: Option<CwndChannel>,
+    frame_info: Option<FrameInfoFn>,
 }
+
+/// Reads what a video RTP packet says about its frame (codec-specific: the pacer cannot parse
+/// payloads itself). Needed for [`PacingConfig::keyframe_flush`].
+pub type FrameInfoFn = fn(&rtc_rtp::packet::Packet) -> FrameInfo;
 
 impl HandoverAwarePacerBuilder {
     /// Sends the probe clusters a congestion controller posts on `channel` (the channel of a
@@ -38,6 +45,21 @@ impl HandoverAwarePacerBuilder {
     /// were probes. Padding fills a probe only if the configuration names a `padding_ssrc`.
     pub fn probe_channel(mut self, channel: ProbeChannel) -> Self {
         self.probes = Some(channel);
+        self
+    }
+
+    /// Records every released RTP packet as outstanding data on `channel` and, when the
+    /// channel's mode is [`CwndMode::Pacer`](crate::telemetry::CwndMode::Pacer), holds media
+    /// while outstanding data fills the congestion window, sending a keep-alive every 500 ms
+    /// (on the padding SSRC, so only if the configuration names one).
+    pub fn congestion_window(mut self, channel: CwndChannel) -> Self {
+        self.cwnd = Some(channel);
+        self
+    }
+
+    /// Tells the pacer how to read a video packet's frame (for key-frame flushing).
+    pub fn frame_info(mut self, read: FrameInfoFn) -> Self {
+        self.frame_info = Some(read);
         self
     }
 
@@ -59,6 +81,9 @@ impl HandoverAwarePacerBuilder {
             last_published: None,
             published_empty: true,
             probes: self.probes,
+            cwnd: self.cwnd,
+            frame_info: self.frame_info,
+            rtx_of: Vec::new(),
             padding_sequence: 0,
             last_timestamp: 0,
         };
@@ -98,6 +123,10 @@ pub struct HandoverAwarePacer {
     last_published: Option<Instant>,
     published_empty: bool,
     probes: Option<ProbeChannel>,
+    cwnd: Option<CwndChannel>,
+    frame_info: Option<FrameInfoFn>,
+    /// Media SSRC -> its RTX SSRC, from the bound streams.
+    rtx_of: Vec<(u32, u32)>,
     /// The next RTP sequence number on the padding SSRC.
     padding_sequence: u16,
     /// The RTP timestamp of the last media packet released, which padding reuses.
@@ -110,6 +139,8 @@ impl HandoverAwarePacer {
         HandoverAwarePacerBuilder {
             config,
             probes: None,
+            cwnd: None,
+            frame_info: None,
         }
     }
 
@@ -172,6 +203,13 @@ impl HandoverAwarePacer {
     /// Releases everything that may leave at `now` and publishes stats when due.
     fn release(&mut self, now: Instant) {
         self.controller_at(now);
+        // Acknowledgements reach the window outside the pacer: a change of the congested state
+        // is news even at an instant already settled.
+        if let (Some(cwnd), Some(controller)) = (&self.cwnd, &self.controller)
+            && controller.is_congested() != cwnd.congested()
+        {
+            self.settled_at = None;
+        }
         if self.settled_at == Some(now) {
             return;
         }
@@ -185,6 +223,7 @@ impl HandoverAwarePacer {
             slab,
             free,
             probes,
+            cwnd,
             config,
             padding_sequence,
             last_timestamp,
@@ -194,6 +233,9 @@ impl HandoverAwarePacer {
             return;
         };
         loop {
+            if let Some(cwnd) = &cwnd {
+                controller.set_congested(now, cwnd.congested());
+            }
             if let Some(released) = controller.poll_send(now) {
                 let key = released.payload;
                 // Every key the controller holds was filled by `handle_write` and is emptied
@@ -204,6 +246,14 @@ impl HandoverAwarePacer {
                     packet.now = released.released_at;
                     if let Packet::Rtp(rtp) = &packet.message.packet {
                         *last_timestamp = rtp.header.timestamp;
+                        if let Some(cwnd) = &cwnd {
+                            cwnd.on_sent(
+                                now,
+                                rtp.header.ssrc,
+                                rtp.header.sequence_number,
+                                released.size_bytes,
+                            );
+                        }
                         if let (Some(cluster), Some(probes)) = (released.probe_cluster, &probes) {
                             probes.record_probe_packet(
                                 now,
@@ -221,12 +271,31 @@ impl HandoverAwarePacer {
                 break;
             };
             let Some(padding) = controller.poll_padding(now) else {
+                if let Some(keepalive) = controller.poll_keepalive(now) {
+                    let sequence_number = *padding_sequence;
+                    *padding_sequence = padding_sequence.wrapping_add(1);
+                    let packet = padding_packet(
+                        keepalive.released_at,
+                        ssrc,
+                        config.padding_payload_type,
+                        sequence_number,
+                        *last_timestamp,
+                        keepalive.size_bytes,
+                    );
+                    if let (Some(cwnd), Packet::Rtp(rtp)) = (&cwnd, &packet.message.packet) {
+                        cwnd.on_sent(now, ssrc, sequence_number, rtp.marshal_size() as u64);
+                    }
+                    write_queue.push_back(packet);
+                }
                 break;
             };
             let sequence_number = *padding_sequence;
             *padding_sequence = padding_sequence.wrapping_add(1);
             if let Some(probes) = &probes {
                 probes.record_probe_packet(now, ssrc, sequence_number, padding.probe_cluster);
+            }
+            if let Some(cwnd) = &cwnd {
+                cwnd.on_sent(now, ssrc, sequence_number, padding.size_bytes);
             }
             write_queue.push_back(padding_packet(
                 padding.released_at,
@@ -328,6 +397,15 @@ impl Protocol<TaggedPacket, TaggedPacket, ()> for HandoverAwarePacer {
         let kind = self.classify(&msg.message, rtp);
         let size = rtp.marshal_size() as u64;
         let ssrc = rtp.header.ssrc;
+        let frame = match self.frame_info {
+            Some(read) if kind == PacketKind::Video => read(rtp),
+            _ => FrameInfo::default(),
+        };
+        let rtx = self
+            .rtx_of
+            .iter()
+            .find(|(media, _)| *media == ssrc)
+            .map(|(_, rtx)| *rtx);
         let now = msg.now;
         let key = match self.free.pop() {
             Some(key) => {
@@ -339,7 +417,16 @@ impl Protocol<TaggedPacket, TaggedPacket, ()> for HandoverAwarePacer {
                 (self.slab.len() - 1) as u32
             }
         };
-        self.controller_at(now).enqueue(now, ssrc, kind, size, key);
+        let flushed = self
+            .controller_at(now)
+            .enqueue_frame_packet(now, ssrc, kind, size, key, frame, rtx);
+        for key in flushed {
+            if let Some(slot) = self.slab.get_mut(key as usize)
+                && slot.take().is_some()
+            {
+                self.free.push(key);
+            }
+        }
         self.settled_at = None;
         self.release(now);
         Ok(())
@@ -373,6 +460,8 @@ impl Interceptor for HandoverAwarePacer {
         if let Some(rtx) = info.ssrc_rtx {
             self.kinds.retain(|(s, _)| *s != rtx);
             self.kinds.push((rtx, PacketKind::Retransmission));
+            self.rtx_of.retain(|(media, _)| *media != info.ssrc);
+            self.rtx_of.push((info.ssrc, rtx));
         }
         if let Some(fec) = info.ssrc_fec {
             self.kinds.retain(|(s, _)| *s != fec);
@@ -387,6 +476,7 @@ impl Interceptor for HandoverAwarePacer {
         {
             self.kinds.retain(|(s, _)| *s != ssrc);
         }
+        self.rtx_of.retain(|(media, _)| *media != info.ssrc);
     }
 
     fn bind_remote_stream(&mut self, _info: &StreamInfo) {}

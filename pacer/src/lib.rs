@@ -27,6 +27,7 @@ pub use handover_predictor;
 
 mod config;
 mod controller;
+pub mod cwnd;
 pub mod googcc;
 mod handle;
 mod interceptor;
@@ -41,10 +42,11 @@ pub use config::{
     MAX_QUEUE_TIME_LIMIT, MIN_QUEUE_TIME_LIMIT, PacingConfig, WEBRTC_DEFAULT_QUEUE_TIME_LIMIT,
     clamp_queue_time_limit,
 };
-pub use controller::{PacingController, Padding, Released};
+pub use controller::{FrameInfo, KeepAlive, PacingController, Padding, Released};
+pub use cwnd::{CwndChannel, CwndConfig, CwndSnapshot};
 pub use googcc::{GoogCc, GoogCcConfig, GoogCcHandle};
 pub use handle::PacerHandle;
-pub use interceptor::{HandoverAwarePacer, HandoverAwarePacerBuilder};
+pub use interceptor::{FrameInfoFn, HandoverAwarePacer, HandoverAwarePacerBuilder};
 pub use packet::PacketKind;
 #[cfg(feature = "learned")]
 pub use policy::OnnxPolicy;

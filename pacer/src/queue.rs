@@ -16,6 +16,12 @@ pub(crate) struct QueuedPacket<T> {
     pub(crate) kind: PacketKind,
     pub(crate) size: u64,
     pub(crate) enqueued_ns: u64,
+    /// The enqueue instant on the pacer's *active* clock, which stops while the pacer is
+    /// congested: the average queue time counts only time not spent congested (libwebrtc's
+    /// `PrioritizedPacketQueue::SetPauseState`, reference 1.3).
+    pub(crate) active_ns: u64,
+    /// Whether the packet belongs to a key frame.
+    pub(crate) key_frame: bool,
     pub(crate) enqueued_at: std::time::Instant,
     pub(crate) payload: T,
 }
@@ -72,7 +78,7 @@ pub(crate) struct PrioritizedQueue<T> {
     levels: [Level<T>; PRIORITY_LEVELS],
     packets: usize,
     bytes: u64,
-    /// Sum of the enqueue instants (ns) of every queued packet.
+    /// Sum of the active-clock enqueue instants (ns) of every queued packet.
     enqueued_ns_sum: u128,
 }
 
@@ -121,7 +127,7 @@ impl<T> PrioritizedQueue<T> {
         }
         self.packets += 1;
         self.bytes += packet.size;
-        self.enqueued_ns_sum += u128::from(packet.enqueued_ns);
+        self.enqueued_ns_sum += u128::from(packet.active_ns);
         level.packets += 1;
         stream.packets.push_back(packet);
     }
@@ -140,11 +146,46 @@ impl<T> PrioritizedQueue<T> {
         level.packets -= 1;
         self.packets -= 1;
         self.bytes -= packet.size;
-        self.enqueued_ns_sum -= u128::from(packet.enqueued_ns);
+        self.enqueued_ns_sum -= u128::from(packet.active_ns);
         Some(packet)
     }
 
-    /// Mean enqueue instant of the queued packets, or `None` when empty.
+    /// Whether any key-frame packet of stream `ssrc` is queued (libwebrtc
+    /// `PrioritizedPacketQueue::HasKeyframePackets`).
+    pub(crate) fn has_key_frame_packets(&self, ssrc: u32) -> bool {
+        self.levels
+            .iter()
+            .flat_map(|level| level.streams.iter())
+            .filter(|stream| stream.ssrc == ssrc)
+            .any(|stream| stream.packets.iter().any(|p| p.key_frame))
+    }
+
+    /// Removes every queued packet of stream `ssrc`, whatever its level (libwebrtc
+    /// `PrioritizedPacketQueue::RemovePacketsForSsrc`); returns them in queue order.
+    pub(crate) fn remove_ssrc(&mut self, ssrc: u32) -> Vec<QueuedPacket<T>> {
+        let mut removed = Vec::new();
+        for level in &mut self.levels {
+            let Some(index) = level.streams.iter().position(|s| s.ssrc == ssrc) else {
+                continue;
+            };
+            let packets: Vec<_> = level.streams[index].packets.drain(..).collect();
+            if packets.is_empty() {
+                continue;
+            }
+            level.active.retain(|&i| i != index);
+            level.packets -= packets.len();
+            for packet in &packets {
+                self.packets -= 1;
+                self.bytes -= packet.size;
+                self.enqueued_ns_sum -= u128::from(packet.active_ns);
+            }
+            removed.extend(packets);
+            level.prune_empty_streams();
+        }
+        removed
+    }
+
+    /// Mean active-clock enqueue instant of the queued packets, or `None` when empty.
     pub(crate) fn mean_enqueued_ns(&self) -> Option<u64> {
         let count = self.packets as u128;
         (count > 0).then(|| match u64::try_from(self.enqueued_ns_sum) {
@@ -173,6 +214,8 @@ mod tests {
             kind,
             size: 100,
             enqueued_ns: u64::from(id),
+            active_ns: u64::from(id),
+            key_frame: false,
             enqueued_at: std::time::Instant::now(),
             payload: id,
         }
@@ -238,5 +281,29 @@ mod tests {
         assert_eq!(order, expected);
         q.push(packet(7, PacketKind::Video, 7));
         assert_eq!(drain(&mut q), vec![7]);
+    }
+
+    #[test]
+    fn removing_a_stream_takes_its_packets_from_every_level_and_keeps_the_rest_in_order() {
+        let mut q = PrioritizedQueue::new();
+        q.push(packet(1, PacketKind::Video, 0));
+        q.push(packet(2, PacketKind::Video, 1));
+        q.push(packet(1, PacketKind::Retransmission, 2));
+        q.push(packet(1, PacketKind::Video, 3));
+        q.push(packet(2, PacketKind::Video, 4));
+        let mut key = packet(2, PacketKind::Video, 5);
+        key.key_frame = true;
+        assert!(!q.has_key_frame_packets(2));
+        q.push(key);
+        assert!(q.has_key_frame_packets(2));
+        let removed: Vec<u32> = q.remove_ssrc(1).into_iter().map(|p| p.payload).collect();
+        assert_eq!(
+            removed,
+            vec![2, 0, 3],
+            "level by level, retransmissions first"
+        );
+        assert_eq!((q.packets(), q.bytes()), (3, 300));
+        assert_eq!(q.mean_enqueued_ns(), Some(10 / 3));
+        assert_eq!(drain(&mut q), vec![1, 4, 5]);
     }
 }

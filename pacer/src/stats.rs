@@ -34,8 +34,18 @@ pub struct PacerStats {
     pub packets_sent: u64,
     /// Bytes released so far.
     pub bytes_sent: u64,
-    /// Total time the drain boost has been active (adjusted rate above the pacing rate).
+    /// Total time the drain boost has been active (adjusted rate above the pacing rate), not
+    /// counting time congested.
     pub drain_boost_time: Duration,
+    /// Whether the pacer is congested (congestion window in pacer mode): only audio, probes
+    /// and keep-alives leave.
+    pub congested: bool,
+    /// Total time spent congested.
+    pub congested_time: Duration,
+    /// Keep-alive packets sent while congested.
+    pub keepalives_sent: u64,
+    /// Packets removed from the queue by key-frame flushes.
+    pub packets_flushed: u64,
 }
 
 impl PacerStats {

@@ -41,6 +41,10 @@ fn call(name: &str, forward_events: Vec<HandoverEvent>, nack: NackChoice) -> Cal
     let mut config = CallConfig::over_links(name, forward, reverse, 7, CALL);
     config.decision_interval = Duration::from_secs(10);
     config.nack = nack;
+    // Issue 10's comparison was measured without a congestion window; issue 8 made encoder
+    // pushback the default, which caps the stock pair's storm (the squeeze's pacer queue 2.1 s
+    // instead of 4.3 s, recovery as fast as libwebrtc's), so these cases keep the window off.
+    config.cwnd = pacer::telemetry::CwndMode::Off;
     run_call(&config, Instant::now()).expect("the call runs")
 }
 

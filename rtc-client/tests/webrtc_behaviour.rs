@@ -131,6 +131,10 @@ fn capacity_drop_call(limit_ms: u64) -> CallResult {
     );
     config.decision_interval = Duration::from_secs(20);
     config.policy = PolicyChoice::Fixed(Duration::from_millis(limit_ms));
+    // Without a congestion window, as measured before issue 8: with encoder pushback (now the
+    // default) the 4000-ms call's queue peaks at 1.7 s and the encoder never pauses
+    // (`tests/sender_fidelity.rs` compares the modes).
+    config.cwnd = pacer::telemetry::CwndMode::Off;
     run(&config)
 }
 

@@ -4,7 +4,9 @@
 
 use super::PathArgs;
 use super::link::parse_duration;
-use super::sim::{BweArg, HandoverArg, NackArg, parse_interval, parse_policy, policy_name};
+use super::sim::{
+    BweArg, CwndArg, HandoverArg, NackArg, parse_interval, parse_policy, policy_name,
+};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -59,6 +61,13 @@ pub struct RunArgs {
     /// Bandwidth estimator of every call (as `sim --bwe`); recorded in the telemetry.
     #[arg(long, value_enum, default_value_t = BweArg::Googcc)]
     pub bwe: BweArg,
+    /// Congestion window of every call (as `sim --cwnd`); recorded in the telemetry.
+    #[arg(long, value_enum, default_value_t = CwndArg::Pushback)]
+    pub cwnd: CwndArg,
+    /// Key-frame flushing in every call's pacer (as `sim --keyframe-flush`); recorded in the
+    /// telemetry.
+    #[arg(long)]
+    pub keyframe_flush: bool,
     /// Output directory; it must not exist or be empty (see --force).
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
@@ -95,6 +104,8 @@ impl RunArgs {
             handover: self.handover.choice(),
             nack: self.nack.choice(),
             bwe: self.bwe.choice(),
+            cwnd: self.cwnd.choice(),
+            keyframe_flush: self.keyframe_flush,
         }
     }
 }

@@ -6,7 +6,7 @@ use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use pacer::OnnxPolicy;
-use pacer::telemetry::{IntervalRecord, QoeRecord, TelemetryWriter};
+use pacer::telemetry::{CwndMode, IntervalRecord, QoeRecord, TelemetryWriter};
 use rtc_client::scenario::Scenario;
 use rtc_client::sim::{
     BweChoice, CallConfig, CallResult, HandoverChoice, NackChoice, PolicyChoice, run_call,
@@ -49,6 +49,15 @@ pub struct SimArgs {
     /// (webrtc-rs's own Gcc).
     #[arg(long, value_enum, default_value_t = BweArg::Googcc)]
     bwe: BweArg,
+    /// Congestion window (libwebrtc's WebRTC-CongestionWindow): pushback (libwebrtc's default:
+    /// the encoder drops frames while outstanding data fills the window), pacer (the pacer holds
+    /// media while it does, AlphaRTC-style) or off.
+    #[arg(long, value_enum, default_value_t = CwndArg::Pushback)]
+    cwnd: CwndArg,
+    /// Flush the video stream's queued packets from the pacer when a new key frame is queued
+    /// (modern libwebrtc's WebRTC-Pacer-KeyframeFlushing).
+    #[arg(long)]
+    keyframe_flush: bool,
     /// Call length, e.g. 90s, 10m, 1h [default: the scenario's call.duration_s].
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     duration: Option<Duration>,
@@ -112,6 +121,37 @@ impl BweArg {
         match self {
             Self::Googcc => BweChoice::GoogCc,
             Self::WebrtcRs => BweChoice::WebrtcRs,
+        }
+    }
+}
+
+/// Where the congestion window acts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CwndArg {
+    /// Encoder pushback: frames dropped in proportion as the window fills (libwebrtc's default).
+    Pushback,
+    /// The pacer holds everything but audio and a 500-ms keep-alive while the window is full.
+    Pacer,
+    /// No congestion window.
+    Off,
+}
+
+impl CwndArg {
+    /// The simulator's choice.
+    pub fn choice(self) -> CwndMode {
+        match self {
+            Self::Pushback => CwndMode::Pushback,
+            Self::Pacer => CwndMode::Pacer,
+            Self::Off => CwndMode::Off,
+        }
+    }
+
+    /// The name as written on the command line and in reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pushback => "pushback",
+            Self::Pacer => "pacer",
+            Self::Off => "off",
         }
     }
 }
@@ -274,6 +314,8 @@ struct SimReport<'a> {
     handover: &'static str,
     nack: &'static str,
     bwe: &'static str,
+    cwnd: &'static str,
+    keyframe_flush: bool,
     duration_s: f64,
     interval_s: f64,
     qoe: QoeRecord,
@@ -304,6 +346,8 @@ pub fn run(args: SimArgs, epoch: Instant) -> Result<()> {
     config.handover = args.handover.choice();
     config.nack = args.nack.choice();
     config.bwe = args.bwe.choice();
+    config.cwnd = args.cwnd.choice();
+    config.keyframe_flush = args.keyframe_flush;
 
     let started = Instant::now();
     let result = with_progress(
@@ -338,6 +382,8 @@ pub fn run(args: SimArgs, epoch: Instant) -> Result<()> {
         handover: args.handover.as_str(),
         nack: config.nack.as_str(),
         bwe: config.bwe.as_str(),
+        cwnd: args.cwnd.as_str(),
+        keyframe_flush: args.keyframe_flush,
         duration_s: duration.as_secs_f64(),
         interval_s: args.interval.as_secs_f64(),
         qoe: result.qoe.to_record(),
@@ -396,8 +442,19 @@ fn with_progress<T>(message: String, work: impl FnOnce() -> T) -> T {
 fn text(out: &mut impl Write, r: &SimReport<'_>) -> Result<()> {
     writeln!(
         out,
-        "sim {} ({}), seed {}, {:.0} s, policy {}, handovers {}, interval {:.0} s, nack {}, bwe {}",
-        r.scenario, r.file, r.seed, r.duration_s, r.policy, r.handover, r.interval_s, r.nack, r.bwe
+        "sim {} ({}), seed {}, {:.0} s, policy {}, handovers {}, interval {:.0} s, nack {}, bwe {}, \
+         cwnd {}, keyframe flush {}",
+        r.scenario,
+        r.file,
+        r.seed,
+        r.duration_s,
+        r.policy,
+        r.handover,
+        r.interval_s,
+        r.nack,
+        r.bwe,
+        r.cwnd,
+        if r.keyframe_flush { "on" } else { "off" }
     )?;
     writeln!(
         out,

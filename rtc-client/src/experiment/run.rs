@@ -8,7 +8,7 @@ use crate::scenario::{Scenario, ScenarioError};
 use crate::sim::{
     BweChoice, CallConfig, CallResult, HandoverChoice, NackChoice, PolicyChoice, SimError, run_call,
 };
-use pacer::telemetry::{TelemetryError, TelemetryWriter};
+use pacer::telemetry::{CwndMode, TelemetryError, TelemetryWriter};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -90,6 +90,10 @@ pub struct CallSettings {
     pub nack: NackChoice,
     /// Which bandwidth estimator runs (as `sim --bwe`).
     pub bwe: BweChoice,
+    /// Where the congestion window acts (as `sim --cwnd`).
+    pub cwnd: CwndMode,
+    /// Whether a key frame flushes the pacer's video queue (as `sim --keyframe-flush`).
+    pub keyframe_flush: bool,
 }
 
 /// Why one call of a plan failed.
@@ -149,6 +153,8 @@ pub fn simulate(
     config.handover = settings.handover;
     config.nack = settings.nack;
     config.bwe = settings.bwe;
+    config.cwnd = settings.cwnd;
+    config.keyframe_flush = settings.keyframe_flush;
     run_call(&config, epoch).map_err(|source| CallError::Sim {
         scenario: scenario.name().to_owned(),
         seed,

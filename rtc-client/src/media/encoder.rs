@@ -129,6 +129,11 @@ pub struct Encoder {
     frames_dropped: u64,
     key_frames: u64,
     bytes_encoded: u64,
+    /// Congestion-window pushback with DropFrame: one frame in this many is dropped.
+    drop_interval: Option<u32>,
+    /// Frames considered while `drop_interval` was set (libwebrtc `cwnd_frame_counter_`).
+    drop_counter: u64,
+    frames_dropped_by_pushback: u64,
 }
 
 impl Encoder {
@@ -154,6 +159,9 @@ impl Encoder {
             frames_dropped: 0,
             key_frames: 0,
             bytes_encoded: 0,
+            drop_interval: None,
+            drop_counter: 0,
+            frames_dropped_by_pushback: 0,
         }
     }
 
@@ -208,7 +216,31 @@ impl Encoder {
             self.frames_dropped += 1;
             return None;
         }
+        if let Some(interval) = self.drop_interval {
+            let drop = self.drop_counter.is_multiple_of(u64::from(interval.max(1)));
+            self.drop_counter += 1;
+            if drop {
+                self.frames_dropped += 1;
+                self.frames_dropped_by_pushback += 1;
+                return None;
+            }
+        }
         Some(self.encode(capture))
+    }
+
+    /// Congestion-window pushback with `DropFrame` (libwebrtc's default): from the next frame
+    /// on, one frame in `interval` is dropped before encoding (`VideoStreamEncoder`'s
+    /// `cwnd_frame_drop_interval_`, whose counter `cwnd_frame_counter_` drops the frame whenever
+    /// `counter++ % interval == 0`); `None` stops dropping. Dropped frames count in
+    /// [`Encoder::frames_dropped`] and [`Encoder::frames_dropped_by_pushback`]; a pending key
+    /// frame waits for the next encoded frame.
+    pub fn set_frame_drop_interval(&mut self, interval: Option<u32>) {
+        self.drop_interval = interval;
+    }
+
+    /// Frames dropped by congestion-window pushback so far.
+    pub fn frames_dropped_by_pushback(&self) -> u64 {
+        self.frames_dropped_by_pushback
     }
 
     /// Frames dropped so far (paused, or skipped by a late caller).
@@ -394,6 +426,27 @@ mod tests {
         assert!(!frames[1].key_frame);
         assert_eq!(frames[1].size_bytes, 917);
         assert_eq!(enc.key_frames(), 1);
+    }
+
+    #[test]
+    fn pushback_drops_one_frame_in_the_interval_and_stops_when_cleared() {
+        let mut enc = Encoder::new(EncoderConfig::default(), Time::ZERO);
+        enc.set_frame_drop_interval(Some(3));
+        // 30 slots: the 1st, 4th, 7th ... are dropped (counter % 3 == 0).
+        let frames = run(&mut enc, Time::from_secs(1));
+        assert_eq!(frames.len(), 20);
+        assert_eq!(
+            (enc.frames_dropped(), enc.frames_dropped_by_pushback()),
+            (10, 10)
+        );
+        assert_eq!(frames[0].capture, Time::from_nanos(33_333_333));
+        assert!(
+            frames[0].key_frame,
+            "the pending key frame waits for an encoded frame"
+        );
+        enc.set_frame_drop_interval(None);
+        assert_eq!(run(&mut enc, Time::from_secs(2)).len(), 30);
+        assert_eq!(enc.frames_dropped_by_pushback(), 10);
     }
 
     #[test]

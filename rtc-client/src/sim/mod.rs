@@ -7,6 +7,12 @@
 //!   `CongestionControl` (webrtc-rs's `Gcc`, wrapped to publish its target), `TwccSender`, this
 //!   project's [`HandoverAwarePacer`] at `Slot::Pacer` and a NACK responder. The encoder
 //!   follows the pacer's target every frame and drops frames while the pacer asks for a pause.
+//! - **Congestion window** ([`CallConfig::cwnd`], issue 8): the pacer records what it releases
+//!   and the estimator wrapper hands every feedback's reports and every 25-ms tick to a
+//!   [`CwndChannel`]; with `pushback` (the default) the encoder drops frames as the window fills,
+//!   with `pacer` the pacer holds media and sends keep-alives on the padding stream (bound for
+//!   that even without GoogCC probing). [`CallConfig::keyframe_flush`] lets a key frame flush the
+//!   pacer's video backlog (read from the synthetic payload header).
 //! - **Receiver**: a second registry with the stock `TwccReceiver` and a NACK generator; RTP that
 //!   comes out of it goes to the media [`Receiver`] and the [`QoeMeter`]. A PLI the media
 //!   receiver asks for is written into the receiver chain as RTCP and crosses the reverse link
@@ -55,6 +61,7 @@ pub mod sources;
 use crate::link::{LinkConfig, LinkConfigError, Time};
 use crate::media::encoder::{Encoder, EncoderConfig};
 use crate::media::packetizer::{DEFAULT_MAX_PAYLOAD, MediaPacket, Packetizer};
+use crate::media::payload::PayloadHeader;
 use crate::media::qoe::{QoeMeter, QoeReport};
 use crate::media::receiver::{Receiver, ReceiverConfig};
 use crate::nack::{
@@ -69,14 +76,16 @@ pub use sources::HandoverChoice;
 
 use crate::link::Link;
 use handover_predictor::{ForecastSource, HandoverSource};
+use pacer::cwnd::frame_drop_interval;
 use pacer::policy::DEFAULT_DECISION_INTERVAL;
 use pacer::telemetry::{
     Bwe, CwndMode, ForecastRecord, GccRecord, IntervalRecord, NackMode, ObservedRecord,
     PacerRecord, SCHEMA, SenderRecord,
 };
 use pacer::{
-    Decision, Fixed, GoogCc, GoogCcConfig, HandoverAwarePacer, Heuristic, OnnxPolicy, PacerStats,
-    PacingConfig, PolicyController, ProbeChannel, QueuePolicy, Random,
+    CwndChannel, CwndConfig, Decision, Fixed, FrameInfo, GoogCc, GoogCcConfig, HandoverAwarePacer,
+    Heuristic, OnnxPolicy, PacerStats, PacingConfig, PolicyController, ProbeChannel, QueuePolicy,
+    Random,
 };
 use rtc_interceptor::{
     Attribute, AttributedPacket, BandwidthEstimator, CongestionControlBuilder, Gcc, Interceptor,
@@ -267,6 +276,12 @@ pub struct CallConfig {
     pub nack: NackChoice,
     /// Which bandwidth estimator runs (default: [`BweChoice::GoogCc`]).
     pub bwe: BweChoice,
+    /// Where libwebrtc's congestion window acts (issue 8; default: [`CwndMode::Pushback`], as
+    /// in libwebrtc since about M80).
+    pub cwnd: CwndMode,
+    /// Whether a new key frame flushes the video stream's queued packets from the pacer
+    /// (issue 8; default off).
+    pub keyframe_flush: bool,
 }
 
 impl CallConfig {
@@ -295,6 +310,8 @@ impl CallConfig {
             orbits: None,
             nack: NackChoice::default(),
             bwe: BweChoice::default(),
+            cwnd: CwndMode::Pushback,
+            keyframe_flush: false,
         }
     }
 
@@ -320,6 +337,8 @@ impl CallConfig {
                 .map(|o| (o.predictor.clone(), o.start)),
             nack: NackChoice::default(),
             bwe: BweChoice::default(),
+            cwnd: CwndMode::Pushback,
+            keyframe_flush: false,
         }
     }
 }
@@ -379,6 +398,27 @@ pub struct CallResult {
     pub stale_deadlines: u64,
     /// Loss recovery over the call.
     pub recovery: RecoveryCounts,
+    /// What the congestion window and key-frame flushing did over the call (issue 8).
+    pub sender: SenderCounts,
+}
+
+/// What the sender's congestion window and key-frame flushing did over a call (issue 8).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct SenderCounts {
+    /// The mode that ran.
+    pub cwnd: Option<CwndMode>,
+    /// Frames the encoder dropped for congestion-window pushback.
+    pub frames_dropped_by_pushback: u64,
+    /// Time the pacer was congested (pacer mode).
+    pub congested: Duration,
+    /// Keep-alives the congested pacer sent.
+    pub keepalives: u64,
+    /// Packets key frames flushed from the pacer queue.
+    pub packets_flushed: u64,
+    /// The smallest pushback ratio seen at a frame (1 without pushback).
+    pub min_pushback_ratio: f64,
+    /// The largest outstanding data seen at a frame, bytes.
+    pub max_outstanding_bytes: u64,
 }
 
 /// What loss recovery did over a call (issue 10).
@@ -414,10 +454,13 @@ pub struct RecoveryCounts {
     pub over_budget: u64,
 }
 
-/// The chosen estimator, with its target readable from outside the chain.
+/// The chosen estimator, with its target readable from outside the chain, and the congestion
+/// window fed from its feedback and process ticks (the estimator is boxed inside webrtc-rs's
+/// congestion-control interceptor, which is the only place the feedback reports exist).
 struct ObservedEstimator {
     estimator: Estimator,
     target: Arc<AtomicU64>,
+    cwnd: CwndChannel,
 }
 
 enum Estimator {
@@ -450,6 +493,14 @@ impl BandwidthEstimator for ObservedEstimator {
     fn on_reports(&mut self, now: Instant, reports: &[PacketReport]) {
         self.inner_mut().on_reports(now, reports);
         self.publish();
+        let target = self.inner().target_bitrate().max(0.0) as u64;
+        self.cwnd.on_feedback(
+            now,
+            reports
+                .iter()
+                .map(|r| (r.ssrc, r.rtp_sequence_number, r.departure, r.arrived)),
+            target,
+        );
     }
 
     fn target_bitrate(&self) -> f64 {
@@ -459,14 +510,34 @@ impl BandwidthEstimator for ObservedEstimator {
     fn handle_timeout(&mut self, now: Instant) {
         self.inner_mut().handle_timeout(now);
         self.publish();
+        let target = self.inner().target_bitrate().max(0.0) as u64;
+        self.cwnd.on_process(now, target);
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
-        self.inner().poll_timeout()
+        let ticks = (self.cwnd.config().mode == CwndMode::Pushback)
+            .then(|| self.cwnd.poll_timeout())
+            .flatten();
+        match (self.inner().poll_timeout(), ticks) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     fn stats(&self) -> rtc_interceptor::EstimatorStats {
         self.inner().stats()
+    }
+}
+
+/// What the synthetic codec's payload header says about a packet's frame (for key-frame
+/// flushing in the pacer).
+fn frame_info(rtp: &rtc_rtp::Packet) -> FrameInfo {
+    match PayloadHeader::read(&rtp.payload) {
+        Ok(header) => FrameInfo {
+            key_frame: header.key_frame,
+            first_packet_of_frame: header.index == 0,
+        },
+        Err(_) => FrameInfo::default(),
     }
 }
 
@@ -593,6 +664,7 @@ struct IntervalSamples {
     paused: Duration,
     drain_boost_start: Duration,
     frames_dropped_start: u64,
+    packets_flushed_start: u64,
 }
 
 impl IntervalSamples {
@@ -601,6 +673,7 @@ impl IntervalSamples {
             target_min_bps: f64::INFINITY,
             drain_boost_start: stats.drain_boost_time,
             frames_dropped_start: frames_dropped,
+            packets_flushed_start: stats.packets_flushed,
             ..Self::default()
         }
     }
@@ -692,11 +765,15 @@ pub fn run_call(config: &CallConfig, epoch: Instant) -> Result<CallResult, SimEr
 
     // Sender chain.
     let probing = config.bwe == BweChoice::GoogCc;
+    // The padding stream also carries the pacer-mode keep-alives.
+    let padding = probing || config.cwnd == CwndMode::Pacer;
     let pacing = PacingConfig {
-        padding_ssrc: probing.then_some(PADDING_SSRC),
+        padding_ssrc: padding.then_some(PADDING_SSRC),
         padding_payload_type: PADDING_PAYLOAD_TYPE,
+        keyframe_flush: config.keyframe_flush,
         ..PacingConfig::default()
     };
+    let cwnd = CwndChannel::new(CwndConfig::with_mode(config.cwnd));
     let target = Arc::new(AtomicU64::new(
         (pacing.initial_target_bitrate_bps as f64).to_bits(),
     ));
@@ -710,8 +787,11 @@ pub fn run_call(config: &CallConfig, epoch: Instant) -> Result<CallResult, SimEr
             BweChoice::WebrtcRs => Estimator::WebrtcRs(Box::default()),
         },
         target: target.clone(),
+        cwnd: cwnd.clone(),
     };
-    let mut pacer = HandoverAwarePacer::builder(pacing);
+    let mut pacer = HandoverAwarePacer::builder(pacing)
+        .congestion_window(cwnd.clone())
+        .frame_info(frame_info);
     if probing {
         pacer = pacer.probe_channel(probes);
     }
@@ -757,7 +837,7 @@ pub fn run_call(config: &CallConfig, epoch: Instant) -> Result<CallResult, SimEr
         sender.bind_local_stream(&rtx_stream());
         receiver.bind_remote_stream(&rtx_stream());
     }
-    if probing {
+    if padding {
         sender.bind_local_stream(&padding_stream());
         receiver.bind_remote_stream(&padding_stream());
     }
@@ -819,6 +899,11 @@ pub fn run_call(config: &CallConfig, epoch: Instant) -> Result<CallResult, SimEr
     let mut media = Vec::new();
     let mut now = Time::ZERO;
     let mut first = true;
+    let mut sender_counts = SenderCounts {
+        cwnd: Some(config.cwnd),
+        min_pushback_ratio: 1.0,
+        ..SenderCounts::default()
+    };
 
     let close = |open: &mut Option<OpenInterval>,
                  now: Time,
@@ -861,10 +946,12 @@ pub fn run_call(config: &CallConfig, epoch: Instant) -> Result<CallResult, SimEr
             gcc: interval.samples.gcc(),
             sender: Some(SenderRecord {
                 bwe: config.bwe.telemetry(),
-                cwnd_mode: CwndMode::Off,
-                keyframe_flush: false,
+                cwnd_mode: config.cwnd,
+                keyframe_flush: config.keyframe_flush,
                 frames_dropped: frames_dropped_in,
-                packets_flushed: 0,
+                packets_flushed: stats
+                    .packets_flushed
+                    .saturating_sub(interval.samples.packets_flushed_start),
                 nack: Some(config.nack.mode()),
             }),
         });
@@ -926,7 +1013,28 @@ pub fn run_call(config: &CallConfig, epoch: Instant) -> Result<CallResult, SimEr
         // The camera.
         if frame_due.is_some_and(|t| t <= now) {
             let stats = handle.stats();
-            encoder.set_target(now, stats.target_bitrate_bps);
+            // Congestion-window pushback (libwebrtc `MaybeTriggerOnNetworkChanged`): with
+            // DropFrame the encoder keeps the target and drops one frame in
+            // round(1 / cwnd_reduce_ratio); without it, the target becomes the pushback target.
+            let window = cwnd.snapshot();
+            let cwnd_config = cwnd.config();
+            sender_counts.min_pushback_ratio =
+                sender_counts.min_pushback_ratio.min(window.pushback_ratio);
+            sender_counts.max_outstanding_bytes = sender_counts
+                .max_outstanding_bytes
+                .max(window.outstanding_bytes);
+            let pushback = config.cwnd == CwndMode::Pushback && window.target_bps > 0;
+            let encoder_target = if pushback && !cwnd_config.drop_frame {
+                stats.target_bitrate_bps.min(window.pushback_target_bps)
+            } else {
+                stats.target_bitrate_bps
+            };
+            encoder.set_target(now, encoder_target);
+            encoder.set_frame_drop_interval(
+                (pushback && cwnd_config.drop_frame)
+                    .then(|| frame_drop_interval(window.cwnd_reduce_ratio))
+                    .flatten(),
+            );
             let pause = stats.encoder_should_pause;
             let gcc_target = f64::from_bits(target.load(Ordering::Relaxed));
             if let Some(interval) = &mut open {
@@ -1095,7 +1203,13 @@ pub fn run_call(config: &CallConfig, epoch: Instant) -> Result<CallResult, SimEr
         recovery.not_in_history = stats.not_in_history;
         recovery.over_budget = stats.over_budget;
     }
+    let stats = handle.stats();
+    sender_counts.frames_dropped_by_pushback = encoder.frames_dropped_by_pushback();
+    sender_counts.congested = stats.congested_time;
+    sender_counts.keepalives = stats.keepalives_sent;
+    sender_counts.packets_flushed = stats.packets_flushed;
     Ok(CallResult {
+        sender: sender_counts,
         telemetry,
         qoe: meter.total(),
         rendered_per_second,
