@@ -263,6 +263,7 @@ fn main() {
             capacity_bps: capacity,
             estimator,
             start_bps: 300_000.0,
+            burst_interval: pacer::PacingConfig::default().burst_interval,
         };
         let with = probing_chain::run(setup(Estimator::GoogCc { probing: true }), len);
         let without = probing_chain::run(setup(Estimator::GoogCc { probing: false }), len);

@@ -54,6 +54,8 @@ pub struct Setup {
     pub estimator: Estimator,
     /// Start rate.
     pub start_bps: f64,
+    /// The pacer's burst window (zero: smooth pacing).
+    pub burst_interval: Duration,
 }
 
 impl Setup {
@@ -63,6 +65,7 @@ impl Setup {
             capacity_bps,
             estimator: Estimator::GoogCc { probing },
             start_bps: 300_000.0,
+            burst_interval: PacingConfig::default().burst_interval,
         }
     }
 }
@@ -86,6 +89,17 @@ impl Trace {
     /// When the target first reached `bps`.
     pub fn time_to(&self, bps: f64) -> Option<Duration> {
         self.samples.iter().find(|s| s.1 >= bps).map(|s| s.0)
+    }
+
+    /// The mean target at or after `from`.
+    pub fn mean_target_from(&self, from: Duration) -> f64 {
+        let late: Vec<f64> = self
+            .samples
+            .iter()
+            .filter(|s| s.0 >= from)
+            .map(|s| s.1)
+            .collect();
+        late.iter().sum::<f64>() / late.len().max(1) as f64
     }
 
     /// The longest bottleneck backlog seen at or after `from`.
@@ -221,6 +235,7 @@ pub fn run(setup: Setup, duration: Duration) -> Trace {
         initial_target_bitrate_bps: setup.start_bps as u64,
         padding_ssrc: Some(PADDING_SSRC),
         padding_payload_type: PADDING_PAYLOAD_TYPE,
+        burst_interval: setup.burst_interval,
         ..PacingConfig::default()
     });
     if probing {
