@@ -154,6 +154,13 @@ pub struct GoogCcConfig {
     pub min_bps: f64,
     /// Ceiling, bps.
     pub max_bps: f64,
+    /// The sum of the encoders' maximum bitrates, bps, when the application knows it (libwebrtc's
+    /// `BitrateAllocator` hands it to `ProbeController::SetMaxTotalAllocatedBitrate`). Probes
+    /// then stop at twice it ([`probe::ALLOCATED_BITRATE_PROBE_SCALE`]), so an
+    /// application-limited call on a fast path does not probe its estimate up to `max_bps`.
+    /// `None` (the default) probes up to `max_bps`.
+    #[serde(default)]
+    pub max_total_allocated_bps: Option<f64>,
 }
 
 impl Default for GoogCcConfig {
@@ -162,6 +169,7 @@ impl Default for GoogCcConfig {
             start_bps: DEFAULT_START_BPS,
             min_bps: DEFAULT_MIN_BPS,
             max_bps: DEFAULT_MAX_BPS,
+            max_total_allocated_bps: None,
         }
     }
 }
@@ -260,9 +268,11 @@ impl GoogCc {
         let mut cc = Self::new(config);
         let start = cc.ssbe.target_bps();
         let max = config.max_bps.max(config.min_bps.max(0.0));
+        let mut controller = ProbeController::new(max);
+        controller.set_max_total_allocated_bitrate(config.max_total_allocated_bps);
         let mut probing = Probing {
             channel,
-            controller: ProbeController::new(max),
+            controller,
             estimator: ProbeBitrateEstimator::default(),
             clusters: HashMap::new(),
             last_target_bps: Some(start),

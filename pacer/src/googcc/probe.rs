@@ -51,6 +51,11 @@ pub const MIN_TIME_BETWEEN_ALR_PROBES_US: i64 = 5_000_000;
 /// `kAlrEndedTimeout` (3 s).
 pub const ALR_ENDED_TIMEOUT_US: i64 = 3_000_000;
 
+/// Probes go up to this multiple of the encoders' total maximum bitrate when it is known.
+/// libwebrtc `probe_controller.cc`, `InitiateProbing`: "If a max allocated bitrate has been
+/// configured, allow probing up to 2x that rate" (`max_total_allocated_bitrate_ * 2`).
+pub const ALLOCATED_BITRATE_PROBE_SCALE: f64 = 2.0;
+
 /// Where [`ProbeController`] is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ProbeState {
@@ -68,6 +73,7 @@ pub enum ProbeState {
 pub struct ProbeController {
     state: ProbeState,
     max_bps: f64,
+    max_total_allocated_bps: Option<f64>,
     estimated_bps: f64,
     min_bitrate_to_probe_further: f64,
     time_last_probing_initiated_us: i64,
@@ -85,6 +91,7 @@ impl ProbeController {
         Self {
             state: ProbeState::Init,
             max_bps,
+            max_total_allocated_bps: None,
             estimated_bps: 0.0,
             min_bitrate_to_probe_further: f64::INFINITY,
             time_last_probing_initiated_us: 0,
@@ -94,6 +101,23 @@ impl ProbeController {
             alr_start_us: None,
             alr_end_us: None,
             next_cluster_id: 1,
+        }
+    }
+
+    /// `SetMaxTotalAllocatedBitrate`: the sum of the encoders' maximum bitrates (libwebrtc's
+    /// `BitrateAllocator` reports it). From then on no probe exceeds
+    /// [`ALLOCATED_BITRATE_PROBE_SCALE`] times it, so an application-limited call does not
+    /// probe a fast path up to the configured maximum. `None` or a non-positive rate removes the
+    /// cap. libwebrtc's allocation probe in ALR (`OnMaxTotalAllocatedBitrate`) is not modelled.
+    pub fn set_max_total_allocated_bitrate(&mut self, bps: Option<f64>) {
+        self.max_total_allocated_bps = bps.filter(|b| b.is_finite() && *b > 0.0);
+    }
+
+    /// The highest rate a probe may have now.
+    pub fn max_probe_bitrate(&self) -> f64 {
+        match self.max_total_allocated_bps {
+            Some(allocated) => self.max_bps.min(ALLOCATED_BITRATE_PROBE_SCALE * allocated),
+            None => self.max_bps,
         }
     }
 
@@ -176,8 +200,8 @@ impl ProbeController {
         }
     }
 
-    /// `InitiateProbing`: one cluster per rate, capped at the maximum (a capped probe ends the
-    /// exponential search).
+    /// `InitiateProbing`: one cluster per rate, capped at [`Self::max_probe_bitrate`] (a capped
+    /// probe ends the exponential search).
     fn initiate_probing(
         &mut self,
         at_us: i64,
@@ -185,10 +209,11 @@ impl ProbeController {
         mut probe_further: bool,
     ) -> Vec<ProbeClusterConfig> {
         let mut clusters = Vec::new();
+        let max_probe = self.max_probe_bitrate();
         for &rate in rates {
             let mut rate = rate;
-            if rate > self.max_bps {
-                rate = self.max_bps;
+            if rate > max_probe {
+                rate = max_probe;
                 probe_further = false;
             }
             if rate <= 0.0 || !rate.is_finite() {
@@ -394,6 +419,23 @@ mod tests {
         assert_eq!(vec![(1, 900_000), (2, 1_000_000)], rates(&c));
         assert_eq!(ProbeState::ProbingComplete, p.state());
         assert!(p.set_estimated_bitrate(100_000, 1_000_000.0).is_empty());
+    }
+
+    #[test]
+    fn with_a_2_5_mbit_allocation_the_search_stops_at_5_mbit() {
+        let mut p = ProbeController::new(100e6);
+        p.set_max_total_allocated_bitrate(Some(2_500_000.0));
+        assert_eq!(5_000_000.0, p.max_probe_bitrate());
+        p.initiate_exponential_probing(0, 300_000.0);
+        // 1.8 M -> 3.6 M (under the cap, the search goes on) -> 7.2 M capped at 5 M (it ends).
+        let c = p.set_estimated_bitrate(300_000, 1_800_000.0);
+        assert_eq!(vec![(3, 3_600_000)], rates(&c));
+        assert_eq!(ProbeState::WaitingForProbingResult, p.state());
+        let c = p.set_estimated_bitrate(600_000, 3_600_000.0);
+        assert_eq!(vec![(4, 5_000_000)], rates(&c));
+        assert_eq!(ProbeState::ProbingComplete, p.state());
+        p.set_max_total_allocated_bitrate(Some(f64::NAN));
+        assert_eq!(100e6, p.max_probe_bitrate());
     }
 
     #[test]
