@@ -195,7 +195,14 @@ pub enum CwndMode {
 }
 
 /// How the sender was configured and what its drop/flush mechanisms did (DESIGN section 5).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+///
+/// The congestion-window figures are sampled at every video frame, the instants the encoder
+/// reads the window (as the interval's `pacer` and `gcc` figures are): `window_bytes` is the mean
+/// of the window over the interval's samples, `pushback_ratio` the minimum of the pushback
+/// controller's ratio. Both are absent when there is nothing to sample: no window (`cwnd_mode`
+/// `"off"`, or no transport feedback yet), and for `pushback_ratio` also a mode without pushback
+/// (`"pacer"`). Lines written before these fields existed read back with them absent.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct SenderRecord {
     /// The bandwidth estimator.
     pub bwe: Bwe,
@@ -211,6 +218,19 @@ pub struct SenderRecord {
     /// recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nack: Option<NackMode>,
+    /// The congestion window, bytes: its mean over the interval (sampled at every frame while a
+    /// window exists), rounded to a whole byte. A mean rather than the value at the interval's
+    /// end: the window follows RTT x target and moves by an order of magnitude around a
+    /// handover, so one instant says little about a 120-s interval; the mean sits beside
+    /// `pacer.mean_queue_ms` and `gcc.mean_target_kbps`, taken at the same instants. Absent
+    /// without a window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_bytes: Option<u64>,
+    /// The pushback controller's encoding-rate ratio, in (0, 1]: its minimum over the interval
+    /// (sampled at every frame while a window exists), the deepest pushback the encoder was
+    /// asked for. Absent without a window or without pushback (`cwnd_mode` `"pacer"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pushback_ratio: Option<f64>,
 }
 
 /// Which NACK generator and responder ran (issue 10: `"stock"` | `"libwebrtc"` | `"off"`).
@@ -253,7 +273,18 @@ impl IntervalRecord {
             ("gcc.mean_target_kbps", self.gcc.mean_target_kbps),
             ("gcc.min_target_kbps", self.gcc.min_target_kbps),
         ];
-        match numbers.into_iter().find(|(_, value)| !value.is_finite()) {
+        let optional = [(
+            "sender.pushback_ratio",
+            self.sender.and_then(|s| s.pushback_ratio),
+        )];
+        let optional = optional
+            .into_iter()
+            .filter_map(|(field, value)| value.map(|v| (field, v)));
+        match numbers
+            .into_iter()
+            .chain(optional)
+            .find(|(_, value)| !value.is_finite())
+        {
             Some((field, value)) => Err(RecordError::NotFinite { field, value }),
             None => Ok(()),
         }
@@ -628,6 +659,8 @@ mod tests {
                 frames_dropped: 3,
                 packets_flushed: 41,
                 nack: None,
+                window_bytes: None,
+                pushback_ratio: None,
             }),
         }
     }
@@ -845,6 +878,53 @@ mod tests {
             );
             assert_eq!(read_all(&line).remove(0).unwrap(), record);
         }
+    }
+
+    #[test]
+    fn the_window_and_pushback_ratio_are_written_when_set_and_a_line_without_them_still_reads() {
+        // The sample has neither: a line written before they existed reads back as `None`.
+        let line = line_of(&sample(0));
+        assert!(!line.contains("window_bytes") && !line.contains("pushback_ratio"));
+        let sender = read_all(&line).remove(0).unwrap().sender.unwrap();
+        assert_eq!((sender.window_bytes, sender.pushback_ratio), (None, None));
+
+        let mut record = sample(0);
+        if let Some(sender) = record.sender.as_mut() {
+            sender.nack = Some(NackMode::Libwebrtc);
+            sender.window_bytes = Some(48_213);
+            sender.pushback_ratio = Some(0.857_375);
+        }
+        let line = line_of(&record);
+        assert!(
+            line.contains(
+                "\"nack\":\"libwebrtc\",\"window_bytes\":48213,\"pushback_ratio\":0.857375}"
+            ),
+            "{line}"
+        );
+        assert_eq!(read_all(&line).remove(0).unwrap(), record);
+
+        // Only the window (pacer mode): the ratio stays out of the line.
+        if let Some(sender) = record.sender.as_mut() {
+            sender.pushback_ratio = None;
+        }
+        let line = line_of(&record);
+        assert!(line.contains("\"window_bytes\":48213}"), "{line}");
+        assert_eq!(read_all(&line).remove(0).unwrap(), record);
+    }
+
+    #[test]
+    fn the_writer_refuses_a_pushback_ratio_that_is_not_finite() {
+        let mut writer = TelemetryWriter::new(Vec::new());
+        let mut record = sample(3);
+        if let Some(sender) = record.sender.as_mut() {
+            sender.pushback_ratio = Some(f64::INFINITY);
+        }
+        assert_eq!(
+            writer.write(&record).unwrap_err().to_string(),
+            "refusing to write interval 3 of call \"call-7\": sender.pushback_ratio is inf; \
+             every number must be finite"
+        );
+        assert!(writer.into_inner().is_empty());
     }
 
     #[test]

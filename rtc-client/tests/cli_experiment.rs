@@ -475,3 +475,49 @@ fn bad_collect_arguments_fail_clearly() {
     );
     assert!(!Path::new(out).exists(), "a failed run left {out}");
 }
+
+#[test]
+fn the_scenario_files_sender_table_reaches_every_call_and_a_flag_overrides_it() {
+    use pacer::telemetry::{CwndMode, read_intervals_file};
+    let dir = scratch_in("sender-table");
+    let text =
+        std::fs::read_to_string(cli_support::root().join("traces/scenarios/terrestrial-lte.toml"))
+            .unwrap();
+    let scenario = dir.join("lte-pacer.toml");
+    std::fs::write(
+        &scenario,
+        format!("{text}\n[sender]\ncwnd = \"pacer\"\nkeyframe_flush = true\n"),
+    )
+    .unwrap();
+    // (extra flags, expected cwnd mode, expected flush) of every call.
+    for (name, extra, cwnd, flush) in [
+        ("file", &[][..], CwndMode::Pacer, true),
+        ("flag", &["--cwnd", "off"][..], CwndMode::Off, true),
+    ] {
+        let out = dir.join(name);
+        let command = [
+            "experiment",
+            "--scenarios",
+            scenario.to_str().unwrap(),
+            "--policies",
+            "default",
+            "--calls",
+            "2",
+        ];
+        let o = short_calls(&command, "1", &out, "2", extra);
+        assert!(o.status.success(), "{name}: {}", stderr(&o));
+        for seed in [1, 2] {
+            let file = out
+                .join("telemetry/terrestrial-lte/default")
+                .join(format!("seed-{seed}.jsonl"));
+            for record in read_intervals_file(&file).unwrap() {
+                let sender = record.sender.unwrap();
+                assert_eq!(
+                    (sender.cwnd_mode, sender.keyframe_flush),
+                    (cwnd, flush),
+                    "{name} seed {seed}"
+                );
+            }
+        }
+    }
+}

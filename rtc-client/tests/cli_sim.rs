@@ -215,3 +215,141 @@ fn the_orbital_forecast_of_sparse_leo_matches_its_ground_truth_and_the_mirror_re
         );
     }
 }
+
+/// The shipped starlink scenario with a `[sender]` table holding `body`, written into `dir`.
+fn starlink_with_sender(dir: &std::path::Path, body: &str) -> PathBuf {
+    let text = std::fs::read_to_string(cli_support::root().join("traces/scenarios/starlink.toml"))
+        .expect("the shipped starlink scenario");
+    let path = dir.join("starlink-sender.toml");
+    std::fs::write(&path, format!("{text}\n[sender]\n{body}\n")).unwrap();
+    path
+}
+
+/// The sender record of a 20-s sim over `scenario` with `extra` flags, and the `--json`
+/// report's sender fields.
+fn sender_of(
+    dir: &std::path::Path,
+    scenario: &std::path::Path,
+    extra: &[&str],
+) -> (pacer::telemetry::SenderRecord, serde_json::Value) {
+    let telemetry = dir.join("t.jsonl");
+    let args = [
+        "sim",
+        "--scenario",
+        scenario.to_str().unwrap(),
+        "--duration",
+        "20s",
+        "--json",
+        "--telemetry",
+        telemetry.to_str().unwrap(),
+    ];
+    let o = run(&[&args[..], extra].concat());
+    assert!(o.status.success(), "{extra:?} failed: {}", stderr(&o));
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let records = pacer::telemetry::read_intervals_file(&telemetry).expect("telemetry reads");
+    let sender = records[0].sender.expect("a sender record");
+    let fields = serde_json::json!({
+        "bwe": report["bwe"], "nack": report["nack"], "cwnd": report["cwnd"],
+        "keyframe_flush": report["keyframe_flush"],
+    });
+    (sender, fields)
+}
+
+#[test]
+fn the_scenario_files_sender_table_sets_the_call_and_each_flag_overrides_it() {
+    use pacer::telemetry::{Bwe, CwndMode, NackMode};
+    let dir = scratch_in("sender_table");
+    let scenario = starlink_with_sender(
+        &dir,
+        "cwnd = \"pacer\"\nkeyframe_flush = true\nnack = \"stock\"",
+    );
+    // The file alone.
+    let (s, report) = sender_of(&dir, &scenario, &[]);
+    assert_eq!(
+        (s.bwe, s.cwnd_mode, s.keyframe_flush, s.nack),
+        (Bwe::GoogCc, CwndMode::Pacer, true, Some(NackMode::Stock))
+    );
+    assert_eq!(
+        report,
+        serde_json::json!({"bwe": "googcc", "nack": "stock", "cwnd": "pacer", "keyframe_flush": true})
+    );
+    // Pacer mode: a window, no pushback ratio.
+    assert!(s.window_bytes.is_some_and(|w| w >= 3000), "{s:?}");
+    assert_eq!(s.pushback_ratio, None);
+    // Flags beat the file, key by key; what no flag sets stays the file's.
+    let (s, report) = sender_of(
+        &dir,
+        &scenario,
+        &[
+            "--cwnd",
+            "off",
+            "--keyframe-flush=off",
+            "--bwe",
+            "webrtc-rs",
+        ],
+    );
+    assert_eq!(
+        (s.bwe, s.cwnd_mode, s.keyframe_flush, s.nack),
+        (Bwe::WebrtcRs, CwndMode::Off, false, Some(NackMode::Stock))
+    );
+    assert_eq!(
+        report,
+        serde_json::json!({"bwe": "webrtc-rs", "nack": "stock", "cwnd": "off", "keyframe_flush": false})
+    );
+    assert_eq!((s.window_bytes, s.pushback_ratio), (None, None));
+    // The bare flag still turns flushing on.
+    let plain = starlink_with_sender(&dir, "");
+    let (s, _) = sender_of(&dir, &plain, &["--keyframe-flush"]);
+    assert_eq!(
+        (s.bwe, s.cwnd_mode, s.keyframe_flush, s.nack),
+        (
+            Bwe::GoogCc,
+            CwndMode::Pushback,
+            true,
+            Some(NackMode::Libwebrtc)
+        )
+    );
+    // The default sender: pushback records a window and a ratio.
+    let (s, _) = sender_of(&dir, &plain, &[]);
+    assert!(!s.keyframe_flush);
+    assert!(s.window_bytes.is_some_and(|w| w >= 3000), "{s:?}");
+    assert!(
+        s.pushback_ratio.is_some_and(|r| r > 0.0 && r <= 1.0),
+        "{s:?}"
+    );
+}
+
+#[test]
+fn a_bad_sender_table_fails_naming_the_file_the_key_and_the_allowed_values() {
+    let dir = scratch_in("bad_sender");
+    let scenario = starlink_with_sender(&dir, "cwnd = \"window\"");
+    let o = run(&[
+        "sim",
+        "--scenario",
+        scenario.to_str().unwrap(),
+        "--duration",
+        "5s",
+    ]);
+    assert_clear_failure(&o, "starlink-sender.toml: sender.cwnd: ");
+    assert_clear_failure(&o, "\"pushback\", \"pacer\", \"off\"");
+    // A flag cannot rescue a bad file: the file is refused before any flag applies.
+    let o = run(&[
+        "sim",
+        "--scenario",
+        scenario.to_str().unwrap(),
+        "--duration",
+        "5s",
+        "--cwnd",
+        "off",
+    ]);
+    assert_clear_failure(&o, "sender.cwnd");
+    let o = run(&[
+        "sim",
+        "--scenario",
+        "starlink",
+        "--duration",
+        "5s",
+        "--keyframe-flush=maybe",
+    ]);
+    assert_clear_failure(&o, "--keyframe-flush");
+}

@@ -3,7 +3,11 @@
 
 mod scenario_support;
 
+use pacer::telemetry::CwndMode;
 use rtc_client::scenario::{Scenario, ScenarioError};
+use rtc_client::sim::{
+    BweChoice, CallConfig, NackChoice, PolicyChoice, SenderOptions, SenderOverrides,
+};
 use scenario_support as support;
 
 /// A small valid scenario to mutate.
@@ -220,4 +224,142 @@ fn a_scenario_can_be_given_as_a_path() {
     let path = support::paths().scenario_file("starlink");
     let s = Scenario::load(path.to_str().unwrap(), &support::paths()).unwrap();
     assert_eq!(s.name(), "starlink");
+}
+
+/// `BASE` with a `[sender]` table holding `body` appended.
+fn with_sender(body: &str) -> String {
+    format!("{BASE}\n[sender]\n{body}\n")
+}
+
+#[test]
+fn without_a_sender_table_the_call_gets_the_default_sender() {
+    let s = parse(BASE).unwrap();
+    assert_eq!(s.file.sender, None);
+    let r = s.realize(1, std::time::Duration::from_secs(10)).unwrap();
+    assert_eq!(r.sender, SenderOptions::default());
+    // An empty table is the same.
+    let s = parse(&with_sender("")).unwrap();
+    let r = s.realize(1, std::time::Duration::from_secs(10)).unwrap();
+    assert_eq!(r.sender, SenderOptions::default());
+}
+
+#[test]
+fn every_sender_key_is_optional_and_each_value_reaches_the_realised_call() {
+    for (body, expected) in [
+        (
+            "bwe = \"webrtc-rs\"",
+            SenderOptions {
+                bwe: BweChoice::WebrtcRs,
+                ..SenderOptions::default()
+            },
+        ),
+        (
+            "nack = \"stock\"",
+            SenderOptions {
+                nack: NackChoice::Stock,
+                ..SenderOptions::default()
+            },
+        ),
+        (
+            "nack = \"off\"\ncwnd = \"off\"",
+            SenderOptions {
+                nack: NackChoice::Off,
+                cwnd: CwndMode::Off,
+                ..SenderOptions::default()
+            },
+        ),
+        (
+            "cwnd = \"pacer\"\nkeyframe_flush = true",
+            SenderOptions {
+                cwnd: CwndMode::Pacer,
+                keyframe_flush: true,
+                ..SenderOptions::default()
+            },
+        ),
+        (
+            "bwe = \"googcc\"\nnack = \"libwebrtc\"\ncwnd = \"pushback\"\nkeyframe_flush = false",
+            SenderOptions::default(),
+        ),
+    ] {
+        let s = parse(&with_sender(body)).unwrap_or_else(|e| panic!("{body}: {e}"));
+        let r = s.realize(1, std::time::Duration::from_secs(10)).unwrap();
+        assert_eq!(r.sender, expected, "{body}");
+        // The simulated call takes them from the realisation.
+        let config = CallConfig::from_realization(&r, PolicyChoice::Default);
+        assert_eq!(config.sender(), expected, "{body}");
+    }
+}
+
+#[test]
+fn a_command_line_flag_beats_the_scenario_file_which_beats_the_default() {
+    let s = parse(&with_sender("cwnd = \"pacer\"\nkeyframe_flush = true")).unwrap();
+    let file = s.sender_overrides().unwrap();
+    let cli = SenderOverrides {
+        keyframe_flush: Some(false),
+        nack: Some(NackChoice::Off),
+        ..SenderOverrides::NONE
+    };
+    let r = s.realize(1, std::time::Duration::from_secs(10)).unwrap();
+    let options = r.sender.overridden_by(&cli);
+    assert_eq!(options, SenderOptions::resolve(&file, &cli));
+    assert_eq!(
+        options,
+        SenderOptions {
+            bwe: BweChoice::GoogCc,
+            nack: NackChoice::Off,
+            cwnd: CwndMode::Pacer,
+            keyframe_flush: false,
+        }
+    );
+}
+
+#[test]
+fn a_bad_sender_value_is_refused_naming_the_file_the_key_and_the_allowed_values() {
+    for (body, key, allowed) in [
+        ("bwe = \"bbr\"", "sender.bwe", "\"googcc\", \"webrtc-rs\""),
+        (
+            "nack = \"libWebRTC\"",
+            "sender.nack",
+            "\"libwebrtc\", \"stock\", \"off\"",
+        ),
+        (
+            "cwnd = \"window\"",
+            "sender.cwnd",
+            "\"pushback\", \"pacer\", \"off\"",
+        ),
+        (
+            "cwnd = \"\"",
+            "sender.cwnd",
+            "\"pushback\", \"pacer\", \"off\"",
+        ),
+    ] {
+        let msg = error(&with_sender(body));
+        assert!(msg.starts_with(&format!("test.toml: {key}: ")), "{msg}");
+        assert!(msg.contains(allowed), "{body}: {msg}");
+        let value = body.split('"').nth(1).unwrap();
+        assert!(msg.contains(&format!("{value:?}")), "{body}: {msg}");
+    }
+}
+
+#[test]
+fn a_sender_value_of_the_wrong_type_or_an_unknown_sender_key_is_refused() {
+    let msg = error(&with_sender("keyframe_flush = \"yes\""));
+    assert!(
+        msg.contains("test.toml") && msg.contains("keyframe_flush") && msg.contains("boolean"),
+        "{msg}"
+    );
+    let msg = error(&with_sender("cwnd = 3"));
+    assert!(
+        msg.contains("test.toml") && msg.contains("cwnd") && msg.contains("string"),
+        "{msg}"
+    );
+    let msg = error(&with_sender("pushback = true"));
+    assert!(
+        msg.contains("test.toml") && msg.contains("unknown field `pushback`"),
+        "{msg}"
+    );
+    // The unknown-key message lists the keys that exist.
+    for key in ["bwe", "nack", "cwnd", "keyframe_flush"] {
+        assert!(msg.contains(key), "{key}: {msg}");
+    }
 }

@@ -252,3 +252,50 @@ fn the_queue_time_limit_under_each_congestion_window_mode() {
         }
     }
 }
+
+#[test]
+fn the_telemetry_records_the_mean_window_and_the_smallest_pushback_ratio_of_each_interval() {
+    for cwnd in [CwndMode::Off, CwndMode::Pushback, CwndMode::Pacer] {
+        let result = call(Event::Outage, cwnd, false, 2000);
+        assert_eq!(result.telemetry.len(), 3, "{cwnd:?}");
+        for (i, record) in result.telemetry.iter().enumerate() {
+            let sender = record.sender.expect("sender record");
+            match cwnd {
+                CwndMode::Off => {
+                    assert_eq!(sender.window_bytes, None, "{cwnd:?} interval {i}");
+                    assert_eq!(sender.pushback_ratio, None, "{cwnd:?} interval {i}");
+                }
+                CwndMode::Pushback | CwndMode::Pacer => {
+                    // Feedback arrives within the first 20-s interval, so every interval has
+                    // a window: at least libwebrtc's floor of two packets, and below what
+                    // 2.35 s of the highest target could fill (RTT + 350 ms at 5 Mbit/s).
+                    let window = sender.window_bytes.expect("a window");
+                    assert!(
+                        (3000..=5_000_000 / 8 * 235 / 100).contains(&window),
+                        "{cwnd:?} interval {i}: {window}"
+                    );
+                    let ratio = sender.pushback_ratio;
+                    if cwnd == CwndMode::Pacer {
+                        assert_eq!(ratio, None, "{cwnd:?} interval {i}");
+                    } else {
+                        let ratio = ratio.expect("a pushback ratio");
+                        assert!(ratio > 0.0 && ratio <= 1.0, "interval {i}: {ratio}");
+                    }
+                }
+            }
+        }
+        if cwnd == CwndMode::Pushback {
+            // The deepest pushback of the call is the one of the outage's interval, and it is
+            // the whole call's minimum as the sender counted it.
+            let ratios: Vec<f64> = result
+                .telemetry
+                .iter()
+                .filter_map(|r| r.sender.and_then(|s| s.pushback_ratio))
+                .collect();
+            let event = ratios[2];
+            assert!(event < 1.0, "{ratios:?}");
+            assert!(ratios.iter().all(|&r| r >= event), "{ratios:?}");
+            assert_eq!(event, result.sender.min_pushback_ratio, "{ratios:?}");
+        }
+    }
+}

@@ -4,9 +4,7 @@
 
 use super::PathArgs;
 use super::link::parse_duration;
-use super::sim::{
-    BweArg, CwndArg, HandoverArg, NackArg, parse_interval, parse_policy, policy_name,
-};
+use super::sim::{HandoverArg, SenderArgs, parse_interval, parse_policy, policy_name};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -55,19 +53,10 @@ pub struct RunArgs {
     /// Handover forecast the policies read (as `sim --handover`).
     #[arg(long, value_enum, default_value_t = HandoverArg::Oracle)]
     pub handover: HandoverArg,
-    /// Loss recovery of every call (as `sim --nack`); recorded in the telemetry.
-    #[arg(long, value_enum, default_value_t = NackArg::Libwebrtc)]
-    pub nack: NackArg,
-    /// Bandwidth estimator of every call (as `sim --bwe`); recorded in the telemetry.
-    #[arg(long, value_enum, default_value_t = BweArg::Googcc)]
-    pub bwe: BweArg,
-    /// Congestion window of every call (as `sim --cwnd`); recorded in the telemetry.
-    #[arg(long, value_enum, default_value_t = CwndArg::Pushback)]
-    pub cwnd: CwndArg,
-    /// Key-frame flushing in every call's pacer (as `sim --keyframe-flush`); recorded in the
-    /// telemetry.
-    #[arg(long)]
-    pub keyframe_flush: bool,
+    /// The sender of every call (as `sim`'s flags, recorded in the telemetry): each flag given
+    /// beats the scenario file's `[sender]` table, which beats the default.
+    #[command(flatten)]
+    pub sender: SenderArgs,
     /// Output directory; it must not exist or be empty (see --force).
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
@@ -102,10 +91,7 @@ impl RunArgs {
             duration: self.duration,
             interval: self.interval,
             handover: self.handover.choice(),
-            nack: self.nack.choice(),
-            bwe: self.bwe.choice(),
-            cwnd: self.cwnd.choice(),
-            keyframe_flush: self.keyframe_flush,
+            sender: self.sender.overrides(),
         }
     }
 }

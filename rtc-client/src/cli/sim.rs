@@ -9,7 +9,8 @@ use pacer::OnnxPolicy;
 use pacer::telemetry::{CwndMode, IntervalRecord, QoeRecord, TelemetryWriter};
 use rtc_client::scenario::Scenario;
 use rtc_client::sim::{
-    BweChoice, CallConfig, CallResult, HandoverChoice, NackChoice, PolicyChoice, run_call,
+    BweChoice, CallConfig, CallResult, HandoverChoice, NackChoice, PolicyChoice, SenderOverrides,
+    run_call,
 };
 use serde::Serialize;
 use std::fs::File;
@@ -41,23 +42,8 @@ pub struct SimArgs {
     /// Handover forecast the policy reads.
     #[arg(long, value_enum, default_value_t = HandoverArg::Oracle)]
     handover: HandoverArg,
-    /// Loss recovery: libwebrtc (RTT-aware NACK with limits, RTX), stock (webrtc-rs's NACK pair)
-    /// or off.
-    #[arg(long, value_enum, default_value_t = NackArg::Libwebrtc)]
-    nack: NackArg,
-    /// Bandwidth estimator: googcc (this project's libwebrtc-faithful GoogCC) or webrtc-rs
-    /// (webrtc-rs's own Gcc).
-    #[arg(long, value_enum, default_value_t = BweArg::Googcc)]
-    bwe: BweArg,
-    /// Congestion window (libwebrtc's WebRTC-CongestionWindow): pushback (libwebrtc's default:
-    /// the encoder drops frames while outstanding data fills the window), pacer (the pacer holds
-    /// media while it does, AlphaRTC-style) or off.
-    #[arg(long, value_enum, default_value_t = CwndArg::Pushback)]
-    cwnd: CwndArg,
-    /// Flush the video stream's queued packets from the pacer when a new key frame is queued
-    /// (modern libwebrtc's WebRTC-Pacer-KeyframeFlushing).
-    #[arg(long)]
-    keyframe_flush: bool,
+    #[command(flatten)]
+    sender: SenderArgs,
     /// Call length, e.g. 90s, 10m, 1h [default: the scenario's call.duration_s].
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     duration: Option<Duration>,
@@ -75,6 +61,53 @@ pub struct SimArgs {
     json: bool,
     #[command(flatten)]
     paths: PathArgs,
+}
+
+/// The sender's options on the command line. Each flag is optional: a flag given beats the
+/// scenario file's `[sender]` table, which beats the default
+/// ([`rtc_client::sim::sender`]).
+#[derive(Debug, Clone, Copy, Default, Args)]
+pub struct SenderArgs {
+    /// Loss recovery: libwebrtc (RTT-aware NACK with limits, RTX), stock (webrtc-rs's NACK pair)
+    /// or off [default: the scenario file's sender.nack, else libwebrtc].
+    #[arg(long, value_enum)]
+    pub nack: Option<NackArg>,
+    /// Bandwidth estimator: googcc (this project's libwebrtc-faithful GoogCC) or webrtc-rs
+    /// (webrtc-rs's own Gcc) [default: the scenario file's sender.bwe, else googcc].
+    #[arg(long, value_enum)]
+    pub bwe: Option<BweArg>,
+    /// Congestion window (libwebrtc's WebRTC-CongestionWindow): pushback (libwebrtc's default:
+    /// the encoder drops frames while outstanding data fills the window), pacer (the pacer holds
+    /// media while it does, AlphaRTC-style) or off [default: the scenario file's sender.cwnd,
+    /// else pushback].
+    #[arg(long, value_enum)]
+    pub cwnd: Option<CwndArg>,
+    /// Flush the video stream's queued packets from the pacer when a new key frame is queued
+    /// (modern libwebrtc's WebRTC-Pacer-KeyframeFlushing). `--keyframe-flush` alone turns it on,
+    /// `--keyframe-flush=off` off (also true/false, yes/no, 1/0) [default: the scenario file's
+    /// sender.keyframe_flush, else off].
+    #[arg(
+        long,
+        value_name = "on|off",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "on",
+        hide_possible_values = true,
+        value_parser = clap::builder::BoolishValueParser::new()
+    )]
+    pub keyframe_flush: Option<bool>,
+}
+
+impl SenderArgs {
+    /// What the flags set (what they leave out comes from the scenario file or the default).
+    pub fn overrides(&self) -> SenderOverrides {
+        SenderOverrides {
+            bwe: self.bwe.map(BweArg::choice),
+            nack: self.nack.map(NackArg::choice),
+            cwnd: self.cwnd.map(CwndArg::choice),
+            keyframe_flush: self.keyframe_flush,
+        }
+    }
 }
 
 /// Where the policy's handover forecast comes from.
@@ -143,15 +176,6 @@ impl CwndArg {
             Self::Pushback => CwndMode::Pushback,
             Self::Pacer => CwndMode::Pacer,
             Self::Off => CwndMode::Off,
-        }
-    }
-
-    /// The name as written on the command line and in reports.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Pushback => "pushback",
-            Self::Pacer => "pacer",
-            Self::Off => "off",
         }
     }
 }
@@ -344,10 +368,9 @@ pub fn run(args: SimArgs, epoch: Instant) -> Result<()> {
     let mut config = CallConfig::from_realization(&realization, args.policy.clone());
     config.decision_interval = args.interval;
     config.handover = args.handover.choice();
-    config.nack = args.nack.choice();
-    config.bwe = args.bwe.choice();
-    config.cwnd = args.cwnd.choice();
-    config.keyframe_flush = args.keyframe_flush;
+    // The flags over the scenario file's [sender] table (already in the realisation) over the
+    // defaults.
+    config.set_sender(realization.sender.overridden_by(&args.sender.overrides()));
 
     let started = Instant::now();
     let result = with_progress(
@@ -382,8 +405,8 @@ pub fn run(args: SimArgs, epoch: Instant) -> Result<()> {
         handover: args.handover.as_str(),
         nack: config.nack.as_str(),
         bwe: config.bwe.as_str(),
-        cwnd: args.cwnd.as_str(),
-        keyframe_flush: args.keyframe_flush,
+        cwnd: config.sender().cwnd_name(),
+        keyframe_flush: config.keyframe_flush,
         duration_s: duration.as_secs_f64(),
         interval_s: args.interval.as_secs_f64(),
         qoe: result.qoe.to_record(),

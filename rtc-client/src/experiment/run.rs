@@ -6,9 +6,9 @@
 
 use crate::scenario::{Scenario, ScenarioError};
 use crate::sim::{
-    BweChoice, CallConfig, CallResult, HandoverChoice, NackChoice, PolicyChoice, SimError, run_call,
+    CallConfig, CallResult, HandoverChoice, PolicyChoice, SenderOverrides, SimError, run_call,
 };
-use pacer::telemetry::{CwndMode, TelemetryError, TelemetryWriter};
+use pacer::telemetry::{TelemetryError, TelemetryWriter};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -86,14 +86,10 @@ pub struct CallSettings {
     pub interval: Duration,
     /// Where the policy's handover forecast comes from.
     pub handover: HandoverChoice,
-    /// Which NACK pair recovers losses (as `sim --nack`).
-    pub nack: NackChoice,
-    /// Which bandwidth estimator runs (as `sim --bwe`).
-    pub bwe: BweChoice,
-    /// Where the congestion window acts (as `sim --cwnd`).
-    pub cwnd: CwndMode,
-    /// Whether a key frame flushes the pacer's video queue (as `sim --keyframe-flush`).
-    pub keyframe_flush: bool,
+    /// The sender options the command line sets (`--bwe`, `--nack`, `--cwnd`,
+    /// `--keyframe-flush`); each call lays them over its scenario file's `[sender]` table and the
+    /// defaults.
+    pub sender: SenderOverrides,
 }
 
 /// Why one call of a plan failed.
@@ -151,10 +147,7 @@ pub fn simulate(
     let mut config = CallConfig::from_realization(&realization, policy);
     config.decision_interval = settings.interval;
     config.handover = settings.handover;
-    config.nack = settings.nack;
-    config.bwe = settings.bwe;
-    config.cwnd = settings.cwnd;
-    config.keyframe_flush = settings.keyframe_flush;
+    config.set_sender(realization.sender.overridden_by(&settings.sender));
     run_call(&config, epoch).map_err(|source| CallError::Sim {
         scenario: scenario.name().to_owned(),
         seed,

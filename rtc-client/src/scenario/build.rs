@@ -23,6 +23,7 @@ use crate::link::{
     Buffer, Capacity, Delay, DelaySeries, GilbertElliott, HandoverEffect, HandoverEvent,
     Interpolation, Link, LinkConfig, Loss, OutageMode, RateSeries, SeriesEnd, Time, Verdict,
 };
+use crate::sim::SenderOptions;
 use chrono::{DateTime, Timelike, Utc};
 use serde::Serialize;
 use std::cell::RefCell;
@@ -56,6 +57,9 @@ pub struct Realization {
     pub orbit: Option<OrbitPath>,
     /// The call's encoder limits.
     pub call: CallSpec,
+    /// The sender options the scenario file's `[sender]` table sets, over the defaults (a
+    /// command line lays its flags over these: [`SenderOptions::overridden_by`]).
+    pub sender: SenderOptions,
 }
 
 impl Realization {
@@ -115,6 +119,11 @@ pub fn realize(
     let mut start: DateTime<Utc> = DateTime::parse_from_rfc3339(&file.start)
         .map_err(|e| invalid("start", e.to_string()))?
         .with_timezone(&Utc);
+    let sender = SenderOptions::default().overridden_by(
+        &file
+            .sender_overrides()
+            .map_err(|e| invalid(&e.field, e.message))?,
+    );
     let seconds = call_seconds(duration);
     let duration_ms = duration.as_millis().min(u128::from(u64::MAX)) as u64;
     let resolve = |field: &str, f: &str| scenario.paths.resolve(field, f);
@@ -268,6 +277,7 @@ pub fn realize(
         timeline,
         orbit: orbit_path,
         call: file.call.clone(),
+        sender,
     };
     // Fail now rather than when a caller first builds a link.
     realization.forward_link()?;

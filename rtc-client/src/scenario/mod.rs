@@ -29,7 +29,7 @@ pub mod timeline;
 
 pub use build::{Realization, probe_rtt};
 pub use orbit::{End, OrbitPath, SatelliteChange};
-pub use schema::ScenarioFile;
+pub use schema::{ScenarioFile, SenderSpec};
 pub use timeline::{Handover, HandoverTimeline};
 
 use crate::link::LinkConfig;
@@ -265,6 +265,17 @@ impl Scenario {
     /// The call length the file asks for.
     pub fn default_duration(&self) -> Duration {
         Duration::from_secs(self.file.call.duration_s)
+    }
+
+    /// The sender options the file's `[sender]` table sets (none without one).
+    pub fn sender_overrides(&self) -> Result<crate::sim::SenderOverrides, ScenarioError> {
+        self.file
+            .sender_overrides()
+            .map_err(|e| ScenarioError::Invalid {
+                origin: self.origin.clone(),
+                field: e.field,
+                message: e.message,
+            })
     }
 
     /// Draws one call of `duration` for `seed`: see [`build`].

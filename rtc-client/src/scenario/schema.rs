@@ -8,10 +8,13 @@
 //!
 //! A file describes one call: the two directions of the path ([`DirectionSpec`]: capacity, delay,
 //! loss, buffer, what a handover does), where the handovers come from ([`HandoverSpec`]), and the
-//! call itself ([`CallSpec`]). Paths to data files are either `data:REL` (resolved against the
+//! call itself ([`CallSpec`]), and optionally the sender's options ([`SenderSpec`], the
+//! `[sender]` table). Paths to data files are either `data:REL` (resolved against the
 //! shared data directory, `../shared/data` by default, never copied into the repository) or
 //! relative to the workspace root (e.g. `traces/tle/sparse-80.tle`).
 
+use crate::sim::sender::{BWE_NAMES, CWND_NAMES, NACK_NAMES, SenderOverrides, cwnd_from_name};
+use crate::sim::{BweChoice, NackChoice};
 use serde::{Deserialize, Serialize};
 
 /// Which side of the call a direction is, for error messages and reports.
@@ -41,6 +44,74 @@ pub struct ScenarioFile {
     pub forward: DirectionSpec,
     /// The path carrying feedback (receiver to sender): RTCP, NACKs, transport-wide feedback.
     pub reverse: DirectionSpec,
+    /// The sending side's options (estimator, NACK pair, congestion window, key-frame flush);
+    /// optional, and so is each of its keys. A command-line flag overrides what it sets; what
+    /// neither sets is the default (see [`crate::sim::sender`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sender: Option<SenderSpec>,
+}
+
+/// The optional `[sender]` table: how the call's sender is configured (issues 8, 9, 10).
+///
+/// ```toml
+/// [sender]
+/// bwe = "googcc"          # or "webrtc-rs"
+/// nack = "libwebrtc"      # or "stock", "off"
+/// cwnd = "pushback"       # or "pacer", "off"
+/// keyframe_flush = false  # or true
+/// ```
+///
+/// Every key is optional; an unset key takes the command line's flag if one is given, else the
+/// default (`googcc`, `libwebrtc`, `pushback`, `false`). The names are kept as written and
+/// checked by [`ScenarioFile::validate`], whose error names the key and the allowed values.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SenderSpec {
+    /// The bandwidth estimator: `googcc` or `webrtc-rs` (as `--bwe`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bwe: Option<String>,
+    /// The NACK pair: `libwebrtc`, `stock` or `off` (as `--nack`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nack: Option<String>,
+    /// Where the congestion window acts: `pushback`, `pacer` or `off` (as `--cwnd`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwnd: Option<String>,
+    /// Whether a new key frame flushes the pacer's video backlog (as `--keyframe-flush`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keyframe_flush: Option<bool>,
+}
+
+impl SenderSpec {
+    /// The options this table sets, or the first key whose value is not an allowed name.
+    pub fn overrides(&self) -> Result<SenderOverrides, Invalid> {
+        fn pick<T>(
+            key: &str,
+            value: &Option<String>,
+            allowed: &[&str],
+            parse: impl Fn(&str) -> Option<T>,
+        ) -> Result<Option<T>, Invalid> {
+            let Some(value) = value else { return Ok(None) };
+            parse(value).map(Some).ok_or_else(|| {
+                Invalid::new(
+                    format!("sender.{key}"),
+                    format!(
+                        "unknown value {value:?}; allowed: {}",
+                        allowed
+                            .iter()
+                            .map(|a| format!("{a:?}"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                )
+            })
+        }
+        Ok(SenderOverrides {
+            bwe: pick("bwe", &self.bwe, &BWE_NAMES, BweChoice::from_name)?,
+            nack: pick("nack", &self.nack, &NACK_NAMES, NackChoice::from_name)?,
+            cwnd: pick("cwnd", &self.cwnd, &CWND_NAMES, cwnd_from_name)?,
+            keyframe_flush: self.keyframe_flush,
+        })
+    }
 }
 
 /// The default `start`: 2025-05-12T12:00:00Z (the epoch of the shipped catalogues, whole minute
@@ -498,6 +569,14 @@ pub const MAX_DELAY_MS: f64 = 10_000.0;
 pub const MAX_CALL_S: u64 = 86_400;
 
 impl ScenarioFile {
+    /// The sender options the file sets (none without a `[sender]` table), or the first key
+    /// whose value is not an allowed name.
+    pub fn sender_overrides(&self) -> Result<SenderOverrides, Invalid> {
+        self.sender
+            .as_ref()
+            .map_or(Ok(SenderOverrides::NONE), SenderSpec::overrides)
+    }
+
     /// Checks every value against its range; the error names the first bad field.
     pub fn validate(&self) -> Result<(), Invalid> {
         if self.name.trim().is_empty() {
@@ -513,6 +592,7 @@ impl ScenarioFile {
             ));
         }
         self.call.validate()?;
+        self.sender_overrides()?;
         self.handovers.validate()?;
         for (name, dir) in DIRECTIONS.iter().zip([&self.forward, &self.reverse]) {
             dir.validate(name)?;

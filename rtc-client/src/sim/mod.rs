@@ -56,6 +56,7 @@
 //! `rand::random()` SSRCs of the TWCC feedback and NACK packets, which do not change any size or
 //! timing.
 
+pub mod sender;
 pub mod sources;
 
 use crate::link::{LinkConfig, LinkConfigError, Time};
@@ -72,6 +73,7 @@ use crate::scenario::build::Realization;
 use crate::scenario::orbit::OrbitPredictorInputs;
 use crate::scenario::timeline::HandoverTimeline;
 use chrono::{DateTime, Utc};
+pub use sender::{SenderOptions, SenderOverrides};
 pub use sources::HandoverChoice;
 
 use crate::link::Link;
@@ -118,7 +120,7 @@ pub const VIDEO_RTX_SSRC: u32 = 0x5A7E_111F;
 /// The video stream's RTX payload type (`video/rtx`, `apt` = [`VIDEO_PAYLOAD_TYPE`]).
 pub const VIDEO_RTX_PAYLOAD_TYPE: u8 = 97;
 /// The receiver's SSRC (the sender of its PLIs).
-const RECEIVER_SSRC: u32 = 0x0000_0E11;
+pub(crate) const RECEIVER_SSRC: u32 = 0x0000_0E11;
 /// At most this many NACKs per missing packet: libwebrtc's `kMaxNackRetries` = 10
 /// (reference PART 5).
 pub const MAX_NACKS_PER_PACKET: u16 = 10;
@@ -129,7 +131,7 @@ pub const RTCP_INTERVAL: Duration = Duration::from_secs(1);
 /// (reference 3.1: `MIN_IMMEDIATE_TIMEOUT_INTERVAL`).
 const MIN_IMMEDIATE_TIMEOUT: Duration = Duration::from_millis(1);
 /// Salt that separates the encoder's seed from the call seed.
-const ENCODER_SEED_SALT: u64 = 0x454E_434F_4445_5231;
+pub(crate) const ENCODER_SEED_SALT: u64 = 0x454E_434F_4445_5231;
 /// Salt that separates the random policy's seed from the call seed.
 const POLICY_SEED_SALT: u64 = 0x504F_4C49_4359_0001;
 
@@ -168,7 +170,7 @@ impl PolicyChoice {
 }
 
 impl PolicyChoice {
-    fn build(&self, seed: u64) -> Box<dyn QueuePolicy> {
+    pub(crate) fn build(&self, seed: u64) -> Box<dyn QueuePolicy> {
         match self {
             Self::Default => Box::new(Fixed::webrtc_default()),
             Self::Heuristic => Box::new(Heuristic),
@@ -315,9 +317,11 @@ impl CallConfig {
         }
     }
 
-    /// A call drawn from a realised scenario: its links, their seeds, its timeline, its seed and
-    /// its duration.
+    /// A call drawn from a realised scenario: its links, their seeds, its timeline, its seed, its
+    /// duration and its sender options (the scenario file's `[sender]` table over the defaults,
+    /// [`Realization::sender`]; lay a command line over them with [`Self::set_sender`]).
     pub fn from_realization(realization: &Realization, policy: PolicyChoice) -> Self {
+        let sender = realization.sender;
         Self {
             call_id: format!("{}-{}", realization.name, realization.seed),
             scenario: realization.name.clone(),
@@ -335,11 +339,29 @@ impl CallConfig {
                 .orbit
                 .as_ref()
                 .map(|o| (o.predictor.clone(), o.start)),
-            nack: NackChoice::default(),
-            bwe: BweChoice::default(),
-            cwnd: CwndMode::Pushback,
-            keyframe_flush: false,
+            nack: sender.nack,
+            bwe: sender.bwe,
+            cwnd: sender.cwnd,
+            keyframe_flush: sender.keyframe_flush,
         }
+    }
+
+    /// The call's sender options.
+    pub fn sender(&self) -> SenderOptions {
+        SenderOptions {
+            bwe: self.bwe,
+            nack: self.nack,
+            cwnd: self.cwnd,
+            keyframe_flush: self.keyframe_flush,
+        }
+    }
+
+    /// Sets every sender option.
+    pub fn set_sender(&mut self, options: SenderOptions) {
+        self.bwe = options.bwe;
+        self.nack = options.nack;
+        self.cwnd = options.cwnd;
+        self.keyframe_flush = options.keyframe_flush;
     }
 }
 
@@ -457,13 +479,13 @@ pub struct RecoveryCounts {
 /// The chosen estimator, with its target readable from outside the chain, and the congestion
 /// window fed from its feedback and process ticks (the estimator is boxed inside webrtc-rs's
 /// congestion-control interceptor, which is the only place the feedback reports exist).
-struct ObservedEstimator {
-    estimator: Estimator,
-    target: Arc<AtomicU64>,
-    cwnd: CwndChannel,
+pub(crate) struct ObservedEstimator {
+    pub(crate) estimator: Estimator,
+    pub(crate) target: Arc<AtomicU64>,
+    pub(crate) cwnd: CwndChannel,
 }
 
-enum Estimator {
+pub(crate) enum Estimator {
     GoogCc(Box<GoogCc>),
     WebrtcRs(Box<Gcc>),
 }
@@ -529,9 +551,19 @@ impl BandwidthEstimator for ObservedEstimator {
     }
 }
 
+/// GoogCC as the call's sender configures it: libwebrtc's defaults, told the encoder's maximum
+/// bitrate as the total allocation (what libwebrtc's `BitrateAllocator` reports), so probing
+/// stops at twice it.
+pub(crate) fn googcc_config() -> GoogCcConfig {
+    GoogCcConfig {
+        max_total_allocated_bps: Some(EncoderConfig::default().max_bps as f64),
+        ..GoogCcConfig::default()
+    }
+}
+
 /// What the synthetic codec's payload header says about a packet's frame (for key-frame
 /// flushing in the pacer).
-fn frame_info(rtp: &rtc_rtp::Packet) -> FrameInfo {
+pub(crate) fn frame_info(rtp: &rtc_rtp::Packet) -> FrameInfo {
     match PayloadHeader::read(&rtp.payload) {
         Ok(header) => FrameInfo {
             key_frame: header.key_frame,
@@ -655,7 +687,7 @@ fn wire_size(packet: &Packet) -> u32 {
 
 /// The samples one interval's pacer and gcc records are built from.
 #[derive(Default)]
-struct IntervalSamples {
+pub(crate) struct IntervalSamples {
     max_queue: Duration,
     queue_sum: Duration,
     target_sum_bps: f64,
@@ -663,12 +695,18 @@ struct IntervalSamples {
     samples: u32,
     paused: Duration,
     drain_boost_start: Duration,
-    frames_dropped_start: u64,
-    packets_flushed_start: u64,
+    pub(crate) frames_dropped_start: u64,
+    pub(crate) packets_flushed_start: u64,
+    /// Sum of the congestion window over the samples that had one, bytes.
+    window_sum_bytes: u128,
+    /// Samples that had a window.
+    window_samples: u32,
+    /// Smallest pushback ratio among the samples that had a window (pushback mode).
+    pub(crate) pushback_min: Option<f64>,
 }
 
 impl IntervalSamples {
-    fn new(stats: &PacerStats, frames_dropped: u64) -> Self {
+    pub(crate) fn new(stats: &PacerStats, frames_dropped: u64) -> Self {
         Self {
             target_min_bps: f64::INFINITY,
             drain_boost_start: stats.drain_boost_time,
@@ -678,7 +716,12 @@ impl IntervalSamples {
         }
     }
 
-    fn sample(&mut self, stats: &PacerStats, target_bps: f64, paused_for: Option<Duration>) {
+    pub(crate) fn sample(
+        &mut self,
+        stats: &PacerStats,
+        target_bps: f64,
+        paused_for: Option<Duration>,
+    ) {
         self.max_queue = self.max_queue.max(stats.oldest_queue_time);
         self.queue_sum += stats.average_queue_time;
         self.target_sum_bps += target_bps;
@@ -689,7 +732,32 @@ impl IntervalSamples {
         }
     }
 
-    fn pacer(&self, stats: &PacerStats) -> PacerRecord {
+    /// Samples the congestion window as the encoder reads it at a frame: the window if one has
+    /// been computed, and with pushback its ratio.
+    pub(crate) fn sample_window(&mut self, window: &pacer::cwnd::CwndSnapshot) {
+        if window.mode == CwndMode::Off {
+            return;
+        }
+        let Some(bytes) = window.window_bytes else {
+            return;
+        };
+        self.window_sum_bytes += u128::from(bytes);
+        self.window_samples += 1;
+        if window.mode == CwndMode::Pushback && window.pushback_ratio.is_finite() {
+            let ratio = window.pushback_ratio;
+            self.pushback_min = Some(self.pushback_min.map_or(ratio, |m| m.min(ratio)));
+        }
+    }
+
+    /// The mean window over the samples that had one, bytes (rounded).
+    pub(crate) fn mean_window_bytes(&self) -> Option<u64> {
+        (self.window_samples > 0).then(|| {
+            let n = u128::from(self.window_samples);
+            u64::try_from((self.window_sum_bytes + n / 2) / n).unwrap_or(u64::MAX)
+        })
+    }
+
+    pub(crate) fn pacer(&self, stats: &PacerStats) -> PacerRecord {
         PacerRecord {
             max_queue_ms: ms(self.max_queue),
             mean_queue_ms: ms(self.queue_sum) / f64::from(self.samples.max(1)),
@@ -700,7 +768,7 @@ impl IntervalSamples {
         }
     }
 
-    fn gcc(&self) -> GccRecord {
+    pub(crate) fn gcc(&self) -> GccRecord {
         if self.samples == 0 {
             return GccRecord::default();
         }
@@ -711,7 +779,7 @@ impl IntervalSamples {
     }
 }
 
-fn ms(d: Duration) -> f64 {
+pub(crate) fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
@@ -781,7 +849,7 @@ pub fn run_call(config: &CallConfig, epoch: Instant) -> Result<CallResult, SimEr
     let estimator = ObservedEstimator {
         estimator: match config.bwe {
             BweChoice::GoogCc => Estimator::GoogCc(Box::new(GoogCc::with_probing(
-                GoogCcConfig::default(),
+                googcc_config(),
                 probes.clone(),
             ))),
             BweChoice::WebrtcRs => Estimator::WebrtcRs(Box::default()),
@@ -953,6 +1021,8 @@ pub fn run_call(config: &CallConfig, epoch: Instant) -> Result<CallResult, SimEr
                     .packets_flushed
                     .saturating_sub(interval.samples.packets_flushed_start),
                 nack: Some(config.nack.mode()),
+                window_bytes: interval.samples.mean_window_bytes(),
+                pushback_ratio: interval.samples.pushback_min,
             }),
         });
     };
@@ -1041,6 +1111,7 @@ pub fn run_call(config: &CallConfig, epoch: Instant) -> Result<CallResult, SimEr
                 interval
                     .samples
                     .sample(&stats, gcc_target, pause.then_some(frame_interval));
+                interval.samples.sample_window(&window);
             }
             if let Some(frame) = encoder.poll_frame(now, pause) {
                 sender_touched = true;

@@ -1,0 +1,219 @@
+//! The sender's options (issues 8, 9 and 10) and how their sources combine.
+//!
+//! Four choices shape the sending side of a call: the bandwidth estimator ([`BweChoice`]), the
+//! NACK pair ([`NackChoice`]), where libwebrtc's congestion window acts ([`CwndMode`]) and
+//! whether a key frame flushes the pacer's video backlog. [`SenderOptions`] holds one value of
+//! each; its [`Default`] is this project's default sender (GoogCC, libwebrtc's NACK with RTX,
+//! congestion-window pushback, no key-frame flush).
+//!
+//! The options come from three places, in this order of precedence:
+//!
+//! 1. an explicit command-line flag (`--bwe`, `--nack`, `--cwnd`, `--keyframe-flush`);
+//! 2. the scenario file's optional `[sender]` table (see [`crate::scenario::schema::SenderSpec`]);
+//! 3. the default.
+//!
+//! Each of the first two is a [`SenderOverrides`] (every field optional), and
+//! [`SenderOptions::overridden_by`] lays one over a set of options:
+//! `SenderOptions::default().overridden_by(&file).overridden_by(&cli)`, which
+//! [`SenderOptions::resolve`] spells out. A realised scenario carries the first two steps
+//! ([`crate::scenario::Realization::sender`]); whoever runs the call (`sim`, `experiment`,
+//! `collect`, and a real call) lays its command line over it.
+
+use super::{BweChoice, NackChoice};
+use pacer::telemetry::CwndMode;
+
+/// The names a scenario file and `--bwe` accept, in [`BweChoice::ALL`] order.
+pub const BWE_NAMES: [&str; 2] = ["googcc", "webrtc-rs"];
+/// The names a scenario file and `--nack` accept, in [`NackChoice::ALL`] order.
+pub const NACK_NAMES: [&str; 3] = ["libwebrtc", "stock", "off"];
+/// The names a scenario file and `--cwnd` accept, in [`CWND_MODES`] order.
+pub const CWND_NAMES: [&str; 3] = ["pushback", "pacer", "off"];
+/// Every congestion-window mode, the default first.
+pub const CWND_MODES: [CwndMode; 3] = [CwndMode::Pushback, CwndMode::Pacer, CwndMode::Off];
+
+impl BweChoice {
+    /// Every estimator, the default first.
+    pub const ALL: [BweChoice; 2] = [BweChoice::GoogCc, BweChoice::WebrtcRs];
+
+    /// The estimator named `name` (as [`Self::as_str`] writes it), if any.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|b| b.as_str() == name)
+    }
+}
+
+impl NackChoice {
+    /// Every NACK pair, the default first.
+    pub const ALL: [NackChoice; 3] = [NackChoice::Libwebrtc, NackChoice::Stock, NackChoice::Off];
+
+    /// The NACK pair named `name` (as [`Self::as_str`] writes it), if any.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|n| n.as_str() == name)
+    }
+}
+
+/// The name of a congestion-window mode, as `--cwnd`, scenario files and telemetry write it.
+pub fn cwnd_name(mode: CwndMode) -> &'static str {
+    match mode {
+        CwndMode::Pushback => "pushback",
+        CwndMode::Pacer => "pacer",
+        CwndMode::Off => "off",
+    }
+}
+
+/// The congestion-window mode named `name`, if any.
+pub fn cwnd_from_name(name: &str) -> Option<CwndMode> {
+    CWND_MODES.into_iter().find(|&m| cwnd_name(m) == name)
+}
+
+/// The sending side of a call: one value of each option.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SenderOptions {
+    /// The bandwidth estimator (issue 9).
+    pub bwe: BweChoice,
+    /// The NACK generator and responder (issue 10).
+    pub nack: NackChoice,
+    /// Where libwebrtc's congestion window acts (issue 8).
+    pub cwnd: CwndMode,
+    /// Whether a new key frame flushes the video stream's queued packets from the pacer
+    /// (issue 8).
+    pub keyframe_flush: bool,
+}
+
+impl Default for SenderOptions {
+    /// GoogCC, libwebrtc's NACK with RTX, congestion-window pushback (libwebrtc's default since
+    /// about M80), no key-frame flush.
+    fn default() -> Self {
+        Self {
+            bwe: BweChoice::GoogCc,
+            nack: NackChoice::Libwebrtc,
+            cwnd: CwndMode::Pushback,
+            keyframe_flush: false,
+        }
+    }
+}
+
+impl SenderOptions {
+    /// These options with every value `overrides` sets replaced by it.
+    #[must_use]
+    pub fn overridden_by(self, overrides: &SenderOverrides) -> Self {
+        Self {
+            bwe: overrides.bwe.unwrap_or(self.bwe),
+            nack: overrides.nack.unwrap_or(self.nack),
+            cwnd: overrides.cwnd.unwrap_or(self.cwnd),
+            keyframe_flush: overrides.keyframe_flush.unwrap_or(self.keyframe_flush),
+        }
+    }
+
+    /// The options of a call: the command line's `cli` over the scenario file's `file` over the
+    /// defaults.
+    pub fn resolve(file: &SenderOverrides, cli: &SenderOverrides) -> Self {
+        Self::default().overridden_by(file).overridden_by(cli)
+    }
+
+    /// The congestion-window mode's name.
+    pub fn cwnd_name(&self) -> &'static str {
+        cwnd_name(self.cwnd)
+    }
+}
+
+/// Sender options that one source sets, each optional: a scenario file's `[sender]` table or a
+/// command line's flags.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SenderOverrides {
+    /// `bwe`, if set.
+    pub bwe: Option<BweChoice>,
+    /// `nack`, if set.
+    pub nack: Option<NackChoice>,
+    /// `cwnd`, if set.
+    pub cwnd: Option<CwndMode>,
+    /// `keyframe_flush`, if set.
+    pub keyframe_flush: Option<bool>,
+}
+
+impl SenderOverrides {
+    /// Sets nothing.
+    pub const NONE: Self = Self {
+        bwe: None,
+        nack: None,
+        cwnd: None,
+        keyframe_flush: None,
+    };
+
+    /// Whether nothing is set.
+    pub fn is_empty(&self) -> bool {
+        *self == Self::NONE
+    }
+
+    /// Sets every value of `options`.
+    pub fn all(options: SenderOptions) -> Self {
+        Self {
+            bwe: Some(options.bwe),
+            nack: Some(options.nack),
+            cwnd: Some(options.cwnd),
+            keyframe_flush: Some(options.keyframe_flush),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_defaults_are_googcc_libwebrtc_pushback_and_no_flush() {
+        let d = SenderOptions::default();
+        assert_eq!(
+            (d.bwe, d.nack, d.cwnd, d.keyframe_flush),
+            (
+                BweChoice::GoogCc,
+                NackChoice::Libwebrtc,
+                CwndMode::Pushback,
+                false
+            )
+        );
+        assert_eq!(d.bwe, BweChoice::default());
+        assert_eq!(d.nack, NackChoice::default());
+    }
+
+    #[test]
+    fn a_flag_beats_the_file_and_the_file_beats_the_default() {
+        let file = SenderOverrides {
+            cwnd: Some(CwndMode::Pacer),
+            keyframe_flush: Some(true),
+            ..SenderOverrides::NONE
+        };
+        let cli = SenderOverrides {
+            keyframe_flush: Some(false),
+            bwe: Some(BweChoice::WebrtcRs),
+            ..SenderOverrides::NONE
+        };
+        let o = SenderOptions::resolve(&file, &cli);
+        assert_eq!(o.bwe, BweChoice::WebrtcRs, "flag only");
+        assert_eq!(o.nack, NackChoice::Libwebrtc, "neither: default");
+        assert_eq!(o.cwnd, CwndMode::Pacer, "file only");
+        assert!(!o.keyframe_flush, "the flag beats the file");
+        assert_eq!(
+            SenderOptions::resolve(&SenderOverrides::NONE, &SenderOverrides::NONE),
+            SenderOptions::default()
+        );
+        let all = SenderOverrides::all(o);
+        assert_eq!(SenderOptions::default().overridden_by(&all), o);
+        assert!(SenderOverrides::default().is_empty() && !all.is_empty());
+    }
+
+    #[test]
+    fn every_name_reads_back_as_its_choice() {
+        for (b, name) in BweChoice::ALL.into_iter().zip(BWE_NAMES) {
+            assert_eq!((b.as_str(), BweChoice::from_name(name)), (name, Some(b)));
+        }
+        for (n, name) in NackChoice::ALL.into_iter().zip(NACK_NAMES) {
+            assert_eq!((n.as_str(), NackChoice::from_name(name)), (name, Some(n)));
+        }
+        for (m, name) in CWND_MODES.into_iter().zip(CWND_NAMES) {
+            assert_eq!((cwnd_name(m), cwnd_from_name(name)), (name, Some(m)));
+        }
+        assert_eq!(BweChoice::from_name("GoogCC"), None);
+        assert_eq!(NackChoice::from_name(""), None);
+        assert_eq!(cwnd_from_name("window"), None);
+    }
+}
