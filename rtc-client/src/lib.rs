@@ -10,6 +10,9 @@
 //! - [`sim`]: one call in virtual time through the real webrtc-rs interceptor chain (GCC, TWCC,
 //!   the handover-aware pacer, NACK), with the media engine, the scenario's links and a queue
 //!   policy, producing one telemetry record per decision interval.
+//! - [`live`] (feature `live`, on by default): real calls over the async `webrtc` crate, with
+//!   the same sender, receiver and telemetry, HTTP signalling and a real-time UDP relay that
+//!   applies a scenario's links.
 //!
 //! Nothing here reads a clock: every entry point takes `now`, so the same link runs behind a
 //! virtual-time simulation and behind a real-time relay.
@@ -18,6 +21,8 @@
 
 pub mod experiment;
 pub mod link;
+#[cfg(feature = "live")]
+pub mod live;
 pub mod media;
 pub mod nack;
 pub mod scenario;

@@ -1,5 +1,7 @@
 //! The command line: argument parsing, logging, one module per subcommand.
 
+mod answer;
+mod call;
 mod collect;
 mod compare;
 mod experiment;
@@ -85,6 +87,22 @@ enum Command {
           rtc-client collect --scenarios starlink,sparse-leo --hours 60 --duration 10m --seed 1         --out runs/train
           rtc-client collect --scenarios starlink --hours 0.5 --duration 2m --jobs 4 --out /tmp/c         --json")]
     Collect(collect::CollectArgs),
+    /// Answer real calls: HTTP signalling, the receiver and QoE meter, a report per second.
+    #[command(
+        after_help = "Examples:\n  rtc-client answer\n  rtc-client answer --listen 127.0.0.1:9000 --once"
+    )]
+    Answer(answer::AnswerArgs),
+    /// Make one real call to `rtc-client answer`, optionally over an emulated link.
+    ///
+    /// webrtc-rs peer connection with GoogCC, TWCC, NACK/RTX and the handover-aware pacer at
+    /// Slot::Pacer; the synthetic encoder follows the estimator's target; a status line each
+    /// second, a summary at the end, and the simulator's telemetry with --telemetry.
+    #[command(after_help = "Examples:\n  \
+        rtc-client call --peer http://127.0.0.1:8443 --link starlink --duration 30s\n  \
+        rtc-client call --link starlink --policy heuristic --handover scenario \
+        --decision-interval 10s --telemetry call.jsonl\n  \
+        rtc-client call --policy heuristic --handover dish:127.0.0.1:9200")]
+    Call(call::CallArgs),
     /// List the shipped scenarios with their descriptions.
     #[command(after_help = "Examples:\n  rtc-client scenarios\n  rtc-client scenarios --json")]
     Scenarios(ScenariosArgs),
@@ -139,6 +157,8 @@ pub fn main() -> ExitCode {
         Command::Sim(args) => sim::run(args, std::time::Instant::now()),
         Command::Experiment(args) => experiment::run(args, std::time::Instant::now()),
         Command::Collect(args) => collect::run(args, std::time::Instant::now()),
+        Command::Answer(args) => answer::run(args),
+        Command::Call(args) => call::run(args),
         Command::Scenarios(args) => scenarios(args),
     };
     match result {

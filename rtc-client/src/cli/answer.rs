@@ -1,0 +1,96 @@
+//! `rtc-client answer`: answer real calls and report what the receiver sees.
+
+use anyhow::{Context, Result};
+use clap::Args;
+use rtc_client::live::answer::{AnswerConfig, AnswerEvent, AnswerServer};
+use rtc_client::live::status::process_cpu_time;
+use std::collections::HashMap;
+use std::io::Write;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::sync::Notify;
+
+/// Where `answer` listens when --listen is not given: loopback only.
+const DEFAULT_LISTEN: &str = "127.0.0.1:8443";
+
+/// `rtc-client answer` arguments.
+#[derive(Debug, Args)]
+pub struct AnswerArgs {
+    /// Signalling address (HTTP). Loopback by default; a non-loopback address is served only
+    /// when given here [default: 127.0.0.1:8443].
+    #[arg(long, value_name = "ADDR:PORT")]
+    listen: Option<SocketAddr>,
+    /// Exit when the first call ends (for scripts).
+    #[arg(long)]
+    once: bool,
+}
+
+/// Runs `rtc-client answer` until Ctrl-C (or, with --once, the end of the first call).
+pub fn run(args: AnswerArgs) -> Result<()> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(serve(args))
+}
+
+async fn serve(args: AnswerArgs) -> Result<()> {
+    let explicit = args.listen.is_some();
+    let listen = match args.listen {
+        Some(addr) => addr,
+        None => DEFAULT_LISTEN.parse().context("default address")?,
+    };
+    let ended = Arc::new(Notify::new());
+    let on_end = Arc::clone(&ended);
+    // CPU time and wall clock at each call's start, for its CPU share at the end.
+    let cpu_marks: Mutex<HashMap<String, (Option<Duration>, Instant)>> = Mutex::default();
+    let server = AnswerServer::start(
+        AnswerConfig {
+            listen,
+            allow_non_loopback: explicit,
+        },
+        move |event| {
+            let mut out = std::io::stdout().lock();
+            let _ = match &event {
+                AnswerEvent::Started { call_id, label } => {
+                    if let Ok(mut marks) = cpu_marks.lock() {
+                        marks.insert(call_id.clone(), (process_cpu_time(), Instant::now()));
+                    }
+                    writeln!(
+                        out,
+                        "call {call_id}: answered{}",
+                        label.as_ref().map_or(String::new(), |l| format!(" ({l})"))
+                    )
+                }
+                AnswerEvent::Second { call_id, line } => writeln!(out, "call {call_id} {line}"),
+                AnswerEvent::Ended { call_id, summary } => {
+                    on_end.notify_one();
+                    let mark = cpu_marks.lock().ok().and_then(|mut m| m.remove(call_id));
+                    let cpu = match (mark, process_cpu_time()) {
+                        (Some((Some(before), at)), Some(now)) => format!(
+                            "; cpu {:.1} % of a core (this process, over the call)",
+                            100.0 * now.saturating_sub(before).as_secs_f64()
+                                / at.elapsed().as_secs_f64().max(1e-9)
+                        ),
+                        _ => String::new(),
+                    };
+                    writeln!(out, "call {call_id}: ended: {summary}{cpu}")
+                }
+            };
+            let _ = out.flush();
+        },
+    )
+    .await?;
+    println!(
+        "answering on http://{} (POST /calls); Ctrl-C to stop",
+        server.local_addr()
+    );
+    tokio::select! {
+        signal = tokio::signal::ctrl_c() => signal.context("cannot wait for Ctrl-C")?,
+        () = ended.notified(), if args.once => {}
+    }
+    server.shutdown().await;
+    Ok(())
+}

@@ -1,0 +1,591 @@
+//! The answering side of a real call: the signalling server ([`super::signal`]), and per call a
+//! peer connection, the media receiver with libwebrtc's jitter buffer, and the QoE meter.
+//!
+//! Every call runs one task: it takes the video track's RTP packets (RTX already turned back
+//! into the original packets by the chain), hands the synthetic-codec payloads to the
+//! [`Receiver`] on the caller's clock (aligned through [`OfferRequest::epoch_unix_ns`]), feeds
+//! rendered frames to the [`QoeMeter`], sends the PLIs the receiver (or the NACK generator, as in
+//! the simulator) asks for, hands the NACK generator the ICE round-trip time each second, and
+//! reports a line per second. The caller reads the QoE through `POST /calls/{id}/qoe`.
+
+use super::LiveError;
+use super::peer::{Events, build_peer, receiver_chain, set_local_and_gather};
+use super::signal::{
+    AnswerResponse, ErrorBody, MAX_BODY_BYTES, OfferRequest, QoeQuery, QoeSnapshot,
+    SessionDescription,
+};
+use crate::link::Time;
+use crate::media::qoe::QoeMeter;
+use crate::media::receiver::{Receiver, ReceiverConfig};
+use crate::nack::NackGeneratorHandle;
+use crate::sim::{NackChoice, RECEIVER_SSRC, VIDEO_SSRC};
+use axum::Router;
+use axum::body::{Body, to_bytes};
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{delete, post};
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use tokio::sync::{oneshot, watch};
+use tokio::task::JoinHandle;
+use webrtc::media_stream::track_remote::{TrackRemote, TrackRemoteEvent};
+use webrtc::peer_connection::{
+    PeerConnection, RTCPeerConnectionState, RTCSessionDescription, StatsSelector,
+};
+
+/// Calls one server runs at once; more get `503` (each call costs a peer connection and a task).
+pub const MAX_CALLS: usize = 16;
+
+/// How long a call may go without its track before the answerer gives up on it (ICE, DTLS and
+/// the first packet take well under a second on loopback).
+pub const TRACK_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// What the answering server is told.
+#[derive(Debug, Clone)]
+pub struct AnswerConfig {
+    /// The signalling address; the peer connections bind UDP on its IP.
+    pub listen: SocketAddr,
+    /// Serve a non-loopback address (off: refused, so nothing is exposed by accident).
+    pub allow_non_loopback: bool,
+}
+
+/// A report from the server, for whoever prints them.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AnswerEvent {
+    /// A call was answered.
+    Started {
+        /// Its id.
+        call_id: String,
+        /// The caller's label, if any.
+        label: Option<String>,
+    },
+    /// One second of a call.
+    Second {
+        /// Its id.
+        call_id: String,
+        /// The report line.
+        line: String,
+    },
+    /// A call ended.
+    Ended {
+        /// Its id.
+        call_id: String,
+        /// Why, and its totals.
+        summary: String,
+    },
+}
+
+type Reporter = Arc<dyn Fn(AnswerEvent) + Send + Sync>;
+
+/// One call's receiving state, shared by its task and the QoE endpoint.
+struct CallState {
+    receiver: Receiver,
+    meter: QoeMeter,
+    plis_sent: u64,
+    rendered_this_second: u32,
+    fps_last_second: u32,
+    connected: bool,
+    last_pli: Option<Time>,
+}
+
+struct CallEntry {
+    state: Arc<Mutex<CallState>>,
+    peer: Arc<dyn PeerConnection>,
+    task: JoinHandle<()>,
+}
+
+struct Server {
+    ip: std::net::IpAddr,
+    calls: Mutex<HashMap<String, CallEntry>>,
+    next_id: AtomicU64,
+    report: Reporter,
+}
+
+/// A running answering server; [`AnswerServer::shutdown`] stops it and closes its calls.
+pub struct AnswerServer {
+    addr: SocketAddr,
+    server: Arc<Server>,
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<()>>,
+}
+
+impl AnswerServer {
+    /// Binds `config.listen` and serves; `report` receives the servers' events.
+    ///
+    /// # Errors
+    ///
+    /// [`LiveError::Config`] for a non-loopback address without `allow_non_loopback`,
+    /// [`LiveError::Io`] if the address cannot be bound.
+    pub async fn start(
+        config: AnswerConfig,
+        report: impl Fn(AnswerEvent) + Send + Sync + 'static,
+    ) -> Result<Self, LiveError> {
+        if !config.listen.ip().is_loopback() && !config.allow_non_loopback {
+            return Err(LiveError::Config(format!(
+                "{} is not a loopback address: pass it explicitly to serve it",
+                config.listen
+            )));
+        }
+        let listener = tokio::net::TcpListener::bind(config.listen)
+            .await
+            .map_err(LiveError::io(format!("cannot listen on {}", config.listen)))?;
+        let addr = listener
+            .local_addr()
+            .map_err(LiveError::io("the listener has no address"))?;
+        let server = Arc::new(Server {
+            ip: addr.ip(),
+            calls: Mutex::new(HashMap::new()),
+            next_id: AtomicU64::new(1),
+            report: Arc::new(report),
+        });
+        let app = Router::new()
+            .route("/calls", post(create_call))
+            .route("/calls/{id}/qoe", post(query_qoe))
+            .route("/calls/{id}", delete(end_call))
+            .with_state(Arc::clone(&server));
+        let (stop, stopped) = oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(listener, app)
+                .with_graceful_shutdown(async {
+                    let _ = stopped.await;
+                })
+                .await;
+        });
+        Ok(Self {
+            addr,
+            server,
+            stop: Some(stop),
+            task: Some(task),
+        })
+    }
+
+    /// The address it serves.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Calls in progress.
+    pub fn calls(&self) -> usize {
+        lock(&self.server.calls).len()
+    }
+
+    /// Stops serving and closes every call.
+    pub async fn shutdown(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        let calls: Vec<(String, CallEntry)> = lock(&self.server.calls).drain().collect();
+        for (id, call) in calls {
+            finish(&self.server, &id, call, "the answerer shut down").await;
+        }
+        if let Some(task) = self.task.take() {
+            let _ = tokio::time::timeout(Duration::from_secs(2), task).await;
+        }
+    }
+}
+
+impl Drop for AnswerServer {
+    fn drop(&mut self) {
+        if let Some(task) = &self.task {
+            task.abort();
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// `value` as a JSON response (axum's `Json` needs a feature that pulls in more crates).
+fn json<T: serde::Serialize>(status: StatusCode, value: &T) -> Response {
+    match serde_json::to_vec(value) {
+        Ok(body) => (status, [(header::CONTENT_TYPE, "application/json")], body).into_response(),
+        Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
+    }
+}
+
+fn error(status: StatusCode, message: impl Into<String>) -> Response {
+    json(
+        status,
+        &ErrorBody {
+            error: message.into(),
+        },
+    )
+}
+
+/// Reads a JSON body of at most [`MAX_BODY_BYTES`], or the error response saying what is wrong.
+async fn json_body<T: serde::de::DeserializeOwned>(
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<T, Response> {
+    if let Some(kind) = headers.get(header::CONTENT_TYPE) {
+        let kind = kind.to_str().unwrap_or("");
+        if !kind.trim_start().starts_with("application/json") {
+            return Err(error(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                format!("the body must be application/json, not {kind:?}"),
+            ));
+        }
+    }
+    let bytes = to_bytes(body, MAX_BODY_BYTES).await.map_err(|_| {
+        error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("the body is larger than {MAX_BODY_BYTES} bytes"),
+        )
+    })?;
+    serde_json::from_slice(&bytes)
+        .map_err(|e| error(StatusCode::BAD_REQUEST, format!("malformed JSON: {e}")))
+}
+
+async fn create_call(
+    State(server): State<Arc<Server>>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    let request: OfferRequest = match json_body(&headers, body).await {
+        Ok(r) => r,
+        Err(response) => return response,
+    };
+    if lock(&server.calls).len() >= MAX_CALLS {
+        return error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("already {MAX_CALLS} calls in progress"),
+        );
+    }
+    match answer(&server, request).await {
+        Ok(response) => {
+            let location = format!("/calls/{}", response.call_id);
+            let mut reply = json(StatusCode::CREATED, &response);
+            if let Ok(value) = header::HeaderValue::from_str(&location) {
+                reply.headers_mut().insert(header::LOCATION, value);
+            }
+            reply
+        }
+        Err((status, message)) => error(status, message),
+    }
+}
+
+/// Parses the offer, builds the peer connection and answers; the call's task starts.
+async fn answer(
+    server: &Arc<Server>,
+    request: OfferRequest,
+) -> Result<AnswerResponse, (StatusCode, String)> {
+    let bad = |m: String| (StatusCode::BAD_REQUEST, m);
+    let internal = |e: LiveError| (StatusCode::INTERNAL_SERVER_ERROR, e.to_string());
+    if request.offer.kind != "offer" {
+        return Err(bad(format!(
+            "the description must be an offer, not {:?}",
+            request.offer.kind
+        )));
+    }
+    let nack = match request.nack.as_deref() {
+        None | Some("libwebrtc") => NackChoice::Libwebrtc,
+        Some("stock") => NackChoice::Stock,
+        Some("off") => NackChoice::Off,
+        Some(other) => {
+            return Err(bad(format!(
+                "unknown nack {other:?}: libwebrtc, stock or off"
+            )));
+        }
+    };
+    let offer = RTCSessionDescription::offer(request.offer.sdp)
+        .map_err(|e| bad(format!("malformed SDP offer: {e}")))?;
+    let epoch = caller_epoch(request.epoch_unix_ns);
+    let (media, registry, generator) = receiver_chain(nack).map_err(internal)?;
+    let (events, state_rx, mut tracks) = Events::new();
+    let peer: Arc<dyn PeerConnection> = Arc::from(
+        build_peer(media, registry, &events, server.ip)
+            .await
+            .map_err(internal)?,
+    );
+    let negotiated = async {
+        peer.set_remote_description(offer)
+            .await
+            .map_err(|e| bad(format!("the offer was refused: {e}")))?;
+        let answer = peer
+            .create_answer(None)
+            .await
+            .map_err(|e| bad(format!("no answer to this offer: {e}")))?;
+        set_local_and_gather(peer.as_ref(), &events, answer)
+            .await
+            .map_err(internal)
+    }
+    .await;
+    let answer = match negotiated {
+        Ok(a) => a,
+        Err(e) => {
+            let _ = peer.close().await;
+            return Err(e);
+        }
+    };
+    let call_id = format!("c{}", server.next_id.fetch_add(1, Ordering::Relaxed));
+    let state = Arc::new(Mutex::new(CallState {
+        receiver: Receiver::new(ReceiverConfig::default()),
+        meter: QoeMeter::new(),
+        plis_sent: 0,
+        rendered_this_second: 0,
+        fps_last_second: 0,
+        connected: false,
+        last_pli: None,
+    }));
+    let task = {
+        let server = Arc::clone(server);
+        let state = Arc::clone(&state);
+        let peer = Arc::clone(&peer);
+        let call_id = call_id.clone();
+        tokio::spawn(async move {
+            let track = tokio::time::timeout(TRACK_TIMEOUT, tracks.recv()).await;
+            let reason = match track {
+                Ok(Some(track)) => {
+                    receive(
+                        &server, &call_id, &state, &peer, track, state_rx, generator, epoch,
+                    )
+                    .await
+                }
+                _ => format!("no video track within {TRACK_TIMEOUT:?}"),
+            };
+            let entry = lock(&server.calls).remove(&call_id);
+            if let Some(entry) = entry {
+                // Our own task: do not abort it from inside.
+                let CallEntry { state, peer, .. } = entry;
+                end_report(&server, &call_id, &state, &reason);
+                let _ = peer.close().await;
+            }
+        })
+    };
+    (server.report)(AnswerEvent::Started {
+        call_id: call_id.clone(),
+        label: request.label,
+    });
+    lock(&server.calls).insert(call_id.clone(), CallEntry { state, peer, task });
+    Ok(AnswerResponse {
+        call_id,
+        answer: SessionDescription {
+            kind: "answer".into(),
+            sdp: answer.sdp,
+        },
+    })
+}
+
+/// The caller's epoch as an instant of ours: now minus how long ago it was by the wall clock
+/// (exact on one host). Missing or implausible (in the future, more than a day ago): now.
+fn caller_epoch(epoch_unix_ns: Option<u64>) -> Instant {
+    let now = Instant::now();
+    let Some(ns) = epoch_unix_ns else {
+        return now;
+    };
+    let Ok(wall) = SystemTime::now().duration_since(UNIX_EPOCH) else {
+        return now;
+    };
+    let ago = wall.checked_sub(Duration::from_nanos(ns));
+    match ago {
+        Some(ago) if ago < Duration::from_secs(86_400) => now.checked_sub(ago).unwrap_or(now),
+        _ => now,
+    }
+}
+
+/// The call's receive loop; returns why it ended.
+#[allow(clippy::too_many_arguments)]
+async fn receive(
+    server: &Server,
+    call_id: &str,
+    state: &Mutex<CallState>,
+    peer: &Arc<dyn PeerConnection>,
+    track: Arc<dyn TrackRemote>,
+    mut connection: watch::Receiver<RTCPeerConnectionState>,
+    generator: Option<NackGeneratorHandle>,
+    epoch: Instant,
+) -> String {
+    let time = |i: Instant| Time::from_instant(epoch, i);
+    let mut second = tokio::time::interval_at(
+        tokio::time::Instant::now() + Duration::from_secs(1),
+        Duration::from_secs(1),
+    );
+    let started = Instant::now();
+    let mut bytes_this_second = 0u64;
+    loop {
+        let due = lock(state)
+            .receiver
+            .poll_timeout()
+            .map(|t| t.to_instant(epoch));
+        let wake = async {
+            match due {
+                Some(at) => tokio::time::sleep_until(at.into()).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            event = track.poll() => match event {
+                Some(TrackRemoteEvent::OnRtpPacket(packet)) => {
+                    if packet.header.ssrc == VIDEO_SSRC {
+                        bytes_this_second += packet.payload.len() as u64;
+                        let mut s = lock(state);
+                        s.connected = true;
+                        s.receiver.on_packet(
+                            time(Instant::now()),
+                            packet.header.sequence_number,
+                            &packet.payload,
+                        );
+                    }
+                }
+                Some(TrackRemoteEvent::OnEnded) | None => return "the track ended".into(),
+                Some(_) => {}
+            },
+            changed = connection.changed() => {
+                let now_state = *connection.borrow();
+                if changed.is_err()
+                    || matches!(now_state, RTCPeerConnectionState::Closed | RTCPeerConnectionState::Failed)
+                {
+                    lock(state).connected = false;
+                    return format!("the peer connection is {now_state}");
+                }
+            }
+            _ = second.tick() => {
+                if let Some(generator) = &generator
+                    && let Some(rtt) = ice_rtt(peer.as_ref()).await
+                {
+                    generator.set_rtt(Some(rtt));
+                }
+                let line = {
+                    let mut s = lock(state);
+                    s.fps_last_second = std::mem::take(&mut s.rendered_this_second);
+                    let total = s.meter.total();
+                    format!(
+                        "t={:>3}s {:>3} fps {:>6.0} kbit/s received, {} frames, {} freezes, delay p95 {} ms, {} PLIs",
+                        started.elapsed().as_secs(),
+                        s.fps_last_second,
+                        bytes_this_second as f64 * 8.0 / 1000.0,
+                        total.frames_rendered,
+                        total.freeze_count,
+                        total
+                            .delay_percentile(95.0)
+                            .map_or("-".to_owned(), |d| d.as_millis().to_string()),
+                        s.plis_sent,
+                    )
+                };
+                bytes_this_second = 0;
+                (server.report)(AnswerEvent::Second { call_id: call_id.to_owned(), line });
+            }
+            () = wake => {}
+        }
+        let now = time(Instant::now());
+        let pli = {
+            let mut s = lock(state);
+            let s = &mut *s;
+            s.receiver.handle_timeout(now);
+            while let Some(frame) = s.receiver.poll_rendered() {
+                s.meter.on_rendered(&frame);
+                s.rendered_this_second += 1;
+            }
+            let mut pli = s.receiver.poll_pli(now);
+            // The generator's key-frame request becomes a PLI only when the receiver is not
+            // asking already and the last PLI is at least the receiver's spacing old (as sim).
+            if let Some(generator) = &generator
+                && generator.take_key_frame_request()
+            {
+                let spaced = s.last_pli.is_none_or(|t| {
+                    now.saturating_duration_since(t) >= s.receiver.config().pli_interval
+                });
+                if !pli && !s.receiver.waiting_for_key_frame() && spaced {
+                    pli = true;
+                }
+            }
+            if pli {
+                s.last_pli = Some(now);
+                s.plis_sent += 1;
+            }
+            pli
+        };
+        if pli {
+            let pli =
+                rtc::rtcp::payload_feedbacks::picture_loss_indication::PictureLossIndication {
+                    sender_ssrc: RECEIVER_SSRC,
+                    media_ssrc: VIDEO_SSRC,
+                };
+            let _ = track.write_rtcp(vec![Box::new(pli)]).await;
+        }
+    }
+}
+
+/// The round-trip time of the nominated ICE candidate pair, from the STUN checks (they cross the
+/// relay, so this is the emulated path's RTT).
+pub async fn ice_rtt(peer: &dyn PeerConnection) -> Option<Duration> {
+    let report = peer.get_stats(Instant::now(), StatsSelector::None).await;
+    report
+        .candidate_pairs()
+        .filter(|p| p.nominated && p.current_round_trip_time > 0.0)
+        .map(|p| p.current_round_trip_time)
+        .next()
+        .and_then(|s| Duration::try_from_secs_f64(s).ok())
+}
+
+fn end_report(server: &Server, call_id: &str, state: &Mutex<CallState>, reason: &str) {
+    let s = lock(state);
+    let q = s.meter.total();
+    (server.report)(AnswerEvent::Ended {
+        call_id: call_id.to_owned(),
+        summary: format!(
+            "{reason}; {} frames rendered, {:.0} kbit/s, {} freezes, {:.1} fps, {} PLIs",
+            q.frames_rendered,
+            q.video_bitrate_kbps(),
+            q.freeze_count,
+            q.frame_rate(),
+            s.plis_sent
+        ),
+    });
+}
+
+async fn finish(server: &Server, call_id: &str, call: CallEntry, reason: &str) {
+    call.task.abort();
+    end_report(server, call_id, &call.state, reason);
+    let _ = call.peer.close().await;
+}
+
+async fn query_qoe(
+    State(server): State<Arc<Server>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    let query: QoeQuery = match json_body(&headers, body).await {
+        Ok(q) => q,
+        Err(response) => return response,
+    };
+    let state = match lock(&server.calls).get(&id) {
+        Some(call) => Arc::clone(&call.state),
+        None => return error(StatusCode::NOT_FOUND, format!("no call {id:?}")),
+    };
+    let mut s = lock(&state);
+    let received = s.receiver.stats().packets_received;
+    s.meter.on_packet_counts(query.packets_sent, received);
+    let interval = query
+        .take_interval
+        .then(|| s.meter.take_interval().to_record());
+    let total = s.meter.total();
+    json(
+        StatusCode::OK,
+        &QoeSnapshot {
+            interval,
+            total: total.to_record(),
+            fps_last_second: s.fps_last_second,
+            freezes: total.freeze_count,
+            plis_sent: s.plis_sent,
+            connected: s.connected,
+        },
+    )
+}
+
+async fn end_call(State(server): State<Arc<Server>>, Path(id): Path<String>) -> Response {
+    let call = lock(&server.calls).remove(&id);
+    match call {
+        Some(call) => {
+            finish(&server, &id, call, "the caller hung up").await;
+            StatusCode::NO_CONTENT.into_response()
+        }
+        None => error(StatusCode::NOT_FOUND, format!("no call {id:?}")),
+    }
+}

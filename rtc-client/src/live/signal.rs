@@ -1,0 +1,197 @@
+//! The signalling protocol between `rtc-client call` and `rtc-client answer`, and the SDP
+//! candidate rewriting that routes a call through the relay.
+//!
+//! The shape follows WHIP (RFC 9725): one HTTP request carries the whole offer (non-trickle
+//! ICE: every candidate is in it), the response carries the whole answer, and the call is a
+//! resource that `DELETE` ends. The bodies are JSON rather than `application/sdp` because the
+//! caller also says which loss recovery it runs and when its clock started:
+//!
+//! | request | body | response |
+//! |---|---|---|
+//! | `POST /calls` | [`OfferRequest`] | `201` [`AnswerResponse`], `Location: /calls/{id}` |
+//! | `POST /calls/{id}/qoe` | [`QoeQuery`] | `200` [`QoeSnapshot`] |
+//! | `DELETE /calls/{id}` | none | `204` |
+//!
+//! Errors are `400` (malformed JSON or SDP), `404` (unknown call), `413` (a body over
+//! [`MAX_BODY_BYTES`]), `415` (not JSON) or `500`, each with an [`ErrorBody`] naming the reason.
+//!
+//! The QoE query is a measurement side channel: it runs over TCP on the signalling address, not
+//! across the emulated link, so reading the receiver's QoE never disturbs the call it measures
+//! (a real deployment would carry it in RTCP XR or a data channel; this keeps the telemetry of a
+//! real call identical in content to a simulated one's).
+
+use pacer::telemetry::QoeRecord;
+use serde::{Deserialize, Serialize};
+use std::net::SocketAddr;
+
+/// The largest request body the server reads: an offer is 2 to 6 kB; 64 KiB leaves room for many
+/// candidates and codecs and still bounds what a client can make the server buffer.
+pub const MAX_BODY_BYTES: usize = 64 * 1024;
+
+/// A session description as the W3C `RTCSessionDescriptionInit` dictionary: `{"type", "sdp"}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionDescription {
+    /// `offer` or `answer`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The SDP text.
+    pub sdp: String,
+}
+
+/// `POST /calls`: the caller's offer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OfferRequest {
+    /// The offer, with all its candidates.
+    pub offer: SessionDescription,
+    /// The loss recovery the caller runs (`libwebrtc`, `stock` or `off`), so that the answerer
+    /// runs the matching NACK generator.
+    #[serde(default)]
+    pub nack: Option<String>,
+    /// The caller's call epoch in UNIX nanoseconds: capture instants in the payload headers count
+    /// from it, and the answerer's receiver clock is aligned to it so that capture-to-render
+    /// delays are meaningful (exact on one host; across hosts it needs synchronised clocks).
+    #[serde(default)]
+    pub epoch_unix_ns: Option<u64>,
+    /// A label for logs and reports.
+    #[serde(default)]
+    pub label: Option<String>,
+}
+
+/// `201` to `POST /calls`: the answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AnswerResponse {
+    /// The call's id on the answerer (`/calls/{id}`).
+    pub call_id: String,
+    /// The answer, with all its candidates.
+    pub answer: SessionDescription,
+}
+
+/// `POST /calls/{id}/qoe`: what the caller wants to know.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QoeQuery {
+    /// RTP media packets the caller has sent so far (for the loss figure).
+    pub packets_sent: u64,
+    /// Close the current interval and return it (at a decision boundary).
+    #[serde(default)]
+    pub take_interval: bool,
+}
+
+/// `200` to `POST /calls/{id}/qoe`: the receiver's QoE.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QoeSnapshot {
+    /// The interval just closed (with `take_interval`).
+    pub interval: Option<QoeRecord>,
+    /// The call so far.
+    pub total: QoeRecord,
+    /// Frames rendered in the last whole second.
+    pub fps_last_second: u32,
+    /// Freezes so far.
+    pub freezes: u64,
+    /// PLIs the receiver sent.
+    pub plis_sent: u64,
+    /// Whether the peer connection is still up.
+    pub connected: bool,
+}
+
+/// The body of every error response.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorBody {
+    /// What was wrong.
+    pub error: String,
+}
+
+/// Why a description could not be rewritten.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CandidateError {
+    /// No UDP candidate in the description (trickle ICE, or gathering found nothing).
+    #[error("the session description has no UDP ICE candidate")]
+    NoCandidate,
+}
+
+/// The UDP candidate addresses of `sdp`, in order (`a=candidate:` lines; unparsable ones are
+/// skipped).
+pub fn candidates(sdp: &str) -> Vec<SocketAddr> {
+    sdp.lines().filter_map(udp_candidate).collect()
+}
+
+/// `sdp` with its first UDP candidate moved to `to` and every other candidate removed, so that
+/// `to` is the only address the remote peer sends to (see [`super::relay`]).
+///
+/// # Errors
+///
+/// [`CandidateError::NoCandidate`] when there is no UDP candidate to move.
+pub fn rewrite_candidates(sdp: &str, to: SocketAddr) -> Result<String, CandidateError> {
+    let mut out = String::with_capacity(sdp.len());
+    let mut done = false;
+    for line in sdp.split_inclusive('\n') {
+        let body = line.trim_end_matches(['\r', '\n']);
+        let ending = &line[body.len()..];
+        if body.starts_with("a=candidate:") {
+            if done || udp_candidate(body).is_none() {
+                continue;
+            }
+            let mut fields: Vec<&str> = body.split(' ').collect();
+            let ip = to.ip().to_string();
+            let port = to.port().to_string();
+            fields[4] = &ip;
+            fields[5] = &port;
+            out.push_str(&fields.join(" "));
+            out.push_str(ending);
+            done = true;
+        } else {
+            out.push_str(line);
+        }
+    }
+    if done {
+        Ok(out)
+    } else {
+        Err(CandidateError::NoCandidate)
+    }
+}
+
+/// The address of an `a=candidate:<foundation> <component> udp <priority> <ip> <port> typ ...`
+/// line.
+fn udp_candidate(line: &str) -> Option<SocketAddr> {
+    let rest = line.trim().strip_prefix("a=candidate:")?;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    if fields.len() < 7 || !fields[2].eq_ignore_ascii_case("udp") || fields[6] != "typ" {
+        return None;
+    }
+    let ip = fields[4].parse().ok()?;
+    let port = fields[5].parse().ok()?;
+    Some(SocketAddr::new(ip, port))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SDP: &str = "v=0\r\no=- 1 1 IN IP4 0.0.0.0\r\ns=-\r\nt=0 0\r\nm=video 9 UDP/TLS/RTP/SAVPF 96\r\n\
+        c=IN IP4 0.0.0.0\r\na=candidate:1 1 udp 2130706431 127.0.0.1 40001 typ host\r\n\
+        a=candidate:2 1 udp 2130706431 127.0.0.1 40002 typ host\r\n\
+        a=candidate:3 1 tcp 1 127.0.0.1 9 typ host tcptype active\r\na=end-of-candidates\r\n";
+
+    #[test]
+    fn candidates_are_read_and_the_first_is_moved() {
+        assert_eq!(
+            candidates(SDP),
+            vec![
+                "127.0.0.1:40001".parse::<SocketAddr>().unwrap(),
+                "127.0.0.1:40002".parse::<SocketAddr>().unwrap()
+            ]
+        );
+        let to: SocketAddr = "127.0.0.1:5555".parse().unwrap();
+        let rewritten = rewrite_candidates(SDP, to).unwrap();
+        assert_eq!(candidates(&rewritten), vec![to]);
+        assert!(rewritten.contains("a=candidate:1 1 udp 2130706431 127.0.0.1 5555 typ host\r\n"));
+        assert!(!rewritten.contains("tcp"));
+        assert!(rewritten.ends_with("a=end-of-candidates\r\n"));
+        assert_eq!(
+            rewrite_candidates("v=0\r\n", to),
+            Err(CandidateError::NoCandidate)
+        );
+    }
+}

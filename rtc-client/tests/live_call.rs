@@ -1,0 +1,299 @@
+//! Real calls over loopback (issue 6): `answer` and `call` in one process, through the relay,
+//! with live handover sources, and the signalling's refusals.
+
+#![cfg(feature = "live")]
+
+mod live_support;
+
+use chrono::Utc;
+use handover_predictor::ForecastSource;
+use handover_predictor::dish::{SimConfig, SkyTruth, SyntheticSky, serve};
+use live_support::{Answerer, Seen, config, parse_and_validate};
+use rtc_client::live::call::{LinkSetup, run};
+use rtc_client::live::http::{PeerUrl, request_raw};
+use rtc_client::live::signal::ErrorBody;
+use rtc_client::live::sources::HandoverSpec;
+use rtc_client::scenario::orbit::End;
+use rtc_client::scenario::timeline::{Handover, HandoverTimeline};
+use rtc_client::scenario::{Scenario, ScenarioPaths};
+use rtc_client::sim::PolicyChoice;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// A fixed truth (a second apart, so each is its own forecast step): four handovers inside the first decision's horizon, one in the second's, none
+/// in the third's, so the heuristic must choose 900, 600 and 500 ms (its table: 3-5, 1-2, 0).
+fn stepping_timeline() -> HandoverTimeline {
+    HandoverTimeline {
+        source: "slots",
+        slotted: false,
+        boundaries_ms: Vec::new(),
+        handovers: [2_500, 3_500, 4_500, 7_000]
+            .into_iter()
+            .map(|at_ms| Handover {
+                at_ms,
+                end: End::Local,
+                from: None,
+                to: None,
+            })
+            .collect(),
+        outages_ms: Vec::new(),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_through_the_starlink_relay_renders_and_follows_the_policy() {
+    let started = Instant::now();
+    let answerer = Answerer::start().await;
+    let scenario = Scenario::load("starlink", &ScenarioPaths::workspace()).unwrap();
+    let realization = scenario.realize(3, Duration::from_secs(15)).unwrap();
+    let mut link = LinkSetup::from_realization(&realization);
+    link.timeline = stepping_timeline();
+    let config = config(
+        answerer.url(),
+        Duration::from_secs(15),
+        Duration::from_secs(5),
+        PolicyChoice::Heuristic,
+        HandoverSpec::Scenario,
+        Some(link),
+    );
+    let mut seen = Seen::default();
+    let outcome = run(&config, |e| seen.record(e), std::future::pending())
+        .await
+        .expect("the call runs");
+
+    assert_eq!(outcome.ended_by, "completed");
+    assert!(
+        outcome.setup_time < Duration::from_secs(3),
+        "set-up took {:?}",
+        outcome.setup_time
+    );
+    // Frames rendered at the far end, at a real frame rate.
+    assert!(
+        outcome.qoe.frames_rendered > 200,
+        "only {} frames rendered",
+        outcome.qoe.frames_rendered
+    );
+    assert!(outcome.qoe.frame_rate > 15.0, "{:?}", outcome.qoe);
+    // GCC moved the target from its 300-kbit/s start.
+    let (low, high) = outcome.target_range_bps;
+    assert!(high > 2.0 * low && high > 600_000.0, "target {low}..{high}");
+    // The policy walked the heuristic table at the decision boundaries, and the pacer followed.
+    let limits: Vec<u128> = outcome
+        .decisions
+        .iter()
+        .map(|d| d.queue_time_limit.as_millis())
+        .collect();
+    assert_eq!(limits, vec![900, 600, 500], "{:?}", outcome.decisions);
+    for want in [900, 600, 500] {
+        assert!(
+            seen.statuses.iter().any(|s| s.limit_ms == want),
+            "the pacer never reported {want} ms: {:?}",
+            seen.statuses.iter().map(|s| s.limit_ms).collect::<Vec<_>>()
+        );
+    }
+    assert!(
+        seen.statuses.len() >= 12,
+        "{} status lines",
+        seen.statuses.len()
+    );
+    // Every telemetry line parses and validates, one per decision.
+    let records = parse_and_validate(&seen.lines);
+    assert_eq!(records.len(), 3);
+    assert_eq!(records.len(), outcome.telemetry.len());
+    for (record, want) in records.iter().zip([900, 600, 500]) {
+        assert_eq!(record.scenario, "starlink");
+        assert_eq!(record.action_ms, want);
+        assert_eq!(record.forecast.source, ForecastSource::Oracle);
+        assert!(record.qoe.frames_rendered > 0, "{record:?}");
+        assert!(record.gcc.mean_target_kbps > 0.0);
+    }
+    assert_eq!(records[0].forecast.handover.count(), 4);
+    // Everything crossed the relay, both ways.
+    let relay = outcome.relay.expect("relay counters");
+    assert!(relay.forward.delivered > 1000, "{relay:?}");
+    assert!(relay.reverse.delivered > 20, "{relay:?}");
+    // The answerer noticed the hang-up.
+    let end = answerer.saw_end(Duration::from_secs(3)).await;
+    assert!(end.is_some_and(|s| s.contains("hung up")));
+    answerer.server.shutdown().await;
+    assert!(started.elapsed() < Duration::from_secs(30));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_reads_the_simulated_dish_over_grpc() {
+    let start = Utc::now();
+    let sky: Arc<dyn SkyTruth> =
+        Arc::new(SyntheticSky::new(5, start, chrono::Duration::minutes(10)));
+    let dish = serve("127.0.0.1:0".parse().unwrap(), SimConfig::new(start), sky)
+        .await
+        .expect("the simulated dish starts");
+    let answerer = Answerer::start().await;
+    let config = config(
+        answerer.url(),
+        Duration::from_secs(8),
+        Duration::from_secs(3),
+        PolicyChoice::Heuristic,
+        HandoverSpec::Dish(dish.local_addr().to_string()),
+        None,
+    );
+    let mut seen = Seen::default();
+    let outcome = run(&config, |e| seen.record(e), std::future::pending())
+        .await
+        .expect("the call runs");
+    assert_eq!(outcome.ended_by, "completed");
+    assert!(outcome.qoe.frames_rendered > 100, "{:?}", outcome.qoe);
+    // Once the detector has polled the dish, the policy decides on its mirror forecast.
+    let from_dish: Vec<_> = outcome
+        .decisions
+        .iter()
+        .filter(|d| d.fallback.is_none() && d.forecast.source() == ForecastSource::Mirror)
+        .collect();
+    assert!(
+        !from_dish.is_empty(),
+        "no decision used the dish: {:?}",
+        outcome.decisions
+    );
+    let records = parse_and_validate(&seen.lines);
+    assert_eq!(records.len(), outcome.decisions.len());
+    assert_eq!(records[0].scenario, "live");
+    answerer.server.shutdown().await;
+    dish.shutdown().await.expect("the dish stops");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failing_sources_fall_back_to_2000_ms_and_the_calls_complete() {
+    let answerer = Answerer::start().await;
+    // Port 1 on loopback: nothing listens there.
+    let unreachable = config(
+        answerer.url(),
+        Duration::from_secs(5),
+        Duration::from_secs(2),
+        PolicyChoice::Heuristic,
+        HandoverSpec::Dish("127.0.0.1:1".into()),
+        None,
+    );
+    let bad_tle = config(
+        answerer.url(),
+        Duration::from_secs(5),
+        Duration::from_secs(2),
+        PolicyChoice::Heuristic,
+        HandoverSpec::Orbital {
+            tle: "/nonexistent/catalogue.tle".into(),
+            lat: 50.67,
+            lon: 4.61,
+        },
+        None,
+    );
+    let mut seen_dish = Seen::default();
+    let mut seen_tle = Seen::default();
+    let (dish, tle) = tokio::join!(
+        run(
+            &unreachable,
+            |e| seen_dish.record(e),
+            std::future::pending()
+        ),
+        run(&bad_tle, |e| seen_tle.record(e), std::future::pending()),
+    );
+    for (outcome, seen, reason) in [
+        (dish.expect("the dish call runs"), &seen_dish, "dish"),
+        (
+            tle.expect("the orbital call runs"),
+            &seen_tle,
+            "does not load",
+        ),
+    ] {
+        assert_eq!(outcome.ended_by, "completed");
+        assert!(outcome.qoe.frames_rendered > 50, "{:?}", outcome.qoe);
+        assert!(!outcome.decisions.is_empty());
+        for d in &outcome.decisions {
+            assert_eq!(d.queue_time_limit, Duration::from_millis(2000), "{d}");
+            let why = d.fallback.as_deref().unwrap_or_default();
+            assert!(why.contains(reason), "{why}");
+        }
+        // The status line says so.
+        assert!(
+            seen.statuses
+                .iter()
+                .any(|s| s.source.starts_with("fallback 2000 ms:")),
+            "{:?}",
+            seen.statuses.iter().map(|s| &s.source).collect::<Vec<_>>()
+        );
+        for record in parse_and_validate(&seen.lines) {
+            assert_eq!(record.action_ms, 2000);
+            assert_eq!(record.forecast.source, ForecastSource::None);
+        }
+    }
+    answerer.server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn signalling_refuses_bad_input_with_the_reason() {
+    let answerer = Answerer::start().await;
+    let peer = PeerUrl::parse(&answerer.url()).unwrap();
+    let timeout = Duration::from_secs(5);
+    let post = |body: Vec<u8>, kind: &'static str| {
+        let peer = peer.clone();
+        async move {
+            request_raw(&peer, "POST", "/calls", kind, &body, timeout)
+                .await
+                .expect("the server answers")
+        }
+    };
+    let reason = |r: &rtc_client::live::http::Response| r.json::<ErrorBody>().unwrap().error;
+
+    let r = post(b"{not json".to_vec(), "application/json").await;
+    assert_eq!(r.status, 400);
+    assert!(reason(&r).contains("malformed JSON"), "{}", r.text());
+
+    let r = post(
+        br#"{"offer":{"type":"offer","sdp":"hello"}}"#.to_vec(),
+        "application/json",
+    )
+    .await;
+    assert_eq!(r.status, 400);
+    assert!(reason(&r).contains("SDP"), "{}", r.text());
+
+    let r = post(
+        br#"{"offer":{"type":"answer","sdp":"v=0"}}"#.to_vec(),
+        "application/json",
+    )
+    .await;
+    assert_eq!(r.status, 400);
+    assert!(reason(&r).contains("must be an offer"), "{}", r.text());
+
+    let r = post(
+        br#"{"offer":{"type":"offer","sdp":"v=0"},"nack":"sometimes"}"#.to_vec(),
+        "application/json",
+    )
+    .await;
+    assert_eq!(r.status, 400);
+    assert!(reason(&r).contains("unknown nack"), "{}", r.text());
+
+    let mut big = br#"{"offer":{"type":"offer","sdp":""#.to_vec();
+    big.extend(std::iter::repeat_n(b'a', 100_000));
+    big.extend(br#""}}"#);
+    let r = post(big, "application/json").await;
+    assert_eq!(r.status, 413);
+    assert!(reason(&r).contains("larger than"), "{}", r.text());
+
+    let r = post(b"v=0".to_vec(), "application/sdp").await;
+    assert_eq!(r.status, 415);
+    assert!(reason(&r).contains("application/json"), "{}", r.text());
+
+    let r = request_raw(
+        &peer,
+        "POST",
+        "/calls/nope/qoe",
+        "application/json",
+        br#"{"packets_sent":1}"#,
+        timeout,
+    )
+    .await
+    .unwrap();
+    assert_eq!(r.status, 404);
+    // Nothing broke: the server still answers and holds no call.
+    assert_eq!(answerer.server.calls(), 0);
+    let r = post(b"[]".to_vec(), "application/json").await;
+    assert_eq!(r.status, 400);
+    answerer.server.shutdown().await;
+}
