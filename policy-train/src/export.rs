@@ -2,7 +2,9 @@
 //!
 //! The graph is explicit, one ONNX op per step of [`crate::model::PolicyNet::forward`] in eval
 //! mode (no dropout): MatMul, Add, Relu, Reshape, Transpose, Div, Softmax, LayerNormalization,
-//! ReduceMean. Facts this relies on (reference onnx-export-with-tract.md): opset 17 with IR
+//! ReduceMean, plus Pad for one deviation that changes no output: the attention's keys and
+//! values are padded from 120 to 128 positions, the padded keys masked out, because tract's
+//! Softmax is about 3x faster on rows of 128 than of 120 (see [`KEY_BLOCK`]). Facts this relies on (reference onnx-export-with-tract.md): opset 17 with IR
 //! version 8; every attribute's `type` set (tract rejects an unset one, and is lenient about much
 //! else, so the files are also checked with the `onnx` checker and onnxruntime); ReduceMean's
 //! `axes` is an attribute at opset 17 (an input from 18 on); weights as little-endian float32
@@ -20,6 +22,30 @@ use tract_onnx::pb::tensor_proto::DataType;
 
 /// The ONNX IR version written (IR 8 goes with opset 17).
 pub const IR_VERSION: i64 = 8;
+
+/// The attention's key axis is padded to a multiple of this many positions.
+///
+/// tract (0.23) runs Softmax row by row with 64-lane AVX-512 kernels that want each row 64-byte
+/// aligned and a multiple of 64 long; anything else goes through a per-row copy into a scratch
+/// buffer. With 120 keys (480-byte rows) every row takes that path: measured on its own, Softmax
+/// over `[1, 4, 120, 120]` took 414 us where `[1, 4, 120, 128]` took 131 us, and the two
+/// attention Softmax nodes were about half of the whole forward pass. So the exporter appends
+/// zero keys and zero values up to 128 and adds [`KEY_MASK`] to their scores: their softmax
+/// weights are exactly 0 (every runtime's exp underflows to 0 that far below the row maximum),
+/// so the output is the unpadded attention's, up to the order of float sums.
+pub const KEY_BLOCK: i64 = 64;
+
+/// What the scores of padded keys get added (finite, so no runtime meets `-inf - -inf`).
+pub const KEY_MASK: f32 = -1e9;
+
+/// Prefix of the initializers that are graph constants rather than trained weights
+/// ([`weights_of`] leaves them out).
+pub const CONST_PREFIX: &str = "const.";
+
+/// The padded key count for `steps` keys: the next multiple of [`KEY_BLOCK`].
+pub fn padded_keys(steps: i64) -> i64 {
+    (steps + KEY_BLOCK - 1) / KEY_BLOCK * KEY_BLOCK
+}
 
 /// Why a graph could not be written.
 #[derive(Debug, thiserror::Error)]
@@ -202,20 +228,45 @@ pub fn onnx_bytes(
     let split_shape = g.int64("shape_split", &[1, steps, HEADS, head_dim]);
     let merge_shape = g.int64("shape_merge", &[1, steps, D_MODEL]);
     let scale = g.float("attention_scale", &[], &[(head_dim as f32).sqrt()]);
+    // Keys and values padded to a whole number of softmax blocks, with the padded keys masked
+    // (see [`KEY_BLOCK`]).
+    let keys = padded_keys(steps);
+    let pad = keys - steps;
+    let padding = (pad > 0).then(|| {
+        // Pad's `pads` for the [1, steps, D_MODEL] key and value projections: begins of the 3
+        // axes, then ends. Padding before the head split keeps the head transposes foldable
+        // into the attention MatMuls.
+        let pads = g.int64("pads_keys", &[0, 0, 0, 0, pad, 0]);
+        let split = g.int64("shape_split_keys", &[1, keys, HEADS, head_dim]);
+        let mask: Vec<f32> = (0..keys)
+            .map(|j| if j < steps { 0.0 } else { KEY_MASK })
+            .collect();
+        let key_mask = g.float(&format!("{CONST_PREFIX}key_mask"), &[keys], &mask);
+        (pads, split, key_mask)
+    });
     for l in 0..LAYERS {
         let p = format!("layer{l}");
-        let heads = |g: &mut Graph, x: &str, perm: Vec<i64>| {
-            let r = g.op("Reshape", &[x, &split_shape], vec![]);
+        let heads = |g: &mut Graph, x: &str, shape: &str, perm: Vec<i64>| {
+            let r = g.op("Reshape", &[x, shape], vec![]);
             g.op("Transpose", &[&r], vec![attr_ints("perm", perm)])
         };
         let q = linear(&mut g, &h, &format!("{p}.q"), D_MODEL, D_MODEL)?;
-        let kk = linear(&mut g, &h, &format!("{p}.k"), D_MODEL, D_MODEL)?;
-        let v = linear(&mut g, &h, &format!("{p}.v"), D_MODEL, D_MODEL)?;
-        let q = heads(&mut g, &q, vec![0, 2, 1, 3]);
-        let kt = heads(&mut g, &kk, vec![0, 2, 3, 1]);
-        let v = heads(&mut g, &v, vec![0, 2, 1, 3]);
+        let mut kk = linear(&mut g, &h, &format!("{p}.k"), D_MODEL, D_MODEL)?;
+        let mut v = linear(&mut g, &h, &format!("{p}.v"), D_MODEL, D_MODEL)?;
+        let mut key_split = split_shape.clone();
+        if let Some((pads, split, _)) = &padding {
+            kk = g.op("Pad", &[&kk, pads], vec![]);
+            v = g.op("Pad", &[&v, pads], vec![]);
+            key_split = split.clone();
+        }
+        let q = heads(&mut g, &q, &split_shape, vec![0, 2, 1, 3]);
+        let kt = heads(&mut g, &kk, &key_split, vec![0, 2, 3, 1]);
+        let v = heads(&mut g, &v, &key_split, vec![0, 2, 1, 3]);
         let scores = g.op("MatMul", &[&q, &kt], vec![]);
-        let scaled = g.op("Div", &[&scores, &scale], vec![]);
+        let mut scaled = g.op("Div", &[&scores, &scale], vec![]);
+        if let Some((_, _, key_mask)) = &padding {
+            scaled = g.op("Add", &[&scaled, key_mask], vec![]);
+        }
         let attention = g.op("Softmax", &[&scaled], vec![attr_int("axis", -1)]);
         let context = g.op("MatMul", &[&attention, &v], vec![]);
         let context = g.op(
@@ -284,7 +335,10 @@ pub fn weights_of(bytes: &[u8]) -> Result<HashMap<String, Weight>, prost::Decode
     let model = pb::ModelProto::decode(bytes)?;
     let mut out = HashMap::new();
     for t in model.graph.map(|g| g.initializer).unwrap_or_default() {
-        if t.data_type != DataType::Float as i32 || t.dims.is_empty() {
+        if t.data_type != DataType::Float as i32
+            || t.dims.is_empty()
+            || t.name.starts_with(CONST_PREFIX)
+        {
             continue;
         }
         let values: Vec<f32> = t
@@ -321,8 +375,9 @@ mod tests {
     use std::collections::BTreeSet;
 
     /// The ops [`onnx_bytes`] may use (the module documentation's list).
-    const OPS: [&str; 9] = [
+    const OPS: [&str; 10] = [
         "MatMul",
+        "Pad",
         "Add",
         "Relu",
         "Reshape",
@@ -460,6 +515,64 @@ mod tests {
             err.to_string(),
             "weight head.weight: shape [3, 64], expected [4, 64]"
         );
+    }
+
+    #[test]
+    fn the_padded_keys_are_masked_and_tract_matches_tch() {
+        use tract_onnx::prelude::*;
+        let weights = random_weights(5, 8);
+        let bytes = onnx_bytes(&weights, 5).expect("exported");
+        let graph = model_of(&bytes).graph.expect("a graph");
+        let mask = graph
+            .initializer
+            .iter()
+            .find(|t| t.name == format!("{CONST_PREFIX}key_mask"))
+            .expect("a key mask");
+        let keys = padded_keys(HORIZON_STEPS as i64);
+        assert_eq!(keys % KEY_BLOCK, 0);
+        assert_eq!(mask.dims, vec![keys]);
+        let masked = mask
+            .raw_data
+            .chunks_exact(4)
+            .filter(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]) == KEY_MASK)
+            .count();
+        assert_eq!(masked as i64, keys - HORIZON_STEPS as i64);
+
+        let plan = tract_onnx::onnx()
+            .model_for_read(&mut std::io::Cursor::new(&bytes))
+            .and_then(|m| m.with_input_fact(0, f32::fact([1, HORIZON_STEPS, 2]).into()))
+            .and_then(|m| m.into_optimized())
+            .and_then(|m| m.into_runnable())
+            .expect("tract runs the graph");
+        let vs = tch::nn::VarStore::new(tch::Device::Cpu);
+        let mut net = PolicyNet::new(&vs.root(), 5, 0.0);
+        let tensors: HashMap<String, tch::Tensor> = weights
+            .iter()
+            .map(|(n, w)| {
+                (
+                    n.clone(),
+                    tch::Tensor::from_slice(&w.values).view(w.shape.as_slice()),
+                )
+            })
+            .collect();
+        assert!(net.load_named(&tensors).is_empty());
+        for (name, input) in crate::card::golden_inputs(3) {
+            let tensor = Tensor::from_shape(&[1, HORIZON_STEPS, 2], &input).expect("input");
+            let out = plan.run(tvec!(tensor.into_tvalue())).expect("runs");
+            let got: Vec<f32> = out[0]
+                .to_plain_array_view::<f32>()
+                .expect("f32")
+                .iter()
+                .copied()
+                .collect();
+            let expected = crate::train::logits_of(&net, &input);
+            let diff = got
+                .iter()
+                .zip(&expected)
+                .map(|(a, b)| (a - b).abs())
+                .fold(0f32, f32::max);
+            assert!(diff < 1e-5, "{name}: |tract - tch| = {diff:e}");
+        }
     }
 
     #[test]

@@ -13,6 +13,7 @@ use super::{PolicyError, QueuePolicy};
 use handover_predictor::{Forecast, HORIZON_STEPS};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::time::Duration;
 use tract_onnx::prelude::*;
 
@@ -96,12 +97,61 @@ pub enum LoadError {
 
 type Plan = std::sync::Arc<TypedRunnableModel>;
 
-/// The learned queue policy (see the module documentation). Clones share the optimised model.
-#[derive(Clone)]
+/// The learned queue policy (see the module documentation). Clones share the optimised model and
+/// each has its own run state.
+///
+/// The run state (tract's `SimpleState`: per-node op states and the table of intermediate values)
+/// is built once at load and reused by every inference, instead of `plan.run`'s fresh state per
+/// call. It sits behind a mutex so that the policy stays `Sync` (tract's op states are only
+/// `Send`): [`OnnxPolicy::logits`] locks it, [`QueuePolicy::decide`] reaches it through `&mut self`
+/// without locking.
 pub struct OnnxPolicy {
     card: ModelCard,
     plan: Plan,
+    state: Mutex<TypedSimpleState>,
     name: String,
+}
+
+impl Clone for OnnxPolicy {
+    fn clone(&self) -> Self {
+        // A cloned SimpleState is a distinct tract session over the same plan.
+        let state = lock(&self.state).clone();
+        Self {
+            card: self.card.clone(),
+            plan: self.plan.clone(),
+            state: Mutex::new(state),
+            name: self.name.clone(),
+        }
+    }
+}
+
+/// The state, also after a panic elsewhere poisoned the lock (a run that failed leaves nothing
+/// that [`run`] does not rebuild).
+fn lock(state: &Mutex<TypedSimpleState>) -> std::sync::MutexGuard<'_, TypedSimpleState> {
+    state
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// One inference on `state`: the logits for one `[1, 120, 2]` input given row-major. A failed run
+/// replaces the state with a fresh one, so no half-finished turn carries over.
+fn run(plan: &Plan, state: &mut TypedSimpleState, input: &[f32]) -> TractResult<Vec<f32>> {
+    let tensor = Tensor::from_shape(&[1, HORIZON_STEPS, 2], input)?;
+    let outputs = match state.run(tvec!(tensor.into_tvalue())) {
+        Ok(outputs) => outputs,
+        Err(e) => {
+            *state = plan.spawn()?;
+            return Err(e);
+        }
+    };
+    let output = outputs
+        .first()
+        .ok_or_else(|| anyhow::anyhow!("the model has no output"))?;
+    let view = output.to_plain_array_view::<f32>()?;
+    if view.shape().len() != 2 || view.shape()[0] != 1 {
+        anyhow::bail!("the output has shape {:?}, not [1, K]", view.shape());
+    }
+    Ok(view.iter().copied().collect())
 }
 
 impl std::fmt::Debug for OnnxPolicy {
@@ -149,7 +199,16 @@ impl OnnxPolicy {
             message: format!("{e:#}"),
         })?;
         let name = format!("learned:{}", &card.onnx_sha256[..12]);
-        let policy = Self { card, plan, name };
+        let state = plan.spawn().map_err(|e| LoadError::Model {
+            path: onnx_path.clone(),
+            message: format!("{e:#}"),
+        })?;
+        let policy = Self {
+            card,
+            plan,
+            state: Mutex::new(state),
+            name,
+        };
         let zero = [0f32; 2 * HORIZON_STEPS];
         let logits = policy.logits(&zero).map_err(|e| LoadError::Model {
             path: onnx_path.clone(),
@@ -193,21 +252,16 @@ impl OnnxPolicy {
 
     /// The logits for one `[1, 120, 2]` input given row-major (240 values).
     pub fn logits(&self, input: &[f32]) -> TractResult<Vec<f32>> {
-        let tensor = Tensor::from_shape(&[1, HORIZON_STEPS, 2], input)?;
-        let outputs = self.plan.run(tvec!(tensor.into_tvalue()))?;
-        let output = outputs
-            .first()
-            .ok_or_else(|| anyhow::anyhow!("the model has no output"))?;
-        let view = output.to_plain_array_view::<f32>()?;
-        if view.shape().len() != 2 || view.shape()[0] != 1 {
-            anyhow::bail!("the output has shape {:?}, not [1, K]", view.shape());
-        }
-        Ok(view.iter().copied().collect())
+        run(&self.plan, &mut lock(&self.state), input)
     }
 
     /// The action index the model picks for `input`.
-    fn choose(&self, input: &[f32]) -> Result<usize, PolicyError> {
-        let logits = self.logits(input).map_err(|e| PolicyError::Failed {
+    fn choose(&mut self, input: &[f32]) -> Result<usize, PolicyError> {
+        let state = self
+            .state
+            .get_mut()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let logits = run(&self.plan, state, input).map_err(|e| PolicyError::Failed {
             policy: self.name.clone(),
             error: e.into(),
         })?;
@@ -264,4 +318,52 @@ pub fn hex_sha256(bytes: &[u8]) -> String {
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shipped() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../models/policy.json")
+    }
+
+    #[test]
+    fn the_policy_is_send_and_sync() {
+        fn send_sync<T: Send + Sync>() {}
+        send_sync::<OnnxPolicy>();
+    }
+
+    #[test]
+    fn the_reused_run_state_gives_the_same_logits_call_after_call_and_in_clones() {
+        let policy = OnnxPolicy::load(shipped()).expect("the shipped model loads");
+        let inputs: Vec<Vec<f32>> = policy
+            .card()
+            .golden
+            .iter()
+            .map(|g| g.input.clone())
+            .collect();
+        let first: Vec<Vec<f32>> = inputs
+            .iter()
+            .map(|x| policy.logits(x).expect("runs"))
+            .collect();
+        let clone = policy.clone();
+        for _ in 0..3 {
+            for (x, expected) in inputs.iter().zip(&first) {
+                assert_eq!(&policy.logits(x).expect("runs"), expected);
+                assert_eq!(&clone.logits(x).expect("runs"), expected);
+            }
+        }
+    }
+
+    #[test]
+    fn a_wrong_input_length_is_an_error_and_the_next_call_still_works() {
+        let mut policy = OnnxPolicy::load(shipped()).expect("the shipped model loads");
+        assert!(policy.logits(&[0.0; 7]).is_err());
+        let zero = [0f32; 2 * HORIZON_STEPS];
+        let expected = policy.logits(&zero).expect("runs");
+        let index = policy.choose(&zero).expect("a choice");
+        assert!(index < policy.card().actions_ms.len());
+        assert_eq!(policy.logits(&zero).expect("runs"), expected);
+    }
 }
