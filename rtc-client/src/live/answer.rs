@@ -88,6 +88,8 @@ struct CallState {
     plis_sent: u64,
     rendered_this_second: u32,
     fps_last_second: u32,
+    /// Frames rendered per second of the caller's clock.
+    rendered_per_second: Vec<u32>,
     connected: bool,
     last_pli: Option<Time>,
 }
@@ -329,6 +331,7 @@ async fn answer(
         plis_sent: 0,
         rendered_this_second: 0,
         fps_last_second: 0,
+        rendered_per_second: Vec::new(),
         connected: false,
         last_pli: None,
     }));
@@ -480,6 +483,14 @@ async fn receive(
             while let Some(frame) = s.receiver.poll_rendered() {
                 s.meter.on_rendered(&frame);
                 s.rendered_this_second += 1;
+                // Seconds of the caller's clock; a day bounds a clock gone wrong.
+                let second = usize::try_from(now.as_millis() / 1000).unwrap_or(usize::MAX);
+                if second < 86_400 {
+                    if s.rendered_per_second.len() <= second {
+                        s.rendered_per_second.resize(second + 1, 0);
+                    }
+                    s.rendered_per_second[second] += 1;
+                }
             }
             let mut pli = s.receiver.poll_pli(now);
             // The generator's key-frame request becomes a PLI only when the receiver is not
@@ -575,6 +586,7 @@ async fn query_qoe(
             freezes: total.freeze_count,
             plis_sent: s.plis_sent,
             connected: s.connected,
+            rendered_per_second: s.rendered_per_second.clone(),
         },
     )
 }

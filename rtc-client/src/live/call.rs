@@ -150,6 +150,15 @@ pub struct CallOutcome {
     pub target_range_bps: (f64, f64),
     /// The relay's counters (with a link).
     pub relay: Option<RelayStats>,
+    /// Frames the answerer rendered in each second of the call from the epoch (its QoE
+    /// endpoint's `rendered_per_second`, read at the end; empty if it could not be asked).
+    pub rendered_per_second: Vec<u32>,
+    /// The pacer's longest expected queue time seen at any frame, ms.
+    pub max_pacer_queue_ms: f64,
+    /// The pacer's queue time limit when that longest queue was seen, ms.
+    pub queue_limit_at_max_ms: f64,
+    /// The libwebrtc-like responder's counters at the end ([`NackChoice::Libwebrtc`]).
+    pub nack_responder: Option<crate::nack::NackResponderStats>,
 }
 
 /// Interval bookkeeping the telemetry record is built from.
@@ -314,6 +323,9 @@ pub async fn run(
             ),
             handles: handles.clone(),
             truth,
+            path_rtt: relay.as_ref().map(|r| {
+                Box::new(r.path_rtt_reader()) as Box<dyn Fn() -> Option<Duration> + Send + Sync>
+            }),
             scenario: config
                 .link
                 .as_ref()
@@ -381,6 +393,8 @@ struct SenderLoop<'a> {
     record_id: String,
     handles: SenderHandles,
     truth: Box<dyn HandoverSource>,
+    /// With a link: the round trip through the emulated links now (queueing included).
+    path_rtt: Option<Box<dyn Fn() -> Option<Duration> + Send + Sync>>,
     scenario: String,
 }
 
@@ -503,6 +517,8 @@ impl SenderLoop<'_> {
         let mut open: Option<OpenInterval> = None;
         let mut plis = 0u64;
         let mut target_range = (f64::INFINITY, 0.0f64);
+        // (longest expected queue, ms; the limit then, ms)
+        let mut max_queue = (0.0f64, 0.0f64);
         let mut bytes_at_last_second = 0u64;
         let mut second = tokio::time::interval_at(
             tokio::time::Instant::now() + Duration::from_secs(1),
@@ -535,7 +551,16 @@ impl SenderLoop<'_> {
                     continue;
                 }
                 _ = second.tick() => {
-                    if let (Some(responder), Some(rtt)) = (&self.handles.responder, ice_rtt(peer).await) {
+                    // The ICE checks' RTT did not follow the queueing delay of a squeezed link
+                    // (tests/live_nack.rs: the history culled packets before their NACKs came);
+                    // with a link, the round trip through it now is taken when longer, as the
+                    // simulator hands the responder the links' delays.
+                    let path = self.path_rtt.as_ref().and_then(|f| f());
+                    let rtt = match (ice_rtt(peer).await, path) {
+                        (Some(i), Some(p)) => Some(i.max(p)),
+                        (i, p) => i.or(p),
+                    };
+                    if let (Some(responder), Some(rtt)) = (&self.handles.responder, rtt) {
                         responder.set_rtt(rtt);
                     }
                     let snapshot = self.qoe(packetizer.packets_sent(), false).await;
@@ -597,6 +622,10 @@ impl SenderLoop<'_> {
                     encoder.request_key_frame();
                 }
                 let stats = handle.stats();
+                let queue_ms = stats.expected_queue_time.as_secs_f64() * 1000.0;
+                if queue_ms > max_queue.0 {
+                    max_queue = (queue_ms, stats.queue_time_limit.as_secs_f64() * 1000.0);
+                }
                 let window = self.handles.cwnd.snapshot();
                 let cwnd_config = self.handles.cwnd.config();
                 let pushback = config.sender.cwnd == CwndMode::Pushback && window.target_bps > 0;
@@ -660,11 +689,12 @@ impl SenderLoop<'_> {
             on_status(StatusEvent::Interval(&record));
             telemetry.push(record);
         }
-        let qoe = self
-            .qoe(packetizer.packets_sent(), false)
-            .await
-            .map(|s| s.total)
+        let last = self.qoe(packetizer.packets_sent(), false).await;
+        let rendered_per_second = last
+            .as_ref()
+            .map(|s| s.rendered_per_second.clone())
             .unwrap_or_default();
+        let qoe = last.map(|s| s.total).unwrap_or_default();
         Ok(CallOutcome {
             call_id: self.call_id.clone(),
             setup_time,
@@ -683,6 +713,10 @@ impl SenderLoop<'_> {
                 (0.0, 0.0)
             },
             relay: None,
+            rendered_per_second,
+            max_pacer_queue_ms: max_queue.0,
+            queue_limit_at_max_ms: max_queue.1,
+            nack_responder: self.handles.responder.as_ref().map(|r| r.stats()),
         })
     }
 }

@@ -32,7 +32,8 @@
 
 use super::LiveError;
 use crate::link::{InstantLink, Link, Verdict};
-use std::collections::BTreeMap;
+use crate::sim::{VIDEO_RTX_SSRC, VIDEO_SSRC};
+use std::collections::{BTreeMap, HashSet};
 use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -56,6 +57,22 @@ pub struct DirectionStats {
     pub dropped: u64,
     /// Datagrams that could not be sent out of the far socket.
     pub send_errors: u64,
+    /// First transmissions of video RTP packets ([`VIDEO_SSRC`], a sequence number not seen
+    /// before) offered to the link: the media packets sent. The RTP header of an SRTP packet is
+    /// in the clear, so the relay reads its SSRC and sequence number.
+    pub video_packets: u64,
+    /// Of those, dropped by the link: the media packets lost on the link (as the simulator's
+    /// `RecoveryCounts::media_packets_lost` counts them).
+    pub video_lost: u64,
+    /// Retransmissions offered to the link: packets on the RTX SSRC ([`VIDEO_RTX_SSRC`]), and
+    /// video packets whose sequence number was already seen (webrtc-rs's stock responder resends
+    /// on the media SSRC).
+    pub retransmissions: u64,
+    /// Of those, dropped by the link.
+    pub retransmissions_lost: u64,
+    /// The one-way delay through the link (queueing included) of the latest datagram it
+    /// accepted, µs: half of what an RTCP report's round trip would carry.
+    pub last_delay_us: u64,
 }
 
 /// Both directions' counters.
@@ -75,6 +92,46 @@ pub struct LinkScheduler {
     held: BTreeMap<(Instant, u64), Vec<u8>>,
     next_id: u64,
     stats: DirectionStats,
+    /// Video sequence numbers seen, extended past wrap-around.
+    video_seen: HashSet<u64>,
+    /// The latest extended video sequence number.
+    video_last: Option<u64>,
+}
+
+/// What an RTP datagram is, for the recovery counters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RtpKind {
+    /// A video packet's first transmission.
+    Media,
+    /// A retransmission (RTX, or a video sequence number seen before).
+    Retransmission,
+}
+
+/// The SSRC and sequence number of an RTP (or SRTP) datagram; `None` for STUN, DTLS and RTCP
+/// (RFC 7983 demultiplexing by the first byte, RFC 5761 by the payload type).
+fn rtp_header(datagram: &[u8]) -> Option<(u32, u16)> {
+    if datagram.len() < 12 || !(128..=191).contains(&datagram[0]) {
+        return None;
+    }
+    if (192..=223).contains(&datagram[1]) {
+        return None;
+    }
+    let sequence = u16::from_be_bytes([datagram[2], datagram[3]]);
+    let ssrc = u32::from_be_bytes([datagram[8], datagram[9], datagram[10], datagram[11]]);
+    Some((ssrc, sequence))
+}
+
+/// `sequence` extended to 64 bits, nearest to `last`.
+fn extend_sequence(last: Option<u64>, sequence: u16) -> u64 {
+    let Some(last) = last else {
+        return u64::from(sequence) + (1 << 16);
+    };
+    let base = last & !0xFFFF;
+    [base.saturating_sub(1 << 16), base, base + (1 << 16)]
+        .into_iter()
+        .map(|b| b + u64::from(sequence))
+        .min_by_key(|c| c.abs_diff(last))
+        .unwrap_or(last)
 }
 
 impl LinkScheduler {
@@ -85,7 +142,26 @@ impl LinkScheduler {
             held: BTreeMap::new(),
             next_id: 0,
             stats: DirectionStats::default(),
+            video_seen: HashSet::new(),
+            video_last: None,
         }
+    }
+
+    fn classify(&mut self, datagram: &[u8]) -> Option<RtpKind> {
+        let (ssrc, sequence) = rtp_header(datagram)?;
+        if ssrc == VIDEO_RTX_SSRC {
+            return Some(RtpKind::Retransmission);
+        }
+        if ssrc != VIDEO_SSRC {
+            return None;
+        }
+        let extended = extend_sequence(self.video_last, sequence);
+        self.video_last = Some(self.video_last.map_or(extended, |l| l.max(extended)));
+        Some(if self.video_seen.insert(extended) {
+            RtpKind::Media
+        } else {
+            RtpKind::Retransmission
+        })
     }
 
     /// Offers `datagram`, received at `now`, to the link. Instants must not go backwards
@@ -93,9 +169,25 @@ impl LinkScheduler {
     pub fn push(&mut self, now: Instant, datagram: Vec<u8>) -> Verdict<Instant> {
         self.stats.offered += 1;
         let size = u32::try_from(datagram.len()).unwrap_or(u32::MAX);
+        let kind = self.classify(&datagram);
         let verdict = self.link.send(now, size);
+        let dropped = matches!(verdict, Verdict::Dropped { .. });
+        match kind {
+            Some(RtpKind::Media) => {
+                self.stats.video_packets += 1;
+                self.stats.video_lost += u64::from(dropped);
+            }
+            Some(RtpKind::Retransmission) => {
+                self.stats.retransmissions += 1;
+                self.stats.retransmissions_lost += u64::from(dropped);
+            }
+            None => {}
+        }
         match verdict {
             Verdict::Delivered { at } => {
+                self.stats.last_delay_us =
+                    u64::try_from(at.saturating_duration_since(now).as_micros())
+                        .unwrap_or(u64::MAX);
                 self.next_id += 1;
                 self.held.insert((at, self.next_id), datagram);
             }
@@ -229,6 +321,21 @@ impl Relay {
         *self.stats.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// The round trip through both links now (the latest datagram's delay each way), as the
+    /// simulator hands the NACK pair the RTT an RTCP report would carry; `None` before a
+    /// datagram has crossed each way.
+    pub fn path_rtt_reader(
+        &self,
+    ) -> impl Fn() -> Option<std::time::Duration> + Send + Sync + 'static {
+        let stats = Arc::clone(&self.stats);
+        move || {
+            let s = *stats.lock().unwrap_or_else(|e| e.into_inner());
+            (s.forward.last_delay_us > 0 && s.reverse.last_delay_us > 0).then(|| {
+                std::time::Duration::from_micros(s.forward.last_delay_us + s.reverse.last_delay_us)
+            })
+        }
+    }
+
     /// Stops forwarding and waits for the task; returns the final counters.
     pub async fn stop(mut self) -> RelayStats {
         if let Some(stop) = self.stop.take() {
@@ -324,6 +431,44 @@ mod tests {
     use super::*;
     use crate::link::{Buffer, Capacity, Delay, DropReason, LinkConfig};
     use std::time::Duration;
+
+    /// An RTP datagram's first 12 bytes (the header SRTP leaves in the clear) and a payload.
+    fn rtp(ssrc: u32, sequence: u16, size: usize) -> Vec<u8> {
+        let mut d = vec![0u8; size];
+        d[0] = 0x80;
+        d[1] = 96;
+        d[2..4].copy_from_slice(&sequence.to_be_bytes());
+        d[8..12].copy_from_slice(&ssrc.to_be_bytes());
+        d
+    }
+
+    /// First transmissions, resends on the media SSRC, RTX and the link's drops are counted
+    /// apart; RTCP, STUN and other SSRCs are not counted.
+    #[test]
+    fn the_recovery_counters_read_the_rtp_headers() {
+        let config =
+            LinkConfig::new(Capacity::constant(1_000_000)).with_buffer(Buffer::Bytes(2_500));
+        let epoch = Instant::now();
+        let mut s = LinkScheduler::new(Link::new(config, 1).expect("valid"), epoch);
+        s.push(epoch, rtp(VIDEO_SSRC, 65_535, 1000));
+        s.push(epoch, rtp(VIDEO_SSRC, 0, 1000)); // wraps: a new packet
+        s.push(epoch, rtp(VIDEO_SSRC, 1, 1000)); // the buffer is full: dropped
+        s.push(epoch, rtp(VIDEO_SSRC, 65_535, 100)); // a resend on the media SSRC
+        s.push(epoch, rtp(VIDEO_RTX_SSRC, 7, 1000)); // RTX: dropped
+        let mut rtcp = rtp(VIDEO_SSRC, 2, 100);
+        rtcp[1] = 200; // a sender report
+        s.push(epoch, rtcp);
+        s.push(epoch, vec![0, 1, 0, 0, 0x21, 0x12, 0xA4, 0x42, 0, 0, 0, 0]); // STUN
+        s.push(epoch, rtp(1234, 9, 100));
+        let stats = s.stats();
+        assert_eq!(stats.offered, 8);
+        assert_eq!((stats.video_packets, stats.video_lost), (3, 1), "{stats:?}");
+        assert_eq!(
+            (stats.retransmissions, stats.retransmissions_lost),
+            (2, 1),
+            "{stats:?}"
+        );
+    }
 
     /// 1 Mbit/s, 10 ms one-way, a 3000-byte buffer: the exact schedule of back-to-back
     /// 1000-byte datagrams (8 ms each on the wire).

@@ -93,6 +93,11 @@ pub struct QoeSnapshot {
     pub plis_sent: u64,
     /// Whether the peer connection is still up.
     pub connected: bool,
+    /// Frames rendered in each second of the call, on the caller's clock (index 0: its first
+    /// second from the epoch), as the simulator's `CallResult::rendered_per_second`; empty from
+    /// an answerer that does not report it.
+    #[serde(default)]
+    pub rendered_per_second: Vec<u32>,
 }
 
 /// The body of every error response.
