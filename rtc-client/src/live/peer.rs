@@ -31,14 +31,11 @@ use crate::nack::{
     RtxReceiver, TAP_SLOT,
 };
 use crate::sim::{
-    BweChoice, Estimator, MAX_NACKS_PER_PACKET, NackChoice, ObservedEstimator, PADDING_SSRC,
-    VIDEO_PAYLOAD_TYPE, VIDEO_RTX_PAYLOAD_TYPE, VIDEO_RTX_SSRC, VIDEO_SSRC, frame_info,
-    googcc_config,
+    BweChoice, MAX_NACKS_PER_PACKET, NackChoice, PADDING_SSRC, PacedSender, VIDEO_PAYLOAD_TYPE,
+    VIDEO_RTX_PAYLOAD_TYPE, VIDEO_RTX_SSRC, VIDEO_SSRC, paced_sender,
 };
 use pacer::telemetry::CwndMode;
-use pacer::{
-    CwndChannel, CwndConfig, GoogCc, HandoverAwarePacer, PacerHandle, PacingConfig, ProbeChannel,
-};
+use pacer::{CwndChannel, PacerHandle};
 use rtc::ice::mdns::MulticastDnsMode;
 use rtc::interceptor::{
     CongestionControlBuilder, Gcc, Interceptor, NackGeneratorBuilder, NackResponderBuilder,
@@ -167,39 +164,21 @@ pub fn sender_chain(
 ) -> Result<(MediaEngine, Registry, SenderHandles), LiveError> {
     let rtx = setup.nack == NackChoice::Libwebrtc;
     let mut media = media_engine(rtx)?;
-    let probing = setup.bwe == BweChoice::GoogCc;
-    let padding = probing || setup.cwnd == CwndMode::Pacer;
-    let pacing = PacingConfig {
-        padding_ssrc: padding.then_some(PADDING_SSRC),
-        // The padding stream rides in the negotiated VP8 payload type: the pacer's probes and
-        // keep-alives are padding-only packets that the receiver's TWCC records and then drops.
-        padding_payload_type: VIDEO_PAYLOAD_TYPE,
-        keyframe_flush: setup.keyframe_flush,
-        ..PacingConfig::default()
-    };
-    let cwnd = CwndChannel::new(CwndConfig::with_mode(setup.cwnd));
-    let target = Arc::new(AtomicU64::new(
-        (pacing.initial_target_bitrate_bps as f64).to_bits(),
-    ));
-    let probes = ProbeChannel::new();
-    let estimator = ObservedEstimator {
-        estimator: match setup.bwe {
-            BweChoice::GoogCc => Estimator::GoogCc(Box::new(GoogCc::with_probing(
-                googcc_config(),
-                probes.clone(),
-            ))),
-            BweChoice::WebrtcRs => Estimator::WebrtcRs(Box::default()),
-        },
-        target: target.clone(),
-        cwnd: cwnd.clone(),
-    };
-    let mut pacer = HandoverAwarePacer::builder(pacing)
-        .congestion_window(cwnd.clone())
-        .frame_info(frame_info);
-    if probing {
-        pacer = pacer.probe_channel(probes);
-    }
-    let (pacer, pacer_handle) = pacer.build();
+    // The padding stream rides in the negotiated VP8 payload type: the pacer's probes and
+    // keep-alives are padding-only packets that the receiver's TWCC records and then drops.
+    let PacedSender {
+        pacer,
+        handle: pacer_handle,
+        estimator,
+        target,
+        cwnd,
+        ..
+    } = paced_sender(
+        setup.bwe,
+        setup.cwnd,
+        setup.keyframe_flush,
+        VIDEO_PAYLOAD_TYPE,
+    );
 
     let mut registry = configure_rtcp_reports(Registry::new());
     // Registers transport-cc and the TWCC header extension; its placeholder slots are replaced

@@ -86,8 +86,8 @@ use pacer::telemetry::{
 };
 use pacer::{
     CwndChannel, CwndConfig, Decision, Fixed, FrameInfo, GoogCc, GoogCcConfig, HandoverAwarePacer,
-    Heuristic, OnnxPolicy, PacerStats, PacingConfig, PolicyController, ProbeChannel, QueuePolicy,
-    Random,
+    Heuristic, OnnxPolicy, PacerHandle, PacerStats, PacingConfig, PolicyController, ProbeChannel,
+    QueuePolicy, Random,
 };
 use rtc_interceptor::{
     Attribute, AttributedPacket, BandwidthEstimator, CongestionControlBuilder, Gcc, Interceptor,
@@ -551,6 +551,74 @@ impl BandwidthEstimator for ObservedEstimator {
     }
 }
 
+/// The pacing half of a call's sender, built the same way for simulated and real calls.
+pub(crate) struct PacedSender {
+    /// The interceptor for `Slot::Pacer`.
+    pub(crate) pacer: HandoverAwarePacer,
+    /// Its handle (stats, queue time limit).
+    pub(crate) handle: PacerHandle,
+    /// The estimator for `Slot::CongestionControl`, publishing its target and feeding the window.
+    pub(crate) estimator: ObservedEstimator,
+    /// The estimator's latest target, bps, as f64 bits.
+    pub(crate) target: Arc<AtomicU64>,
+    /// The congestion window shared by the estimator and the pacer.
+    pub(crate) cwnd: CwndChannel,
+    /// Whether the pacer sends padding (probes, keep-alives) on [`PADDING_SSRC`], a stream both
+    /// ends must bind.
+    pub(crate) padding: bool,
+}
+
+/// Builds the pacer and the estimator of a sender: GoogCC ([`googcc_config`]) probes through
+/// the pacer, or webrtc-rs's `Gcc`; the congestion window in `cwnd` mode; padding (probes and
+/// pacer-mode keep-alives) on [`PADDING_SSRC`] with `padding_payload_type`.
+pub(crate) fn paced_sender(
+    bwe: BweChoice,
+    cwnd: CwndMode,
+    keyframe_flush: bool,
+    padding_payload_type: u8,
+) -> PacedSender {
+    let probing = bwe == BweChoice::GoogCc;
+    // The padding stream also carries the pacer-mode keep-alives.
+    let padding = probing || cwnd == CwndMode::Pacer;
+    let pacing = PacingConfig {
+        padding_ssrc: padding.then_some(PADDING_SSRC),
+        padding_payload_type,
+        keyframe_flush,
+        ..PacingConfig::default()
+    };
+    let cwnd = CwndChannel::new(CwndConfig::with_mode(cwnd));
+    let target = Arc::new(AtomicU64::new(
+        (pacing.initial_target_bitrate_bps as f64).to_bits(),
+    ));
+    let probes = ProbeChannel::new();
+    let estimator = ObservedEstimator {
+        estimator: match bwe {
+            BweChoice::GoogCc => Estimator::GoogCc(Box::new(GoogCc::with_probing(
+                googcc_config(),
+                probes.clone(),
+            ))),
+            BweChoice::WebrtcRs => Estimator::WebrtcRs(Box::default()),
+        },
+        target: target.clone(),
+        cwnd: cwnd.clone(),
+    };
+    let mut pacer = HandoverAwarePacer::builder(pacing)
+        .congestion_window(cwnd.clone())
+        .frame_info(frame_info);
+    if probing {
+        pacer = pacer.probe_channel(probes);
+    }
+    let (pacer, handle) = pacer.build();
+    PacedSender {
+        pacer,
+        handle,
+        estimator,
+        target,
+        cwnd,
+        padding,
+    }
+}
+
 /// GoogCC as the call's sender configures it: libwebrtc's defaults, told the encoder's maximum
 /// bitrate as the total allocation (what libwebrtc's `BitrateAllocator` reports), so probing
 /// stops at twice it.
@@ -832,38 +900,19 @@ pub fn run_call(config: &CallConfig, epoch: Instant) -> Result<CallResult, SimEr
     };
 
     // Sender chain.
-    let probing = config.bwe == BweChoice::GoogCc;
-    // The padding stream also carries the pacer-mode keep-alives.
-    let padding = probing || config.cwnd == CwndMode::Pacer;
-    let pacing = PacingConfig {
-        padding_ssrc: padding.then_some(PADDING_SSRC),
-        padding_payload_type: PADDING_PAYLOAD_TYPE,
-        keyframe_flush: config.keyframe_flush,
-        ..PacingConfig::default()
-    };
-    let cwnd = CwndChannel::new(CwndConfig::with_mode(config.cwnd));
-    let target = Arc::new(AtomicU64::new(
-        (pacing.initial_target_bitrate_bps as f64).to_bits(),
-    ));
-    let probes = ProbeChannel::new();
-    let estimator = ObservedEstimator {
-        estimator: match config.bwe {
-            BweChoice::GoogCc => Estimator::GoogCc(Box::new(GoogCc::with_probing(
-                googcc_config(),
-                probes.clone(),
-            ))),
-            BweChoice::WebrtcRs => Estimator::WebrtcRs(Box::default()),
-        },
-        target: target.clone(),
-        cwnd: cwnd.clone(),
-    };
-    let mut pacer = HandoverAwarePacer::builder(pacing)
-        .congestion_window(cwnd.clone())
-        .frame_info(frame_info);
-    if probing {
-        pacer = pacer.probe_channel(probes);
-    }
-    let (pacer, handle) = pacer.build();
+    let PacedSender {
+        pacer,
+        handle,
+        estimator,
+        target,
+        cwnd,
+        padding,
+    } = paced_sender(
+        config.bwe,
+        config.cwnd,
+        config.keyframe_flush,
+        PADDING_PAYLOAD_TYPE,
+    );
     let mut sender = Registry::new()
         .with(
             Slot::CongestionControl,
