@@ -43,11 +43,11 @@ use crate::scenario::build::Realization;
 use crate::scenario::timeline::HandoverTimeline;
 use crate::sim::{
     ENCODER_SEED_SALT, IntervalSamples, NackChoice, PolicyChoice, VIDEO_PAYLOAD_TYPE, VIDEO_SSRC,
+    steer_encoder,
 };
 use handover_predictor::{ForecastSource, HandoverSource, NoHandovers};
-use pacer::cwnd::frame_drop_interval;
 use pacer::telemetry::{
-    CwndMode, ForecastRecord, IntervalRecord, ObservedRecord, QoeRecord, SCHEMA, SenderRecord,
+    ForecastRecord, IntervalRecord, ObservedRecord, QoeRecord, SCHEMA, SenderRecord,
 };
 use pacer::{Decision, PolicyController};
 use std::future::Future;
@@ -628,17 +628,12 @@ impl SenderLoop<'_> {
                 }
                 let window = self.handles.cwnd.snapshot();
                 let cwnd_config = self.handles.cwnd.config();
-                let pushback = config.sender.cwnd == CwndMode::Pushback && window.target_bps > 0;
-                let encoder_target = if pushback && !cwnd_config.drop_frame {
-                    stats.target_bitrate_bps.min(window.pushback_target_bps)
-                } else {
-                    stats.target_bitrate_bps
-                };
-                encoder.set_target(now, encoder_target);
-                encoder.set_frame_drop_interval(
-                    (pushback && cwnd_config.drop_frame)
-                        .then(|| frame_drop_interval(window.cwnd_reduce_ratio))
-                        .flatten(),
+                steer_encoder(
+                    &mut encoder,
+                    now,
+                    stats.target_bitrate_bps,
+                    &window,
+                    &cwnd_config,
                 );
                 let pause = stats.encoder_should_pause;
                 let gcc_target = self.handles.target_bps();

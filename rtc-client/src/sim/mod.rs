@@ -78,7 +78,7 @@ pub use sources::HandoverChoice;
 
 use crate::link::Link;
 use handover_predictor::{ForecastSource, HandoverSource};
-use pacer::cwnd::frame_drop_interval;
+use pacer::cwnd::{CwndSnapshot, frame_drop_interval};
 use pacer::policy::DEFAULT_DECISION_INTERVAL;
 use pacer::telemetry::{
     Bwe, CwndMode, ForecastRecord, GccRecord, IntervalRecord, NackMode, ObservedRecord,
@@ -619,6 +619,32 @@ pub(crate) fn paced_sender(
     }
 }
 
+/// Hands the encoder the pacer's target and the congestion window's pushback (libwebrtc
+/// `MaybeTriggerOnNetworkChanged`): in pushback mode with DropFrame the encoder keeps the target
+/// and drops one frame in [`frame_drop_interval`] of the reduce ratio; without DropFrame the
+/// target becomes the pushback target. In the other modes (or before the window has a target)
+/// the encoder just follows the pacer's target.
+pub(crate) fn steer_encoder(
+    encoder: &mut Encoder,
+    now: Time,
+    target_bps: u64,
+    window: &CwndSnapshot,
+    cwnd_config: &CwndConfig,
+) {
+    let pushback = cwnd_config.mode == CwndMode::Pushback && window.target_bps > 0;
+    let encoder_target = if pushback && !cwnd_config.drop_frame {
+        target_bps.min(window.pushback_target_bps)
+    } else {
+        target_bps
+    };
+    encoder.set_target(now, encoder_target);
+    encoder.set_frame_drop_interval(
+        (pushback && cwnd_config.drop_frame)
+            .then(|| frame_drop_interval(window.cwnd_reduce_ratio))
+            .flatten(),
+    );
+}
+
 /// GoogCC as the call's sender configures it: libwebrtc's defaults, told the encoder's maximum
 /// bitrate as the total allocation (what libwebrtc's `BitrateAllocator` reports), so probing
 /// stops at twice it.
@@ -1132,9 +1158,6 @@ pub fn run_call(config: &CallConfig, epoch: Instant) -> Result<CallResult, SimEr
         // The camera.
         if frame_due.is_some_and(|t| t <= now) {
             let stats = handle.stats();
-            // Congestion-window pushback (libwebrtc `MaybeTriggerOnNetworkChanged`): with
-            // DropFrame the encoder keeps the target and drops one frame in
-            // round(1 / cwnd_reduce_ratio); without it, the target becomes the pushback target.
             let window = cwnd.snapshot();
             let cwnd_config = cwnd.config();
             sender_counts.min_pushback_ratio =
@@ -1142,17 +1165,12 @@ pub fn run_call(config: &CallConfig, epoch: Instant) -> Result<CallResult, SimEr
             sender_counts.max_outstanding_bytes = sender_counts
                 .max_outstanding_bytes
                 .max(window.outstanding_bytes);
-            let pushback = config.cwnd == CwndMode::Pushback && window.target_bps > 0;
-            let encoder_target = if pushback && !cwnd_config.drop_frame {
-                stats.target_bitrate_bps.min(window.pushback_target_bps)
-            } else {
-                stats.target_bitrate_bps
-            };
-            encoder.set_target(now, encoder_target);
-            encoder.set_frame_drop_interval(
-                (pushback && cwnd_config.drop_frame)
-                    .then(|| frame_drop_interval(window.cwnd_reduce_ratio))
-                    .flatten(),
+            steer_encoder(
+                &mut encoder,
+                now,
+                stats.target_bitrate_bps,
+                &window,
+                &cwnd_config,
             );
             let pause = stats.encoder_should_pause;
             let gcc_target = f64::from_bits(target.load(Ordering::Relaxed));
