@@ -4,7 +4,7 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use pacer::telemetry::IntervalRecord;
-use policy_train::expert::{Expert, features};
+use policy_train::expert::{Expert, LabelRule, features};
 use policy_train::logs::{self, LogFile, Logs};
 use policy_train::train::{Dataset, Hyper, TrainReport, Trained};
 use policy_train::{card, export, plot, verify};
@@ -89,6 +89,11 @@ struct ClusterArgs {
     /// Clusters of the expert.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(2..=12))]
     k: u64,
+    /// How each cluster's limit is chosen: one-se, the smallest limit whose mean reward is within
+    /// one standard error of the best (ties go to less latency); best-mean, the paper's best mean
+    /// reward.
+    #[arg(long, value_enum, default_value_t = LabelRule::OneSe)]
+    label_rule: LabelRule,
     /// Seed of the k-means restarts.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -170,6 +175,11 @@ struct AllArgs {
     /// Clusters of the expert.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(2..=12))]
     k: u64,
+    /// How each cluster's limit is chosen: one-se, the smallest limit whose mean reward is within
+    /// one standard error of the best (ties go to less latency); best-mean, the paper's best mean
+    /// reward.
+    #[arg(long, value_enum, default_value_t = LabelRule::OneSe)]
+    label_rule: LabelRule,
     #[command(flatten)]
     hyper: HyperArgs,
     /// Output directory.
@@ -209,7 +219,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Cluster(a) => {
             let logs = read_logs(&a.logs)?;
             let usable = usable(&logs.records);
-            let expert = cluster(&usable, a.k as usize, a.seed)?;
+            let expert = cluster(&usable, a.k as usize, a.seed, a.label_rule)?;
             write_json(&a.out.join("expert.json"), &expert)?;
             print_expert(&expert);
             Ok(())
@@ -356,9 +366,9 @@ fn inspect(args: &InspectArgs) -> Result<()> {
     Ok(())
 }
 
-fn cluster(records: &[IntervalRecord], k: usize, seed: u64) -> Result<Expert> {
+fn cluster(records: &[IntervalRecord], k: usize, seed: u64, rule: LabelRule) -> Result<Expert> {
     let started = Instant::now();
-    let expert = Expert::build(records, k, seed).context("cannot build the expert")?;
+    let expert = Expert::build(records, k, seed, rule).context("cannot build the expert")?;
     tracing::info!(
         intervals = records.len(),
         k,
@@ -482,7 +492,7 @@ fn all(a: &AllArgs) -> Result<()> {
     let read_s = t.elapsed().as_secs_f64();
     let records = usable(&logs.records);
     let t = Instant::now();
-    let expert = cluster(&records, a.k as usize, a.hyper.seed)?;
+    let expert = cluster(&records, a.k as usize, a.hyper.seed, a.label_rule)?;
     std::fs::create_dir_all(&a.out)
         .with_context(|| format!("cannot create {}", a.out.display()))?;
     write_json(&a.out.join("expert.json"), &expert)?;
@@ -524,12 +534,19 @@ fn print_expert(e: &Expert) {
         "\nexpert (reward 2X - F; X: bitrate / {:.0} kbit/s, F: freezes per min / {:.2})",
         e.max_bitrate_kbps, e.max_freezes_per_min
     );
-    println!("  handovers  mean gap s   size  limit ms   mean reward per limit tried (n)");
+    let rule = match e.label_rule {
+        LabelRule::BestMean => "the best mean reward",
+        LabelRule::OneSe => "the smallest limit within one standard error of the best mean",
+    };
+    println!("limit per cluster: {rule}");
+    println!(
+        "  handovers  mean gap s   size  limit ms   mean reward +- standard error per limit tried (n)"
+    );
     for c in &e.clusters {
         let rewards: Vec<String> = c
             .rewards
             .iter()
-            .map(|(a, s)| format!("{a}:{:.3}({})", s.mean, s.n))
+            .map(|(a, s)| format!("{a}:{:.3}+-{:.3}({})", s.mean, s.se, s.n))
             .collect();
         println!(
             "  {:>9.2} {:>11.1} {:>6} {:>9}   {}",

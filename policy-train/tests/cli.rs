@@ -3,7 +3,7 @@
 
 mod support;
 
-use policy_train::expert::Expert;
+use policy_train::expert::{Expert, LabelRule};
 use support::{FILES, GROUPS, INTERVALS, Scratch, USABLE};
 
 fn inspect_json(logs: &str) -> serde_json::Value {
@@ -168,6 +168,15 @@ fn cluster_alone_writes_the_expert_with_the_designed_limits() {
     );
     // The five generated patterns are well separated at k = 5 (higher ks split "few" by its
     // integer count, so they score as well or better: the silhouette is a guide, not the rule).
+    assert_eq!(expert.label_rule, LabelRule::OneSe);
+    assert!(
+        out.contains("limit per cluster: the smallest limit within one standard error"),
+        "{out}"
+    );
+    for c in &expert.clusters {
+        let best = &c.rewards[&c.action_ms];
+        assert!(best.n >= 3 && best.se > 0.0, "{c:?}");
+    }
     let five = expert.k_choice.iter().find(|c| c.k == 5).expect("k = 5");
     assert!(five.silhouette > 0.9, "{:?}", expert.k_choice);
     // Inertia falls as k grows.
@@ -178,6 +187,59 @@ fn cluster_alone_writes_the_expert_with_the_designed_limits() {
             .all(|w| w[1].inertia <= w[0].inertia + 1e-9),
         "{:?}",
         expert.k_choice
+    );
+}
+
+/// Limits tried in a cluster whose rewards are within noise of each other go to the smallest
+/// under the default rule and to the best mean under `--label-rule best-mean`.
+#[test]
+fn the_label_rule_decides_statistical_ties() {
+    let scratch = Scratch::new("rule");
+    let logs = support::write_tied_logs(scratch.path());
+    let labels = |rule: Option<&str>| {
+        let out_dir = scratch.path().join(rule.unwrap_or("default"));
+        let mut args = vec!["cluster", "--logs", &logs];
+        if let Some(r) = rule {
+            args.extend(["--label-rule", r]);
+        }
+        args.extend(["--out", out_dir.to_str().unwrap()]);
+        support::policy_train_ok(&args);
+        let text = std::fs::read_to_string(out_dir.join("expert.json")).expect("expert.json");
+        let expert: Expert = serde_json::from_str(&text).expect("an expert");
+        let zero = &expert.clusters[0];
+        assert!(zero.center[0].abs() < 1e-9, "{:?}", expert.clusters);
+        (expert.label_rule, zero.action_ms, zero.rewards.clone())
+    };
+    let (rule, one_se, rewards) = labels(None);
+    assert_eq!(rule, LabelRule::OneSe);
+    let (rule, best, _) = labels(Some("best-mean"));
+    assert_eq!(rule, LabelRule::BestMean);
+    let best_stat = rewards[&best];
+    assert!(
+        rewards.values().all(|s| s.mean <= best_stat.mean),
+        "{rewards:?}"
+    );
+    assert_eq!(one_se, 100, "{rewards:?}");
+    assert_ne!(
+        best, 100,
+        "the generated noise makes another limit's mean the best"
+    );
+    assert!(
+        rewards[&100].mean >= best_stat.mean - best_stat.se,
+        "{rewards:?}"
+    );
+    let err = support::policy_train_fails(&[
+        "cluster",
+        "--logs",
+        &logs,
+        "--label-rule",
+        "median",
+        "--out",
+        "/tmp/unused",
+    ]);
+    assert!(
+        err.contains("invalid value 'median' for '--label-rule"),
+        "{err}"
     );
 }
 
