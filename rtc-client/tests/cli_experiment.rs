@@ -405,6 +405,13 @@ fn collect_fills_the_hours_with_random_calls_and_a_manifest() {
         manifest["scenarios"][1]["seeds"],
         serde_json::json!([10, 11])
     );
+    for s in 0..2 {
+        assert_eq!(
+            manifest["scenarios"][s]["sender"],
+            serde_json::json!({"bwe": "googcc", "nack": "libwebrtc", "cwnd": "pushback",
+                "keyframe_flush": false})
+        );
+    }
     let files = manifest["files"].as_array().unwrap();
     assert_eq!(files.len(), 5);
     assert_eq!(files[0]["path"], "telemetry/starlink/random/seed-10.jsonl");
@@ -519,5 +526,25 @@ fn the_scenario_files_sender_table_reaches_every_call_and_a_flag_overrides_it() 
                 );
             }
         }
+        // The report says so too.
+        let cwnd_name = if cwnd == CwndMode::Pacer {
+            "pacer"
+        } else {
+            "off"
+        };
+        let report = read_json(&out.join("report.json"));
+        assert_eq!(
+            report["plan"]["senders"],
+            serde_json::json!([{"bwe": "googcc", "nack": "libwebrtc", "cwnd": cwnd_name,
+                "keyframe_flush": flush}]),
+            "{name}"
+        );
+        let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+        assert!(
+            md.contains(&format!(
+                "Sender: bwe googcc, nack libwebrtc, cwnd {cwnd_name}, keyframe_flush {flush}."
+            )),
+            "{name}: {md}"
+        );
     }
 }

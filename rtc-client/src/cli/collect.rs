@@ -3,12 +3,12 @@
 //! every call's telemetry kept for training, with a manifest that names each file and its
 //! sha256 so a training run can say exactly what it learnt from.
 
-use super::experiment::{RunArgs, display_path, load_scenarios, prepare_out, run_calls};
+use super::experiment::{RunArgs, display_path, load_scenarios, prepare_out, run_calls, senders};
 use super::sim::policy_name;
 use anyhow::{Result, bail};
 use clap::Args;
 use rtc_client::experiment::run::CallSpec;
-use rtc_client::sim::PolicyChoice;
+use rtc_client::sim::{PolicyChoice, SenderNames};
 use serde::Serialize;
 use std::io::Write;
 use std::time::Instant;
@@ -58,6 +58,8 @@ struct ManifestScenario {
     file: String,
     calls: usize,
     seeds: Vec<u64>,
+    /// The sender of its calls (flags over the file's `[sender]` table over the defaults).
+    sender: SenderNames,
 }
 
 /// DIR/manifest.json: what was collected. No wall-clock figure, so the same arguments give the
@@ -120,8 +122,9 @@ pub fn run(args: CollectArgs, epoch: Instant) -> Result<()> {
         simulated_hours: finished.len() as f64 * run.duration.as_secs_f64() / 3600.0,
         scenarios: scenarios
             .iter()
+            .zip(senders(&scenarios, run)?)
             .enumerate()
-            .map(|(i, s)| {
+            .map(|(i, (s, sender))| {
                 let seeds: Vec<u64> = specs
                     .iter()
                     .filter(|c| c.scenario == i)
@@ -132,6 +135,7 @@ pub fn run(args: CollectArgs, epoch: Instant) -> Result<()> {
                     file: s.origin.clone(),
                     calls: seeds.len(),
                     seeds,
+                    sender,
                 }
             })
             .collect(),

@@ -16,7 +16,7 @@ use rtc_client::experiment::run::{
 };
 use rtc_client::experiment::telemetry_path;
 use rtc_client::scenario::Scenario;
-use rtc_client::sim::PolicyChoice;
+use rtc_client::sim::{PolicyChoice, SenderNames, SenderOptions};
 use sha2::{Digest, Sha256};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -166,6 +166,16 @@ pub fn prepare_out(out: &Path, force: bool, owned: &[&str]) -> Result<()> {
     }
     std::fs::create_dir_all(out)
         .with_context(|| format!("cannot create the output directory {}", out.display()))
+}
+
+/// The sender of each scenario's calls, by name: `run`'s flags over the file's `[sender]` table
+/// over the defaults, as every call resolves it.
+pub fn senders(scenarios: &[Scenario], run: &RunArgs) -> Result<Vec<SenderNames>> {
+    let cli = run.sender.overrides();
+    scenarios
+        .iter()
+        .map(|s| Ok(SenderOptions::resolve(&s.sender_overrides()?, &cli).names()))
+        .collect()
 }
 
 /// Loads the named scenarios, refusing duplicates.
@@ -324,6 +334,7 @@ pub fn run(args: ExperimentArgs, epoch: Instant) -> Result<()> {
         duration_s: run.duration.as_secs_f64(),
         interval_s: run.interval.as_secs_f64(),
         handover: run.handover_name(),
+        senders: senders(&scenarios, run)?,
     };
     let report = Report::build(plan, &outcomes)?;
     let json = serde_json::to_string_pretty(&report)? + "\n";

@@ -11,6 +11,7 @@ use super::stats::{
     BOOTSTRAP_RESAMPLES, CONFIDENCE, PAIRED_TEST_NAME, SIGNIFICANCE, bootstrap_ci, mean,
     paired_permutation_p, relative_change_pct, seed_from_text,
 };
+use crate::sim::SenderNames;
 use pacer::telemetry::QoeRecord;
 use serde::Serialize;
 use std::fmt::Write;
@@ -38,6 +39,9 @@ pub struct Plan {
     pub interval_s: f64,
     /// Where the policy's forecast came from (`oracle`, ...).
     pub handover: String,
+    /// The sender of each scenario's calls, in `scenarios` order (the command line's flags over
+    /// the scenario file's `[sender]` table over the defaults).
+    pub senders: Vec<SenderNames>,
 }
 
 impl Plan {
@@ -245,13 +249,16 @@ impl Report {
                 self.method.test, self.method.significance
             );
         }
-        for scenario in &plan.scenarios {
+        for (i, scenario) in plan.scenarios.iter().enumerate() {
             let cells: Vec<&Cell> = self
                 .cells
                 .iter()
                 .filter(|c| &c.scenario == scenario)
                 .collect();
             let _ = writeln!(md, "\n## {scenario}\n");
+            if let Some(sender) = plan.senders.get(i) {
+                let _ = writeln!(md, "Sender: {sender}.\n");
+            }
             let _ = write!(md, "| metric |");
             for c in &cells {
                 let _ = write!(md, " {} |", c.policy);
@@ -383,6 +390,7 @@ mod tests {
             duration_s: 20.0,
             interval_s: 120.0,
             handover: "oracle".into(),
+            senders: vec![crate::sim::SenderOptions::default().names()],
         }
     }
 
@@ -460,6 +468,12 @@ mod tests {
         let report = Report::build(plan(&["default", "fixed:900"], 6), &outcomes).unwrap();
         let md = report.markdown();
         assert!(md.contains("## s\n"), "{md}");
+        assert!(
+            md.contains(
+                "Sender: bwe googcc, nack libwebrtc, cwnd pushback, keyframe_flush false.\n"
+            ),
+            "{md}"
+        );
         assert!(md.contains("| metric | default | fixed:900 |"), "{md}");
         // Six positive differences: p = 2 / 64 = 0.03125.
         assert!(md.contains("p=0.031*"), "{md}");

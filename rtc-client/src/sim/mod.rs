@@ -73,7 +73,7 @@ use crate::scenario::build::Realization;
 use crate::scenario::orbit::OrbitPredictorInputs;
 use crate::scenario::timeline::HandoverTimeline;
 use chrono::{DateTime, Utc};
-pub use sender::{SenderOptions, SenderOverrides};
+pub use sender::{SenderNames, SenderOptions, SenderOverrides};
 pub use sources::HandoverChoice;
 
 use crate::link::Link;

@@ -114,6 +114,40 @@ impl SenderOptions {
     pub fn cwnd_name(&self) -> &'static str {
         cwnd_name(self.cwnd)
     }
+
+    /// The options by the names scenario files, flags and telemetry use.
+    pub fn names(&self) -> SenderNames {
+        SenderNames {
+            bwe: self.bwe.as_str(),
+            nack: self.nack.as_str(),
+            cwnd: self.cwnd_name(),
+            keyframe_flush: self.keyframe_flush,
+        }
+    }
+}
+
+/// [`SenderOptions`] by name, as experiment reports and collection manifests record the sender
+/// of each scenario's calls (the `[sender]` table's keys and values).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct SenderNames {
+    /// `bwe`.
+    pub bwe: &'static str,
+    /// `nack`.
+    pub nack: &'static str,
+    /// `cwnd`.
+    pub cwnd: &'static str,
+    /// `keyframe_flush`.
+    pub keyframe_flush: bool,
+}
+
+impl std::fmt::Display for SenderNames {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "bwe {}, nack {}, cwnd {}, keyframe_flush {}",
+            self.bwe, self.nack, self.cwnd, self.keyframe_flush
+        )
+    }
 }
 
 /// Sender options that one source sets, each optional: a scenario file's `[sender]` table or a
@@ -158,6 +192,24 @@ impl SenderOverrides {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_are_the_scenario_file_s_keys_and_values() {
+        let o = SenderOptions {
+            bwe: BweChoice::WebrtcRs,
+            nack: NackChoice::Off,
+            cwnd: CwndMode::Pacer,
+            keyframe_flush: true,
+        };
+        assert_eq!(
+            o.names().to_string(),
+            "bwe webrtc-rs, nack off, cwnd pacer, keyframe_flush true"
+        );
+        assert_eq!(
+            serde_json::to_string(&SenderOptions::default().names()).unwrap(),
+            r#"{"bwe":"googcc","nack":"libwebrtc","cwnd":"pushback","keyframe_flush":false}"#
+        );
+    }
 
     #[test]
     fn the_defaults_are_googcc_libwebrtc_pushback_and_no_flush() {
