@@ -419,6 +419,23 @@ impl SenderLoop<'_> {
         response.json().ok()
     }
 
+    /// Closes the open interval, if there is one, at `now` (`counts`: packets sent and frames
+    /// dropped so far): its record goes to `on_status`, then into `telemetry`.
+    async fn close_open(
+        &mut self,
+        open: &mut Option<OpenInterval>,
+        now: Time,
+        counts: (u64, u64),
+        telemetry: &mut Vec<IntervalRecord>,
+        on_status: &mut impl FnMut(StatusEvent<'_>),
+    ) {
+        if let Some(interval) = open.take() {
+            let record = self.close(interval, now, counts.0, counts.1).await;
+            on_status(StatusEvent::Interval(&record));
+            telemetry.push(record);
+        }
+    }
+
     /// Closes `open` at `now` into a telemetry record.
     async fn close(
         &mut self,
@@ -590,18 +607,14 @@ impl SenderLoop<'_> {
 
             // Decision boundary: close the interval, open the next one.
             if let Some(decision) = controller.handle_timeout(now_instant) {
-                if let Some(interval) = open.take() {
-                    let record = self
-                        .close(
-                            interval,
-                            now,
-                            packetizer.packets_sent(),
-                            encoder.frames_dropped(),
-                        )
-                        .await;
-                    on_status(StatusEvent::Interval(&record));
-                    telemetry.push(record);
-                }
+                self.close_open(
+                    &mut open,
+                    now,
+                    (packetizer.packets_sent(), encoder.frames_dropped()),
+                    &mut telemetry,
+                    on_status,
+                )
+                .await;
                 on_status(StatusEvent::Decision(&decision));
                 decisions.push(decision.clone());
                 open = Some(OpenInterval {
@@ -672,18 +685,14 @@ impl SenderLoop<'_> {
         }
 
         let now = time(Instant::now().min(end));
-        if let Some(interval) = open.take() {
-            let record = self
-                .close(
-                    interval,
-                    now,
-                    packetizer.packets_sent(),
-                    encoder.frames_dropped(),
-                )
-                .await;
-            on_status(StatusEvent::Interval(&record));
-            telemetry.push(record);
-        }
+        self.close_open(
+            &mut open,
+            now,
+            (packetizer.packets_sent(), encoder.frames_dropped()),
+            &mut telemetry,
+            on_status,
+        )
+        .await;
         let last = self.qoe(packetizer.packets_sent(), false).await;
         let rendered_per_second = last
             .as_ref()
