@@ -26,7 +26,7 @@
 //! limit at random among equals. The paper states the objective for such periods: "minimize
 //! latency during stable periods" (section I); among limits whose reward is statistically tied,
 //! the smallest bounds latency best. The tie test is the one-standard-error rule of Breiman,
-//! Friedman, Olshen and Stone (*Classification and Regression Trees*, 1984, section 3.4.3): the
+//! Friedman, Olshen and Stone (*Classification and Regression Trees*, 1984): the
 //! simplest candidate within one standard error of the best.
 
 use linfa::DatasetBase;
