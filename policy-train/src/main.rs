@@ -40,7 +40,7 @@ enum Command {
     )]
     Inspect(InspectArgs),
     /// Build the expert: k-means over observed handover patterns (k = 2..8 reported), each cluster
-    /// labelled with the limit of best mean reward 2X - F. Writes OUT/expert.json.
+    /// labelled with a limit by its mean reward 2X - F (see --label-rule). Writes OUT/expert.json.
     #[command(
         after_help = "Example:\n  policy-train cluster --logs 'runs/train/telemetry/**/*.jsonl' --k 5 --out /tmp/m"
     )]
