@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
 """Finds import circles between the source files of each crate in the workspace.
 
-Usage: scripts/module-cycles.py [--verbose] [CRATE_DIR ...]   (default: every workspace crate)
+Usage: scripts/module-cycles.py [--verbose] [--strict] [CRATE_DIR ...]   (default: every workspace crate)
 
 A file imports another when it names an item of the other's module through a path that starts
 with `crate::`, `super::` or `self::` (in a `use` declaration, `pub use` re-exports included, or
-inline in code). `mod x;` declarations are not imports: a parent declaring its children is how a
-crate is laid out, not a dependency. Each path resolves to the deepest module file it names
+inline in code). A file naming its own child modules (`mod x;`, and `use x::Y` / `pub use x::Y`
+by the child's bare name) is not an import: a parent declaring and re-exporting its children is
+how a crate is laid out. `--strict` counts those bare child paths too, which also shows the
+parent-child pairs where a child uses an item its parent defines while the parent re-exports
+the child. Each path resolves to the deepest module file it names
 (`crate::a::b::C` -> `a/b.rs` or `a/b/mod.rs`, else `a.rs` / `a/mod.rs`). The circles are the
 strongly connected components of that graph with more than one file (Tarjan's algorithm).
 
@@ -106,6 +109,10 @@ class Crate:
         targets = set()
         for p in paths:
             segs = [s for s in p.split("::") if s]
+            if STRICT and segs and tuple(module) + (segs[0],) in self.files:
+                # A path that starts at one of this file's own child modules (`use child::X;`,
+                # `pub use child::X;`, 2018-edition relative paths).
+                segs = ["self"] + segs
             if not segs or segs[0] not in ("crate", "super", "self"):
                 continue
             base = list(module)
@@ -156,7 +163,12 @@ class Crate:
         return graph, sccs
 
 
+STRICT = False
+
+
 def main(argv):
+    global STRICT
+    STRICT = "--strict" in argv
     verbose = "--verbose" in argv
     dirs = [a for a in argv if not a.startswith("--")] or workspace_crates()
     found = False

@@ -49,7 +49,7 @@ fn starlink_call() -> CallConfig {
     let realization = scenario
         .realize(1, TEN_MINUTES)
         .expect("the starlink scenario realises");
-    CallConfig::from_realization(&realization, rtc_client::sim::PolicyChoice::Default)
+    CallConfig::from_realization(&realization, rtc_client::call::PolicyChoice::Default)
 }
 
 /// The media engine and the forward link alone, at the encoder's 2.5 Mbit/s maximum.

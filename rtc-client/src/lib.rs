@@ -7,6 +7,11 @@
 //!   definitions.
 //! - [`scenario`]: TOML scenario files describing a call's forward and reverse links and its
 //!   handover timeline, calibrated to real traces.
+//! - [`call`]: the call layer simulated and real calls share: the call's choices and sender
+//!   options, the sender chain (pacer, estimator, congestion window), the camera and the
+//!   decision interval's telemetry record.
+//! - [`nack`]: libwebrtc-like loss recovery (NACK generator and responder, RTX).
+//! - [`experiment`]: A/B experiments over scenarios and seeds, with statistics and plots.
 //! - [`sim`]: one call in virtual time through the real webrtc-rs interceptor chain (GCC, TWCC,
 //!   the handover-aware pacer, NACK), with the media engine, the scenario's links and a queue
 //!   policy, producing one telemetry record per decision interval.
@@ -14,11 +19,12 @@
 //!   the same sender, receiver and telemetry, HTTP signalling and a real-time UDP relay that
 //!   applies a scenario's links.
 //!
-//! Nothing here reads a clock: every entry point takes `now`, so the same link runs behind a
-//! virtual-time simulation and behind a real-time relay.
+//! Nothing here but [`live`] reads a clock: every entry point takes `now`, so the same link and
+//! the same sender run behind a virtual-time simulation and behind real peer connections.
 
 #![forbid(unsafe_code)]
 
+pub mod call;
 pub mod experiment;
 pub mod link;
 #[cfg(feature = "live")]

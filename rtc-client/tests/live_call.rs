@@ -9,6 +9,7 @@ use chrono::Utc;
 use handover_predictor::ForecastSource;
 use handover_predictor::dish::{SimConfig, SkyTruth, SyntheticSky, serve};
 use live_support::{Answerer, Seen, config, parse_and_validate};
+use rtc_client::call::PolicyChoice;
 use rtc_client::live::call::{LinkSetup, run};
 use rtc_client::live::http::{PeerUrl, request_raw};
 use rtc_client::live::signal::ErrorBody;
@@ -16,7 +17,6 @@ use rtc_client::live::sources::HandoverSpec;
 use rtc_client::scenario::orbit::End;
 use rtc_client::scenario::timeline::{Handover, HandoverTimeline};
 use rtc_client::scenario::{Scenario, ScenarioPaths};
-use rtc_client::sim::PolicyChoice;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 

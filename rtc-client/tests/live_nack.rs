@@ -31,14 +31,13 @@ mod live_support;
 
 use live_support::{Answerer, config};
 use pacer::telemetry::CwndMode;
+use rtc_client::call::{BweChoice, NackChoice, PolicyChoice, SenderOptions};
 use rtc_client::link::{
     Buffer, Capacity, CapacityChange, Delay, HandoverEffect, HandoverEvent, LinkConfig, Time,
 };
 use rtc_client::live::call::{CallOutcome, LinkSetup, run};
-use rtc_client::live::peer::SenderSetup;
 use rtc_client::live::sources::HandoverSpec;
 use rtc_client::scenario::timeline::HandoverTimeline;
-use rtc_client::sim::{BweChoice, NackChoice, PolicyChoice};
 use std::time::{Duration, Instant};
 
 const ONE_WAY: Duration = Duration::from_millis(30);
@@ -172,7 +171,7 @@ async fn call(answerer: &Answerer, nack: NackChoice) -> Row {
         HandoverSpec::None,
         Some(squeeze()),
     );
-    config.sender = SenderSetup {
+    config.sender = SenderOptions {
         bwe: BweChoice::GoogCc,
         nack,
         // As tests/nack_recovery.rs: issue 10's comparison is without a congestion window.

@@ -16,11 +16,12 @@
 //!
 //! `cargo test -p rtc-client --test nack_recovery -- --nocapture` prints the table.
 
+use rtc_client::call::NackChoice;
 use rtc_client::link::{
     Buffer, Capacity, CapacityChange, Delay, HandoverEffect, HandoverEvent, LinkConfig, OutageMode,
     Time,
 };
-use rtc_client::sim::{CallConfig, CallResult, NackChoice, run_call};
+use rtc_client::sim::{CallConfig, CallResult, run_call};
 use std::time::{Duration, Instant};
 
 const ONE_WAY: Duration = Duration::from_millis(30);

@@ -7,6 +7,7 @@
 mod scenario_support;
 
 use rtc_client::link::readers::{Direction, LagosTrace};
+use rtc_client::scenario::data;
 use rtc_client::scenario::figures::{self, Summary};
 use scenario_support as support;
 
@@ -44,7 +45,7 @@ fn the_starlink_boundary_rtt_change_ratio_falls_within_the_measured_mmsys24_rang
     for entry in std::fs::read_dir(&dir).unwrap() {
         let path = entry.unwrap().path();
         if path.file_name().unwrap().to_string_lossy().contains("ping") {
-            let trace = figures::load_ping("ping", &path).unwrap();
+            let trace = data::load_ping("ping", &path).unwrap();
             let b = figures::ping_boundary_change(&trace).unwrap();
             eprintln!(
                 "measured {}: boundary {:.2} ms, other {:.2} ms, ratio {:.2}",
@@ -103,8 +104,7 @@ fn the_starlink_capacity_per_slot_falls_within_the_measured_ranges() {
     let up = lagos_slot_means(&lagos, |r| r.mbps(Direction::Uplink));
     let up_m = Summary::of(up.iter().copied()).unwrap();
     // Reverse = downlink: LeoCC per second and per slot (slots start at 8.75 s; whole slots).
-    let bw =
-        figures::load_mahimahi("bw", &data.join("starlink/leocc/bw_example.mahimahi")).unwrap();
+    let bw = data::load_mahimahi("bw", &data.join("starlink/leocc/bw_example.mahimahi")).unwrap();
     let leocc_s = figures::mahimahi_mbps_per_second(&bw);
     let leocc_boundaries: Vec<u64> = (0..9).map(|k| 9 + 15 * k).collect();
     let down = figures::slot_means(&leocc_s, &leocc_boundaries);
@@ -181,7 +181,7 @@ fn the_starlink_loss_delay_and_handover_share_fall_within_the_measured_ranges() 
         "isl-ping-gw-lagos-230911-172603-0.1s-60min.txt",
         "no-isl-ping-gw-seattle-230911-170535-0.1s-60min.txt",
     ] {
-        let t = figures::load_ping("ping", &data.join("starlink/mmsys24").join(name)).unwrap();
+        let t = data::load_ping("ping", &data.join("starlink/mmsys24").join(name)).unwrap();
         losses.push(t.loss_rate());
     }
     let (lo, hi) = (
@@ -229,7 +229,7 @@ fn the_starlink_loss_delay_and_handover_share_fall_within_the_measured_ranges() 
 
 /// Per-second capacity of a Mahimahi file, Mbit/s.
 fn mahimahi_seconds(path: &std::path::Path) -> Vec<f64> {
-    figures::mahimahi_mbps_per_second(&figures::load_mahimahi("trace", path).unwrap())
+    figures::mahimahi_mbps_per_second(&data::load_mahimahi("trace", path).unwrap())
 }
 
 /// Per-call (or per-trace) medians of per-second capacity, and all seconds pooled.

@@ -4,10 +4,9 @@
 mod scenario_support;
 
 use pacer::telemetry::CwndMode;
+use rtc_client::call::{BweChoice, NackChoice, PolicyChoice, SenderOptions, SenderOverrides};
 use rtc_client::scenario::{Scenario, ScenarioError};
-use rtc_client::sim::{
-    BweChoice, CallConfig, NackChoice, PolicyChoice, SenderOptions, SenderOverrides,
-};
+use rtc_client::sim::CallConfig;
 use scenario_support as support;
 
 /// A small valid scenario to mutate.

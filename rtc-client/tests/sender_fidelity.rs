@@ -7,11 +7,12 @@
 //! queue time limit (500, 2000, 4000 ms).
 
 use pacer::telemetry::{CwndMode, IntervalRecord};
+use rtc_client::call::PolicyChoice;
 use rtc_client::link::{
     Buffer, Capacity, CapacityChange, Delay, HandoverEffect, HandoverEvent, LinkConfig, OutageMode,
     Time,
 };
-use rtc_client::sim::{CallConfig, CallResult, PolicyChoice, run_call};
+use rtc_client::sim::{CallConfig, CallResult, run_call};
 use std::time::{Duration, Instant};
 
 const ONE_WAY: Duration = Duration::from_millis(30);

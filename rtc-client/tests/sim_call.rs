@@ -1,9 +1,10 @@
 //! One call in virtual time through the real webrtc-rs chain (`rtc_client::sim`).
 
+use rtc_client::call::PolicyChoice;
 use rtc_client::link::{
     Capacity, Delay, HandoverEffect, HandoverEvent, LinkConfig, OutageMode, Time,
 };
-use rtc_client::sim::{CallConfig, CallResult, PolicyChoice, run_call};
+use rtc_client::sim::{CallConfig, CallResult, run_call};
 use std::time::{Duration, Instant};
 
 const ONE_WAY: Duration = Duration::from_millis(30);

@@ -8,11 +8,12 @@
 //! (measured in issue 9) settles the bitrate by loss, with seconds of delay: its bounds are what
 //! that estimator gives, not goals.
 
+use rtc_client::call::{BweChoice, NackChoice, PolicyChoice};
 use rtc_client::link::CapacityChange;
 use rtc_client::link::{
     Buffer, Capacity, Delay, HandoverEffect, HandoverEvent, LinkConfig, OutageMode, Time,
 };
-use rtc_client::sim::{BweChoice, CallConfig, CallResult, NackChoice, PolicyChoice, run_call};
+use rtc_client::sim::{CallConfig, CallResult, run_call};
 use std::time::{Duration, Instant};
 
 const ONE_WAY: Duration = Duration::from_millis(30);

@@ -6,14 +6,13 @@ use super::sim::{SenderArgs, parse_interval, parse_policy};
 use anyhow::{Context, Result};
 use clap::Args;
 use pacer::telemetry::TelemetryWriter;
+use rtc_client::call::{PolicyChoice, SenderOptions};
 use rtc_client::live::call::{
     CallOutcome, LinkSetup, LiveCallConfig, StatusEvent, run as run_call,
 };
-use rtc_client::live::peer::SenderSetup;
 use rtc_client::live::sources::HandoverSpec;
 use rtc_client::live::status::{process_cpu_time, summary};
 use rtc_client::scenario::Scenario;
-use rtc_client::sim::{PolicyChoice, SenderOptions};
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::net::IpAddr;
@@ -92,12 +91,7 @@ pub fn run(args: CallArgs) -> Result<()> {
         handover: args.handover.clone(),
         link,
         decision_interval: args.decision_interval,
-        sender: SenderSetup {
-            bwe: options.bwe,
-            nack: options.nack,
-            cwnd: options.cwnd,
-            keyframe_flush: options.keyframe_flush,
-        },
+        sender: options,
         seed: args.seed,
         local_ip: args.bind,
     };

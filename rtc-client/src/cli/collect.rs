@@ -7,8 +7,8 @@ use super::experiment::{RunArgs, display_path, load_scenarios, prepare_out, run_
 use super::sim::policy_name;
 use anyhow::{Result, bail};
 use clap::Args;
+use rtc_client::call::{PolicyChoice, SenderNames};
 use rtc_client::experiment::run::CallSpec;
-use rtc_client::sim::{PolicyChoice, SenderNames};
 use serde::Serialize;
 use std::io::Write;
 use std::time::Instant;

@@ -9,6 +9,7 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use pacer::telemetry::QoeRecord;
+use rtc_client::call::{PolicyChoice, SenderNames, SenderOptions};
 use rtc_client::experiment::plots;
 use rtc_client::experiment::report::{CallOutcome, Plan, Report};
 use rtc_client::experiment::run::{
@@ -16,7 +17,6 @@ use rtc_client::experiment::run::{
 };
 use rtc_client::experiment::telemetry_path;
 use rtc_client::scenario::Scenario;
-use rtc_client::sim::{PolicyChoice, SenderNames, SenderOptions};
 use sha2::{Digest, Sha256};
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -7,11 +7,9 @@ use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use pacer::OnnxPolicy;
 use pacer::telemetry::{CwndMode, IntervalRecord, QoeRecord, TelemetryWriter};
+use rtc_client::call::{BweChoice, NackChoice, PolicyChoice, SenderOverrides};
 use rtc_client::scenario::Scenario;
-use rtc_client::sim::{
-    BweChoice, CallConfig, CallResult, HandoverChoice, NackChoice, PolicyChoice, SenderOverrides,
-    run_call,
-};
+use rtc_client::sim::{CallConfig, CallResult, HandoverChoice, run_call};
 use serde::Serialize;
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -65,7 +63,7 @@ pub struct SimArgs {
 
 /// The sender's options on the command line. Each flag is optional: a flag given beats the
 /// scenario file's `[sender]` table, which beats the default
-/// ([`rtc_client::sim::sender`]).
+/// ([`rtc_client::call::options`]).
 #[derive(Debug, Clone, Copy, Default, Args)]
 pub struct SenderArgs {
     /// Loss recovery: libwebrtc (RTT-aware NACK with limits, RTX), stock (webrtc-rs's NACK pair)

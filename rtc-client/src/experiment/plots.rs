@@ -206,7 +206,7 @@ mod tests {
             duration_s: 20.0,
             interval_s: 120.0,
             handover: "oracle".into(),
-            senders: vec![crate::sim::SenderOptions::default().names(); 2],
+            senders: vec![crate::call::SenderOptions::default().names(); 2],
         };
         let outcomes: Vec<CallOutcome> = (0..8)
             .map(|i| CallOutcome {

@@ -11,7 +11,7 @@ use super::stats::{
     BOOTSTRAP_RESAMPLES, CONFIDENCE, PAIRED_TEST_NAME, SIGNIFICANCE, bootstrap_ci, mean,
     paired_permutation_p, relative_change_pct, seed_from_text,
 };
-use crate::sim::SenderNames;
+use crate::call::SenderNames;
 use pacer::telemetry::QoeRecord;
 use serde::Serialize;
 use std::fmt::Write;
@@ -390,7 +390,7 @@ mod tests {
             duration_s: 20.0,
             interval_s: 120.0,
             handover: "oracle".into(),
-            senders: vec![crate::sim::SenderOptions::default().names()],
+            senders: vec![crate::call::SenderOptions::default().names()],
         }
     }
 

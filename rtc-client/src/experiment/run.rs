@@ -4,10 +4,9 @@
 //! Why ordered: the report must be byte-identical whatever the number of threads, so results
 //! are put back in the order of the plan (scenario, policy, seed), never in completion order.
 
+use crate::call::{PolicyChoice, SenderOverrides};
 use crate::scenario::{Scenario, ScenarioError};
-use crate::sim::{
-    CallConfig, CallResult, HandoverChoice, PolicyChoice, SenderOverrides, SimError, run_call,
-};
+use crate::sim::{CallConfig, CallResult, HandoverChoice, SimError, run_call};
 use pacer::telemetry::{TelemetryError, TelemetryWriter};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

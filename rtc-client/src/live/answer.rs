@@ -14,11 +14,12 @@ use super::signal::{
     AnswerResponse, ErrorBody, MAX_BODY_BYTES, OfferRequest, QoeQuery, QoeSnapshot,
     SessionDescription,
 };
+use crate::call::NackChoice;
+use crate::call::streams::{RECEIVER_SSRC, VIDEO_SSRC};
 use crate::link::Time;
 use crate::media::qoe::QoeMeter;
 use crate::media::receiver::{Receiver, ReceiverConfig};
 use crate::nack::NackGeneratorHandle;
-use crate::sim::{NackChoice, RECEIVER_SSRC, VIDEO_SSRC};
 use axum::Router;
 use axum::body::{Body, to_bytes};
 use axum::extract::{Path, State};

@@ -27,7 +27,7 @@ use super::LiveError;
 use super::answer::ice_rtt;
 use super::http::{PeerUrl, request};
 use super::peer::{
-    Events, SenderHandles, SenderSetup, build_peer, sender_chain, set_local_and_gather, video_track,
+    CallerHandles, Events, build_peer, sender_chain, set_local_and_gather, video_track,
 };
 use super::relay::{RelaySockets, RelayStats};
 use super::signal::{
@@ -36,19 +36,15 @@ use super::signal::{
 };
 use super::sources::{self, HandoverSpec};
 use super::status::StatusLine;
+use crate::call::camera::Camera;
+use crate::call::interval::{CallLabels, OpenInterval, observe};
+use crate::call::streams::rtp_of;
+use crate::call::{NackChoice, PolicyChoice, SenderOptions};
 use crate::link::{Link, LinkConfig, Time};
-use crate::media::encoder::{Encoder, EncoderConfig};
-use crate::media::packetizer::{DEFAULT_MAX_PAYLOAD, Packetizer};
 use crate::scenario::build::Realization;
 use crate::scenario::timeline::HandoverTimeline;
-use crate::sim::{
-    ENCODER_SEED_SALT, IntervalSamples, NackChoice, PolicyChoice, VIDEO_PAYLOAD_TYPE, VIDEO_SSRC,
-    steer_encoder,
-};
-use handover_predictor::{ForecastSource, HandoverSource, NoHandovers};
-use pacer::telemetry::{
-    ForecastRecord, IntervalRecord, ObservedRecord, QoeRecord, SCHEMA, SenderRecord,
-};
+use handover_predictor::{HandoverSource, NoHandovers};
+use pacer::telemetry::{IntervalRecord, QoeRecord};
 use pacer::{Decision, PolicyController};
 use std::future::Future;
 use std::net::IpAddr;
@@ -84,8 +80,7 @@ pub struct LinkSetup {
 }
 
 impl LinkSetup {
-    /// The links and truth of a realised scenario (as [`crate::sim::CallConfig::from_realization`]
-    /// takes them).
+    /// The links and truth of a realised scenario.
     pub fn from_realization(r: &Realization) -> Self {
         Self {
             scenario: r.name.clone(),
@@ -114,7 +109,7 @@ pub struct LiveCallConfig {
     /// The decision interval.
     pub decision_interval: Duration,
     /// The sender's options.
-    pub sender: SenderSetup,
+    pub sender: SenderOptions,
     /// The encoder's and the random policy's seeds derive from it.
     pub seed: u64,
     /// The IP the caller's peer connection and the relay bind (loopback by default).
@@ -159,13 +154,6 @@ pub struct CallOutcome {
     pub queue_limit_at_max_ms: f64,
     /// The libwebrtc-like responder's counters at the end ([`NackChoice::Libwebrtc`]).
     pub nack_responder: Option<crate::nack::NackResponderStats>,
-}
-
-/// Interval bookkeeping the telemetry record is built from.
-struct OpenInterval {
-    decision: Decision,
-    start: Time,
-    samples: IntervalSamples,
 }
 
 /// Runs one real call (see the module documentation). `on_status` gets the status line each
@@ -316,20 +304,24 @@ pub async fn run(
             epoch,
             peer_url: &peer_url,
             call_id: answer.call_id.clone(),
-            record_id: format!(
-                "live-{}-{}",
-                epoch_unix_ns.map_or(0, |ns| ns / 1_000_000),
-                answer.call_id
-            ),
+            labels: CallLabels {
+                call_id: format!(
+                    "live-{}-{}",
+                    epoch_unix_ns.map_or(0, |ns| ns / 1_000_000),
+                    answer.call_id
+                ),
+                scenario: config
+                    .link
+                    .as_ref()
+                    .map_or_else(|| "live".to_owned(), |l| l.scenario.clone()),
+                seed: config.seed,
+                sender: config.sender,
+            },
             handles: handles.clone(),
             truth,
             path_rtt: relay.as_ref().map(|r| {
                 Box::new(r.path_rtt_reader()) as Box<dyn Fn() -> Option<Duration> + Send + Sync>
             }),
-            scenario: config
-                .link
-                .as_ref()
-                .map_or_else(|| "live".to_owned(), |l| l.scenario.clone()),
         };
         let result = sender
             .run(
@@ -389,13 +381,13 @@ struct SenderLoop<'a> {
     epoch: Instant,
     peer_url: &'a PeerUrl,
     call_id: String,
-    /// The telemetry's `call_id`: unique across runs (`live-<epoch ms>-<answerer's id>`).
-    record_id: String,
-    handles: SenderHandles,
+    /// What the telemetry names; its `call_id` is unique across runs
+    /// (`live-<epoch ms>-<answerer's id>`).
+    labels: CallLabels,
+    handles: CallerHandles,
     truth: Box<dyn HandoverSource>,
     /// With a link: the round trip through the emulated links now (queueing included).
     path_rtt: Option<Box<dyn Fn() -> Option<Duration> + Send + Sync>>,
-    scenario: String,
 }
 
 impl SenderLoop<'_> {
@@ -436,7 +428,8 @@ impl SenderLoop<'_> {
         }
     }
 
-    /// Closes `open` at `now` into a telemetry record.
+    /// Closes `open` at `now` into a telemetry record, with the receiver's QoE read through the
+    /// side channel.
     async fn close(
         &mut self,
         open: OpenInterval,
@@ -446,49 +439,15 @@ impl SenderLoop<'_> {
     ) -> IntervalRecord {
         let snapshot = self.qoe(packets_sent, true).await;
         let qoe = snapshot.and_then(|s| s.interval).unwrap_or_default();
-        let stats = self.handles.pacer.stats();
-        let observed = self
-            .truth
-            .forecast(open.start.to_instant(self.epoch))
-            .map(|f| (f.source(), *f.steps()))
-            .unwrap_or((ForecastSource::None, Default::default()));
-        let setup = self.config.sender;
-        IntervalRecord {
-            schema: SCHEMA.to_owned(),
-            call_id: self.record_id.clone(),
-            scenario: self.scenario.clone(),
-            seed: Some(self.config.seed),
-            interval_index: open.decision.index,
-            start_ms: open.start.as_millis(),
-            duration_ms: now.as_millis().saturating_sub(open.start.as_millis()),
-            policy: open.decision.policy.clone(),
-            action_ms: u64::try_from(open.decision.queue_time_limit.as_millis())
-                .unwrap_or(u64::MAX),
-            forecast: ForecastRecord::from_forecast(&open.decision.forecast),
-            observed: ObservedRecord {
-                source: if self.config.link.is_some() {
-                    ForecastSource::Oracle
-                } else {
-                    observed.0
-                },
-                handover: observed.1,
-            },
+        let observed = observe(self.truth.as_mut(), open.start().to_instant(self.epoch));
+        open.close(
+            now,
+            &self.labels,
             qoe,
-            pacer: open.samples.pacer(&stats),
-            gcc: open.samples.gcc(),
-            sender: Some(SenderRecord {
-                bwe: setup.bwe.telemetry(),
-                cwnd_mode: setup.cwnd,
-                keyframe_flush: setup.keyframe_flush,
-                frames_dropped: frames_dropped.saturating_sub(open.samples.frames_dropped_start),
-                packets_flushed: stats
-                    .packets_flushed
-                    .saturating_sub(open.samples.packets_flushed_start),
-                nack: Some(setup.nack.mode()),
-                window_bytes: open.samples.mean_window_bytes(),
-                pushback_ratio: open.samples.pushback_min,
-            }),
-        }
+            observed,
+            &self.handles.sender.pacer.stats(),
+            frames_dropped,
+        )
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -510,7 +469,7 @@ impl SenderLoop<'_> {
         let config = self.config;
         let epoch = self.epoch;
         let end = epoch + config.duration;
-        let handle = self.handles.pacer.clone();
+        let handle = self.handles.sender.pacer.clone();
         let mut controller = PolicyController::new(
             epoch,
             config.decision_interval,
@@ -518,16 +477,7 @@ impl SenderLoop<'_> {
             config.policy.build(config.seed),
             handle.clone(),
         );
-        let mut encoder = Encoder::new(
-            EncoderConfig {
-                seed: config.seed ^ ENCODER_SEED_SALT,
-                ..EncoderConfig::default()
-            },
-            time(Instant::now()),
-        );
-        let frame_interval = Duration::from_nanos(1_000_000_000 / u64::from(encoder.config().fps));
-        let mut packetizer =
-            Packetizer::new(VIDEO_SSRC, VIDEO_PAYLOAD_TYPE, DEFAULT_MAX_PAYLOAD, 0);
+        let mut camera = Camera::new(config.seed, time(Instant::now()));
         let mut media = Vec::new();
         let mut telemetry = Vec::new();
         let mut decisions: Vec<Decision> = Vec::new();
@@ -545,7 +495,7 @@ impl SenderLoop<'_> {
         tokio::pin!(cancel);
 
         loop {
-            let frame_at = encoder.next_frame_time().to_instant(epoch);
+            let frame_at = camera.next_frame_time().to_instant(epoch);
             let decision_at = controller.poll_timeout();
             let next = [Some(frame_at), decision_at, Some(end)]
                 .into_iter()
@@ -580,12 +530,12 @@ impl SenderLoop<'_> {
                     if let (Some(responder), Some(rtt)) = (&self.handles.responder, rtt) {
                         responder.set_rtt(rtt);
                     }
-                    let snapshot = self.qoe(packetizer.packets_sent(), false).await;
+                    let snapshot = self.qoe(camera.packets_sent(), false).await;
                     let stats = handle.stats();
-                    let bytes = encoder.bytes_encoded();
+                    let bytes = camera.encoder().bytes_encoded();
                     let line = StatusLine {
                         elapsed: epoch.elapsed(),
-                        target_kbps: self.handles.target_bps() / 1000.0,
+                        target_kbps: self.handles.sender.target_bps() / 1000.0,
                         bitrate_kbps: bytes.saturating_sub(bytes_at_last_second) as f64 * 8.0 / 1000.0,
                         fps: snapshot.as_ref().map(|s| s.fps_last_second),
                         freezes: snapshot.as_ref().map(|s| s.freezes),
@@ -610,75 +560,43 @@ impl SenderLoop<'_> {
                 self.close_open(
                     &mut open,
                     now,
-                    (packetizer.packets_sent(), encoder.frames_dropped()),
+                    (camera.packets_sent(), camera.encoder().frames_dropped()),
                     &mut telemetry,
                     on_status,
                 )
                 .await;
                 on_status(StatusEvent::Decision(&decision));
                 decisions.push(decision.clone());
-                open = Some(OpenInterval {
+                open = Some(OpenInterval::open(
                     decision,
-                    start: now,
-                    samples: IntervalSamples::new(&handle.stats(), encoder.frames_dropped()),
-                });
+                    now,
+                    &handle.stats(),
+                    camera.encoder().frames_dropped(),
+                ));
             }
 
             // The camera (as the simulator's frame step).
-            if encoder.next_frame_time() <= now {
+            if camera.next_frame_time() <= now {
                 if self
                     .handles
                     .pli
                     .swap(false, std::sync::atomic::Ordering::Relaxed)
                 {
                     plis += 1;
-                    encoder.request_key_frame();
+                    camera.request_key_frame();
                 }
-                let stats = handle.stats();
-                let queue_ms = stats.expected_queue_time.as_secs_f64() * 1000.0;
+                let step = camera.capture(now, &self.handles.sender, open.as_mut(), &mut media);
+                let queue_ms = step.stats.expected_queue_time.as_secs_f64() * 1000.0;
                 if queue_ms > max_queue.0 {
-                    max_queue = (queue_ms, stats.queue_time_limit.as_secs_f64() * 1000.0);
+                    max_queue = (queue_ms, step.stats.queue_time_limit.as_secs_f64() * 1000.0);
                 }
-                let window = self.handles.cwnd.snapshot();
-                let cwnd_config = self.handles.cwnd.config();
-                steer_encoder(
-                    &mut encoder,
-                    now,
-                    stats.target_bitrate_bps,
-                    &window,
-                    &cwnd_config,
-                );
-                let pause = stats.encoder_should_pause;
-                let gcc_target = self.handles.target_bps();
                 target_range = (
-                    target_range.0.min(gcc_target),
-                    target_range.1.max(gcc_target),
+                    target_range.0.min(step.target_bps),
+                    target_range.1.max(step.target_bps),
                 );
-                if let Some(interval) = &mut open {
-                    interval
-                        .samples
-                        .sample(&stats, gcc_target, pause.then_some(frame_interval));
-                    interval.samples.sample_window(&window);
-                }
-                if let Some(frame) = encoder.poll_frame(now, pause) {
-                    media.clear();
-                    packetizer.packetize_into(&frame, &mut media);
-                    for packet in media.drain(..) {
-                        let rtp = rtc::rtp::Packet {
-                            header: rtc::rtp::header::Header {
-                                version: 2,
-                                payload_type: packet.payload_type,
-                                sequence_number: packet.sequence_number,
-                                timestamp: packet.timestamp,
-                                ssrc: packet.ssrc,
-                                marker: packet.marker,
-                                ..Default::default()
-                            },
-                            payload: packet.payload.into(),
-                        };
-                        if let Err(e) = track.write_rtp(rtp).await {
-                            ended_by = format!("the track refused a packet: {e}");
-                        }
+                for packet in media.drain(..) {
+                    if let Err(e) = track.write_rtp(rtp_of(packet)).await {
+                        ended_by = format!("the track refused a packet: {e}");
                     }
                 }
             }
@@ -688,12 +606,12 @@ impl SenderLoop<'_> {
         self.close_open(
             &mut open,
             now,
-            (packetizer.packets_sent(), encoder.frames_dropped()),
+            (camera.packets_sent(), camera.encoder().frames_dropped()),
             &mut telemetry,
             on_status,
         )
         .await;
-        let last = self.qoe(packetizer.packets_sent(), false).await;
+        let last = self.qoe(camera.packets_sent(), false).await;
         let rendered_per_second = last
             .as_ref()
             .map(|s| s.rendered_per_second.clone())
@@ -707,9 +625,9 @@ impl SenderLoop<'_> {
             telemetry,
             decisions,
             qoe,
-            frames_encoded: encoder.frames_encoded(),
-            key_frames: encoder.key_frames(),
-            media_packets: packetizer.packets_sent(),
+            frames_encoded: camera.encoder().frames_encoded(),
+            key_frames: camera.encoder().key_frames(),
+            media_packets: camera.packets_sent(),
             plis_received: plis,
             target_range_bps: if target_range.0.is_finite() {
                 target_range

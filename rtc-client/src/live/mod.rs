@@ -1,8 +1,8 @@
-//! Real calls over the async `webrtc` crate (issue 6): `rtc-client answer` and
+//! Real calls over the async `webrtc` crate: `rtc-client answer` and
 //! `rtc-client call --peer`.
 //!
-//! A real call runs the same sender and receiver as the simulated one ([`crate::sim`]): the
-//! synthetic [`crate::media`] encoder and packetizer, GoogCC (or webrtc-rs's Gcc) behind an
+//! A real call runs the same sender and receiver as the simulated one ([`crate::sim`]), built by
+//! the shared call layer ([`crate::call`]): the synthetic [`crate::media`] encoder and packetizer, GoogCC (or webrtc-rs's Gcc) behind an
 //! estimator wrapper that publishes its target, the TWCC sender, this project's
 //! [`pacer::HandoverAwarePacer`] at `Slot::Pacer` with its congestion window, the libwebrtc-like
 //! NACK pair with RTX ([`crate::nack`]), and on the far side the media [`crate::media::receiver`]

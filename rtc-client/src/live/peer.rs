@@ -3,12 +3,12 @@
 //!
 //! # The sender chain (the caller)
 //!
-//! As [`crate::sim::run_call`] builds it, in webrtc-rs's slots (reference 3.2):
+//! As the simulator builds it ([`crate::call::sender`]), in webrtc-rs's slots:
 //! `configure_rtcp_reports` (sender and receiver reports), then `configure_congestion_control`
 //! with transport-wide feedback (it registers `transport-cc` and the TWCC header extension in the
 //! media engine), whose slots are then filled with this project's pieces: the congestion
 //! controller over the estimator wrapper that publishes the target and feeds the congestion
-//! window (`sim::ObservedEstimator`), the TWCC sender, the [`HandoverAwarePacer`] at
+//! window ([`crate::call::sender::ObservedEstimator`]), the TWCC sender, the [`HandoverAwarePacer`] at
 //! `Slot::Pacer` with its congestion window, probe channel and key-frame flushing, and the NACK
 //! pair ([`NackChoice`]): the libwebrtc-like responder with its tap and RTX, webrtc-rs's stock
 //! pair (`configure_nack`), or none.
@@ -26,20 +26,20 @@
 //! (`configure_nack`), or none.
 
 use super::LiveError;
+use crate::call::sender::{PacedSender, SenderHandles, paced_sender};
+use crate::call::streams::{
+    MAX_NACKS_PER_PACKET, VIDEO_PAYLOAD_TYPE, VIDEO_RTX_PAYLOAD_TYPE, VIDEO_RTX_SSRC, VIDEO_SSRC,
+    padding_stream, rtx_stream,
+};
+use crate::call::{NackChoice, SenderOptions};
 use crate::nack::{
     NackGenerator, NackGeneratorHandle, NackResponder, NackResponderHandle, RTX_RECEIVER_SLOT,
     RtxReceiver, TAP_SLOT,
 };
-use crate::sim::{
-    BweChoice, MAX_NACKS_PER_PACKET, NackChoice, PADDING_SSRC, PacedSender, VIDEO_PAYLOAD_TYPE,
-    VIDEO_RTX_PAYLOAD_TYPE, VIDEO_RTX_SSRC, VIDEO_SSRC, paced_sender,
-};
-use pacer::telemetry::CwndMode;
-use pacer::{CwndChannel, PacerHandle};
 use rtc::ice::mdns::MulticastDnsMode;
 use rtc::interceptor::{
     CongestionControlBuilder, Gcc, Interceptor, NackGeneratorBuilder, NackResponderBuilder,
-    RTCPFeedback, StreamInfo, TaggedPacket, TwccSenderBuilder,
+    StreamInfo, TaggedPacket, TwccSenderBuilder,
 };
 use rtc::media_stream::MediaStreamTrack;
 use rtc::peer_connection::configuration::media_engine::{MIME_TYPE_RTX, MIME_TYPE_VP8};
@@ -53,7 +53,7 @@ use rtc::shared::error::Error as RtcError;
 use std::collections::VecDeque;
 use std::net::IpAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 use tokio::sync::{Notify, mpsc, watch};
 use webrtc::media_stream::track_local::static_rtp::TrackLocalStaticRTP;
@@ -118,39 +118,15 @@ pub fn media_engine(rtx: bool) -> Result<MediaEngine, LiveError> {
     Ok(media)
 }
 
-/// The sender's options, as the simulator's [`crate::sim::CallConfig`] has them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SenderSetup {
-    /// The estimator.
-    pub bwe: BweChoice,
-    /// The NACK pair.
-    pub nack: NackChoice,
-    /// Where the congestion window acts.
-    pub cwnd: CwndMode,
-    /// Whether a key frame flushes the pacer's video backlog.
-    pub keyframe_flush: bool,
-}
-
 /// What the caller keeps of its chain: the handles into it.
 #[derive(Clone)]
-pub struct SenderHandles {
-    /// The pacer's handle (stats, queue time limit).
-    pub pacer: PacerHandle,
-    /// The estimator's latest target, bps, as f64 bits.
-    pub target: Arc<AtomicU64>,
-    /// The congestion window.
-    pub cwnd: CwndChannel,
+pub struct CallerHandles {
+    /// The pacer's, the estimator's and the congestion window's.
+    pub sender: SenderHandles,
     /// The libwebrtc-like responder's handle ([`NackChoice::Libwebrtc`]).
     pub responder: Option<NackResponderHandle>,
     /// Set when a PLI arrives; the encoder takes it.
     pub pli: Arc<AtomicBool>,
-}
-
-impl SenderHandles {
-    /// The estimator's latest target, bps.
-    pub fn target_bps(&self) -> f64 {
-        f64::from_bits(self.target.load(Ordering::Relaxed))
-    }
 }
 
 /// The caller's media engine and interceptor registry (see the module documentation), and the
@@ -160,18 +136,16 @@ impl SenderHandles {
 ///
 /// [`LiveError::Webrtc`] if webrtc-rs refuses the configuration.
 pub fn sender_chain(
-    setup: SenderSetup,
-) -> Result<(MediaEngine, Registry, SenderHandles), LiveError> {
+    setup: SenderOptions,
+) -> Result<(MediaEngine, Registry, CallerHandles), LiveError> {
     let rtx = setup.nack == NackChoice::Libwebrtc;
     let mut media = media_engine(rtx)?;
     // The padding stream rides in the negotiated VP8 payload type: the pacer's probes and
     // keep-alives are padding-only packets that the receiver's TWCC records and then drops.
     let PacedSender {
         pacer,
-        handle: pacer_handle,
         estimator,
-        target,
-        cwnd,
+        handles,
         ..
     } = paced_sender(
         setup.bwe,
@@ -229,10 +203,8 @@ pub fn sender_chain(
     Ok((
         media,
         registry,
-        SenderHandles {
-            pacer: pacer_handle,
-            target,
-            cwnd,
+        CallerHandles {
+            sender: handles,
             responder: responder_handle,
             pli,
         },
@@ -414,35 +386,11 @@ pub async fn set_local_and_gather(
 }
 
 /// The extra streams a video binding implies: its RTX stream and the probe-padding stream, with
-/// the video stream's header extensions and transport-wide feedback only (as the simulator's
-/// `rtx_stream` and `padding_stream`).
+/// the video stream's header extensions and transport-wide feedback only, as the simulator binds
+/// them ([`rtx_stream`], [`padding_stream`]); the padding rides in the video payload type.
 fn implied_streams(video: &StreamInfo) -> Vec<StreamInfo> {
-    let feedback = vec![RTCPFeedback {
-        typ: "transport-cc".to_owned(),
-        parameter: String::new(),
-    }];
-    let mut out = Vec::new();
-    if let (Some(ssrc), Some(payload_type)) = (video.ssrc_rtx, video.payload_type_rtx) {
-        out.push(StreamInfo {
-            ssrc,
-            clock_rate: video.clock_rate,
-            mime_type: MIME_TYPE_RTX.to_owned(),
-            payload_type,
-            sdp_fmtp_line: format!("apt={}", video.payload_type),
-            rtcp_feedback: feedback.clone(),
-            rtp_header_extensions: video.rtp_header_extensions.clone(),
-            ..Default::default()
-        });
-    }
-    out.push(StreamInfo {
-        ssrc: PADDING_SSRC,
-        clock_rate: video.clock_rate,
-        mime_type: video.mime_type.clone(),
-        payload_type: video.payload_type,
-        rtcp_feedback: feedback,
-        rtp_header_extensions: video.rtp_header_extensions.clone(),
-        ..Default::default()
-    });
+    let mut out: Vec<StreamInfo> = rtx_stream(video).into_iter().collect();
+    out.push(padding_stream(video, video.payload_type));
     out
 }
 

@@ -31,8 +31,8 @@
 //! RTP headers included, IP/UDP headers not), as the simulator counts a packet's marshalled size.
 
 use super::LiveError;
+use crate::call::streams::{VIDEO_RTX_SSRC, VIDEO_SSRC};
 use crate::link::{InstantLink, Link, Verdict};
-use crate::sim::{VIDEO_RTX_SSRC, VIDEO_SSRC};
 use std::collections::{BTreeMap, HashSet};
 use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Mutex};

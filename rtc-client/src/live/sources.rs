@@ -17,8 +17,8 @@
 //! why, and the status line shows it.
 
 use super::LiveError;
+use crate::scenario::sources::TruthMirror;
 use crate::scenario::timeline::HandoverTimeline;
-use crate::sim::sources::TruthMirror;
 use chrono::{DateTime, Utc};
 use handover_predictor::dish::{DishClient, DriverConfig, run_detector_with};
 use handover_predictor::orbit::{Catalogue, Observer, ServingPolicy};

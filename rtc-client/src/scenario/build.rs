@@ -18,12 +18,12 @@ use super::schema::{
 };
 use super::timeline::{self, Handover, HandoverTimeline};
 use super::{Scenario, ScenarioError, rng};
+use crate::call::SenderOptions;
 use crate::link::readers::LagosTrace;
 use crate::link::{
     Buffer, Capacity, Delay, DelaySeries, GilbertElliott, HandoverEffect, HandoverEvent,
     Interpolation, Link, LinkConfig, Loss, OutageMode, RateSeries, SeriesEnd, Time, Verdict,
 };
-use crate::sim::SenderOptions;
 use chrono::{DateTime, Timelike, Utc};
 use serde::Serialize;
 use std::cell::RefCell;
@@ -312,7 +312,7 @@ impl LagosCache {
         if let Some(t) = self.0.borrow().get(path) {
             return Ok(Arc::clone(t));
         }
-        let t = Arc::new(super::figures::load_lagos(field, path)?);
+        let t = Arc::new(super::data::load_lagos(field, path)?);
         self.0
             .borrow_mut()
             .insert(path.to_path_buf(), Arc::clone(&t));
@@ -353,7 +353,7 @@ fn capacity(
         CapacitySpec::Mahimahi { file } => {
             let field = format!("{name}.capacity.file");
             let path = resolve(&field, file)?;
-            let trace = super::figures::load_mahimahi(&field, &path)?;
+            let trace = super::data::load_mahimahi(&field, &path)?;
             let mean = trace.mean_rate_bps(crate::link::MAHIMAHI_OPPORTUNITY_BYTES);
             (Capacity::mahimahi(Arc::new(trace)), mean)
         }
@@ -362,7 +362,7 @@ fn capacity(
             let path = resolve(&field, file)?;
             let series = lagos
                 .get(&field, &path)?
-                .capacity(super::figures::lagos_direction(*column));
+                .capacity(super::data::lagos_direction(*column));
             let median = median_of(series.values().iter().map(|&v| v as f64));
             (Capacity::series(series), median)
         }
@@ -494,7 +494,7 @@ fn delays(
             DelaySpec::Leoreplayer { file } => {
                 let field = format!("{name}.delay.file");
                 let path = resolve(&field, file)?;
-                Delay::series(super::figures::load_leoreplayer(&field, &path)?)
+                Delay::series(super::data::load_leoreplayer(&field, &path)?)
             }
             DelaySpec::Lagos { file, column } => {
                 let field = format!("{name}.delay.file");
@@ -502,7 +502,7 @@ fn delays(
                 Delay::series(
                     lagos
                         .get(&field, &path)?
-                        .delay(super::figures::lagos_direction(*column)),
+                        .delay(super::data::lagos_direction(*column)),
                 )
             }
         };
@@ -538,7 +538,7 @@ fn loss(
             Loss::Series(Arc::new(
                 lagos
                     .get(&field, &path)?
-                    .loss(super::figures::lagos_direction(*column)),
+                    .loss(super::data::lagos_direction(*column)),
             ))
         }
     })

@@ -20,11 +20,13 @@
 
 pub mod build;
 pub mod cities;
+pub mod data;
 pub mod figures;
 pub mod orbit;
 pub mod process;
 pub mod rng;
 pub mod schema;
+pub mod sources;
 pub mod timeline;
 
 pub use build::{Realization, probe_rtt};
@@ -268,7 +270,7 @@ impl Scenario {
     }
 
     /// The sender options the file's `[sender]` table sets (none without one).
-    pub fn sender_overrides(&self) -> Result<crate::sim::SenderOverrides, ScenarioError> {
+    pub fn sender_overrides(&self) -> Result<crate::call::SenderOverrides, ScenarioError> {
         self.file
             .sender_overrides()
             .map_err(|e| ScenarioError::Invalid {

@@ -13,8 +13,8 @@
 //! shared data directory, `../shared/data` by default, never copied into the repository) or
 //! relative to the workspace root (e.g. `traces/tle/sparse-80.tle`).
 
-use crate::sim::sender::{BWE_NAMES, CWND_NAMES, NACK_NAMES, SenderOverrides, cwnd_from_name};
-use crate::sim::{BweChoice, NackChoice};
+use crate::call::choices::{BWE_NAMES, BweChoice, NACK_NAMES, NackChoice};
+use crate::call::options::{CWND_NAMES, SenderOverrides, cwnd_from_name};
 use serde::{Deserialize, Serialize};
 
 /// Which side of the call a direction is, for error messages and reports.
@@ -46,7 +46,7 @@ pub struct ScenarioFile {
     pub reverse: DirectionSpec,
     /// The sending side's options (estimator, NACK pair, congestion window, key-frame flush);
     /// optional, and so is each of its keys. A command-line flag overrides what it sets; what
-    /// neither sets is the default (see [`crate::sim::sender`]).
+    /// neither sets is the default (see [`crate::call::options`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sender: Option<SenderSpec>,
 }

@@ -5,12 +5,11 @@
 
 use pacer::Decision;
 use pacer::telemetry::{CwndMode, IntervalRecord};
+use rtc_client::call::{BweChoice, NackChoice, PolicyChoice, SenderOptions};
 use rtc_client::live::answer::{AnswerConfig, AnswerEvent, AnswerServer};
 use rtc_client::live::call::{LinkSetup, LiveCallConfig, StatusEvent};
-use rtc_client::live::peer::SenderSetup;
 use rtc_client::live::sources::HandoverSpec;
 use rtc_client::live::status::StatusLine;
-use rtc_client::sim::{BweChoice, NackChoice, PolicyChoice};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -57,8 +56,8 @@ impl Answerer {
 }
 
 /// The project's default sender.
-pub fn default_sender() -> SenderSetup {
-    SenderSetup {
+pub fn default_sender() -> SenderOptions {
+    SenderOptions {
         bwe: BweChoice::GoogCc,
         nack: NackChoice::Libwebrtc,
         cwnd: CwndMode::Pushback,

@@ -1,4 +1,5 @@
-//! The handover forecasts a simulated call's policy can read (`sim --handover`).
+//! Handover forecasts derived from a scenario's truth, for the policy of a call over the
+//! scenario's links (`sim --handover`, and `call --handover mirror` with `--link`).
 //!
 //! - `oracle`: the scenario's ground truth for the next 120 s (evaluation only: no deployment
 //!   knows the future exactly).
@@ -8,37 +9,14 @@
 //!   scenario has orbits), with the scenario's serving policy; a step is a handover if either
 //!   end changes satellite in it, as the oracle counts them.
 
-use crate::scenario::orbit::OrbitPredictorInputs;
-use crate::scenario::timeline::HandoverTimeline;
+use super::orbit::OrbitPredictorInputs;
+use super::timeline::HandoverTimeline;
 use chrono::{DateTime, Utc};
 use handover_predictor::predict::{Mirror, Orbital};
 use handover_predictor::{Forecast, ForecastSource, HandoverSource, HandoverSteps, SourceError};
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-/// Where the policy's forecast comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum HandoverChoice {
-    /// The ground truth.
-    #[default]
-    Oracle,
-    /// The last 120 s of ground truth, repeated.
-    Mirror,
-    /// SGP4 over the scenario's constellation.
-    Orbital,
-}
-
-impl HandoverChoice {
-    /// The name `--handover` takes and reports print.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Oracle => "oracle",
-            Self::Mirror => "mirror",
-            Self::Orbital => "orbital",
-        }
-    }
-}
 
 /// A [`Mirror`] fed with the ground truth up to each decision instant.
 pub struct TruthMirror {

@@ -1,4 +1,4 @@
-//! The sender's options (issues 8, 9 and 10) and how their sources combine.
+//! The sender's options and how their sources combine.
 //!
 //! Four choices shape the sending side of a call: the bandwidth estimator ([`BweChoice`]), the
 //! NACK pair ([`NackChoice`]), where libwebrtc's congestion window acts ([`CwndMode`]) and
@@ -19,37 +19,13 @@
 //! ([`crate::scenario::Realization::sender`]); whoever runs the call (`sim`, `experiment`,
 //! `collect`, and a real call) lays its command line over it.
 
-use super::{BweChoice, NackChoice};
+use super::choices::{BweChoice, NackChoice};
 use pacer::telemetry::CwndMode;
 
-/// The names a scenario file and `--bwe` accept, in [`BweChoice::ALL`] order.
-pub const BWE_NAMES: [&str; 2] = ["googcc", "webrtc-rs"];
-/// The names a scenario file and `--nack` accept, in [`NackChoice::ALL`] order.
-pub const NACK_NAMES: [&str; 3] = ["libwebrtc", "stock", "off"];
 /// The names a scenario file and `--cwnd` accept, in [`CWND_MODES`] order.
 pub const CWND_NAMES: [&str; 3] = ["pushback", "pacer", "off"];
 /// Every congestion-window mode, the default first.
 pub const CWND_MODES: [CwndMode; 3] = [CwndMode::Pushback, CwndMode::Pacer, CwndMode::Off];
-
-impl BweChoice {
-    /// Every estimator, the default first.
-    pub const ALL: [BweChoice; 2] = [BweChoice::GoogCc, BweChoice::WebrtcRs];
-
-    /// The estimator named `name` (as [`Self::as_str`] writes it), if any.
-    pub fn from_name(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|b| b.as_str() == name)
-    }
-}
-
-impl NackChoice {
-    /// Every NACK pair, the default first.
-    pub const ALL: [NackChoice; 3] = [NackChoice::Libwebrtc, NackChoice::Stock, NackChoice::Off];
-
-    /// The NACK pair named `name` (as [`Self::as_str`] writes it), if any.
-    pub fn from_name(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|n| n.as_str() == name)
-    }
-}
 
 /// The name of a congestion-window mode, as `--cwnd`, scenario files and telemetry write it.
 pub fn cwnd_name(mode: CwndMode) -> &'static str {
@@ -68,14 +44,13 @@ pub fn cwnd_from_name(name: &str) -> Option<CwndMode> {
 /// The sending side of a call: one value of each option.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SenderOptions {
-    /// The bandwidth estimator (issue 9).
+    /// The bandwidth estimator.
     pub bwe: BweChoice,
-    /// The NACK generator and responder (issue 10).
+    /// The NACK generator and responder.
     pub nack: NackChoice,
-    /// Where libwebrtc's congestion window acts (issue 8).
+    /// Where libwebrtc's congestion window acts.
     pub cwnd: CwndMode,
-    /// Whether a new key frame flushes the video stream's queued packets from the pacer
-    /// (issue 8).
+    /// Whether a new key frame flushes the video stream's queued packets from the pacer.
     pub keyframe_flush: bool,
 }
 
@@ -192,6 +167,7 @@ impl SenderOverrides {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::call::choices::{BWE_NAMES, NACK_NAMES};
 
     #[test]
     fn names_are_the_scenario_file_s_keys_and_values() {

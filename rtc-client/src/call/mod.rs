@@ -1,0 +1,31 @@
+//! The call layer that simulated and real calls share (docs/architecture.md, "The call engine").
+//!
+//! A call, whether [`crate::sim`] runs it in virtual time or [`crate::live`] over real peer
+//! connections, is built from the same pieces:
+//!
+//! - [`choices`]: the queue policy, the bandwidth estimator and the NACK pair;
+//! - [`options`]: the sender's options and how a command line, a scenario file and the defaults
+//!   combine;
+//! - [`streams`]: the negotiated streams (video, RTX, padding), their SSRCs and payload types,
+//!   and media packets as RTP;
+//! - [`sender`]: the pacer, the estimator and the congestion window they share, and how the
+//!   encoder follows them;
+//! - [`camera`]: the synthetic encoder and the packetizer, stepped once per frame;
+//! - [`interval`]: one decision interval, sampled at every frame and closed into a telemetry
+//!   record.
+//!
+//! Nothing here reads a clock or knows where a call's links or truth come from: the drivers hand
+//! in `now`, the decisions and the observed handovers.
+
+pub mod camera;
+pub mod choices;
+pub mod interval;
+pub mod options;
+pub mod sender;
+pub mod streams;
+
+pub use camera::{Camera, FrameStep};
+pub use choices::{BweChoice, NackChoice, PolicyChoice};
+pub use interval::{CallLabels, OpenInterval};
+pub use options::{SenderNames, SenderOptions, SenderOverrides};
+pub use sender::{PacedSender, SenderHandles, paced_sender};

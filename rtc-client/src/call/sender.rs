@@ -1,0 +1,215 @@
+//! The sending half of a call, built the same way for simulated and real calls: the pacer at
+//! `Slot::Pacer`, the bandwidth estimator in the congestion controller, the congestion window
+//! they share, and how the encoder follows them.
+
+use super::choices::BweChoice;
+use super::streams::{PADDING_SSRC, frame_info};
+use crate::link::Time;
+use crate::media::encoder::{Encoder, EncoderConfig};
+use pacer::cwnd::{CwndSnapshot, frame_drop_interval};
+use pacer::telemetry::CwndMode;
+use pacer::{
+    CwndChannel, CwndConfig, GoogCc, GoogCcConfig, HandoverAwarePacer, PacerHandle, PacingConfig,
+    ProbeChannel,
+};
+use rtc_interceptor::{BandwidthEstimator, Gcc, PacketReport};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+/// The handles through which a call reads its sender while it runs: the pacer's (stats, queue
+/// time limit), the estimator's latest target and the congestion window.
+#[derive(Clone)]
+pub struct SenderHandles {
+    /// The pacer's handle.
+    pub pacer: PacerHandle,
+    /// The estimator's latest target, bps, as f64 bits.
+    pub target: Arc<AtomicU64>,
+    /// The congestion window shared by the estimator and the pacer.
+    pub cwnd: CwndChannel,
+}
+
+impl SenderHandles {
+    /// The estimator's latest target, bps.
+    pub fn target_bps(&self) -> f64 {
+        f64::from_bits(self.target.load(Ordering::Relaxed))
+    }
+}
+
+/// The chosen estimator, with its target readable from outside the chain, and the congestion
+/// window fed from its feedback and process ticks (the estimator is boxed inside webrtc-rs's
+/// congestion-control interceptor, which is the only place the feedback reports exist).
+pub struct ObservedEstimator {
+    estimator: Estimator,
+    target: Arc<AtomicU64>,
+    cwnd: CwndChannel,
+}
+
+enum Estimator {
+    GoogCc(Box<GoogCc>),
+    WebrtcRs(Box<Gcc>),
+}
+
+impl ObservedEstimator {
+    fn inner(&self) -> &dyn BandwidthEstimator {
+        match &self.estimator {
+            Estimator::GoogCc(e) => e.as_ref(),
+            Estimator::WebrtcRs(e) => e.as_ref(),
+        }
+    }
+
+    fn inner_mut(&mut self) -> &mut dyn BandwidthEstimator {
+        match &mut self.estimator {
+            Estimator::GoogCc(e) => e.as_mut(),
+            Estimator::WebrtcRs(e) => e.as_mut(),
+        }
+    }
+
+    fn publish(&self) {
+        self.target
+            .store(self.inner().target_bitrate().to_bits(), Ordering::Relaxed);
+    }
+}
+
+impl BandwidthEstimator for ObservedEstimator {
+    fn on_reports(&mut self, now: Instant, reports: &[PacketReport]) {
+        self.inner_mut().on_reports(now, reports);
+        self.publish();
+        let target = self.inner().target_bitrate().max(0.0) as u64;
+        self.cwnd.on_feedback(
+            now,
+            reports
+                .iter()
+                .map(|r| (r.ssrc, r.rtp_sequence_number, r.departure, r.arrived)),
+            target,
+        );
+    }
+
+    fn target_bitrate(&self) -> f64 {
+        self.inner().target_bitrate()
+    }
+
+    fn handle_timeout(&mut self, now: Instant) {
+        self.inner_mut().handle_timeout(now);
+        self.publish();
+        let target = self.inner().target_bitrate().max(0.0) as u64;
+        self.cwnd.on_process(now, target);
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        let ticks = (self.cwnd.config().mode == CwndMode::Pushback)
+            .then(|| self.cwnd.poll_timeout())
+            .flatten();
+        match (self.inner().poll_timeout(), ticks) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    fn stats(&self) -> rtc_interceptor::EstimatorStats {
+        self.inner().stats()
+    }
+}
+
+/// The pacing half of a call's sender: the interceptors for `Slot::Pacer` and
+/// `Slot::CongestionControl` (this one still to be wrapped in webrtc-rs's congestion-control
+/// builder) and the handles into them.
+pub struct PacedSender {
+    /// The interceptor for `Slot::Pacer`.
+    pub pacer: HandoverAwarePacer,
+    /// The estimator for `Slot::CongestionControl`, publishing its target and feeding the window.
+    pub estimator: ObservedEstimator,
+    /// The handles into both.
+    pub handles: SenderHandles,
+    /// Whether the pacer sends padding (probes, keep-alives) on [`PADDING_SSRC`], a stream both
+    /// ends must bind.
+    pub padding: bool,
+}
+
+/// Builds the pacer and the estimator of a sender: GoogCC ([`googcc_config`]) probes through
+/// the pacer, or webrtc-rs's `Gcc`; the congestion window in `cwnd` mode; padding (probes and
+/// pacer-mode keep-alives) on [`PADDING_SSRC`] with `padding_payload_type`.
+pub fn paced_sender(
+    bwe: BweChoice,
+    cwnd: CwndMode,
+    keyframe_flush: bool,
+    padding_payload_type: u8,
+) -> PacedSender {
+    let probing = bwe == BweChoice::GoogCc;
+    // The padding stream also carries the pacer-mode keep-alives.
+    let padding = probing || cwnd == CwndMode::Pacer;
+    let pacing = PacingConfig {
+        padding_ssrc: padding.then_some(PADDING_SSRC),
+        padding_payload_type,
+        keyframe_flush,
+        ..PacingConfig::default()
+    };
+    let cwnd = CwndChannel::new(CwndConfig::with_mode(cwnd));
+    let target = Arc::new(AtomicU64::new(
+        (pacing.initial_target_bitrate_bps as f64).to_bits(),
+    ));
+    let probes = ProbeChannel::new();
+    let estimator = ObservedEstimator {
+        estimator: match bwe {
+            BweChoice::GoogCc => Estimator::GoogCc(Box::new(GoogCc::with_probing(
+                googcc_config(),
+                probes.clone(),
+            ))),
+            BweChoice::WebrtcRs => Estimator::WebrtcRs(Box::default()),
+        },
+        target: target.clone(),
+        cwnd: cwnd.clone(),
+    };
+    let mut pacer = HandoverAwarePacer::builder(pacing)
+        .congestion_window(cwnd.clone())
+        .frame_info(frame_info);
+    if probing {
+        pacer = pacer.probe_channel(probes);
+    }
+    let (pacer, handle) = pacer.build();
+    PacedSender {
+        pacer,
+        estimator,
+        handles: SenderHandles {
+            pacer: handle,
+            target,
+            cwnd,
+        },
+        padding,
+    }
+}
+
+/// Hands the encoder the pacer's target and the congestion window's pushback (libwebrtc
+/// `MaybeTriggerOnNetworkChanged`): in pushback mode with DropFrame the encoder keeps the target
+/// and drops one frame in [`frame_drop_interval`] of the reduce ratio; without DropFrame the
+/// target becomes the pushback target. In the other modes (or before the window has a target)
+/// the encoder just follows the pacer's target.
+pub fn steer_encoder(
+    encoder: &mut Encoder,
+    now: Time,
+    target_bps: u64,
+    window: &CwndSnapshot,
+    cwnd_config: &CwndConfig,
+) {
+    let pushback = cwnd_config.mode == CwndMode::Pushback && window.target_bps > 0;
+    let encoder_target = if pushback && !cwnd_config.drop_frame {
+        target_bps.min(window.pushback_target_bps)
+    } else {
+        target_bps
+    };
+    encoder.set_target(now, encoder_target);
+    encoder.set_frame_drop_interval(
+        (pushback && cwnd_config.drop_frame)
+            .then(|| frame_drop_interval(window.cwnd_reduce_ratio))
+            .flatten(),
+    );
+}
+
+/// bitrate as the total allocation (what libwebrtc's `BitrateAllocator` reports), so probing
+/// stops at twice it.
+pub fn googcc_config() -> GoogCcConfig {
+    GoogCcConfig {
+        max_total_allocated_bps: Some(EncoderConfig::default().max_bps as f64),
+        ..GoogCcConfig::default()
+    }
+}

@@ -1,0 +1,129 @@
+//! The streams a call negotiates and how media packets become RTP.
+//!
+//! One video stream (VP8 payload type, transport-wide congestion control and NACK feedback), its
+//! RTX stream (RFC 4588) when libwebrtc's NACK pair runs, and a padding stream for GoogCC's probes
+//! and the congestion window's keep-alives. The SSRCs are fixed so that telemetry and the relay's
+//! counters name the same streams in simulated and real calls.
+
+use crate::media::packetizer::MediaPacket;
+use crate::media::payload::PayloadHeader;
+use pacer::FrameInfo;
+use rtc_interceptor::{RTCPFeedback, RTPHeaderExtension, StreamInfo};
+
+/// The transport-wide congestion control header extension (draft-holmer-rmcat-transport-wide-cc-
+/// extensions-01).
+pub const TRANSPORT_CC_URI: &str =
+    "http://www.ietf.org/id/draft-holmer-rmcat-transport-wide-cc-extensions-01";
+/// The video stream's SSRC.
+pub const VIDEO_SSRC: u32 = 0x5A7E_111E;
+/// The video stream's RTP payload type.
+pub const VIDEO_PAYLOAD_TYPE: u8 = 96;
+/// The SSRC of GoogCC's probe padding (`BweChoice::GoogCc`).
+pub const PADDING_SSRC: u32 = 0x5A7E_BAD0;
+/// The padding stream's RTP payload type.
+pub const PADDING_PAYLOAD_TYPE: u8 = 127;
+/// The video stream's RTX SSRC (RFC 4588), negotiated with libwebrtc's NACK pair.
+pub const VIDEO_RTX_SSRC: u32 = 0x5A7E_111F;
+/// The video stream's RTX payload type (`video/rtx`, `apt` = [`VIDEO_PAYLOAD_TYPE`]).
+pub const VIDEO_RTX_PAYLOAD_TYPE: u8 = 97;
+/// The receiver's SSRC (the sender of its PLIs).
+pub const RECEIVER_SSRC: u32 = 0x0000_0E11;
+/// At most this many NACKs per missing packet: libwebrtc's `kMaxNackRetries` = 10
+/// (libwebrtc `modules/video_coding/nack_requester.cc`).
+pub const MAX_NACKS_PER_PACKET: u16 = 10;
+
+/// What the synthetic codec's payload header says about a packet's frame (for key-frame
+/// flushing in the pacer).
+pub fn frame_info(rtp: &rtc_rtp::Packet) -> FrameInfo {
+    match PayloadHeader::read(&rtp.payload) {
+        Ok(header) => FrameInfo {
+            key_frame: header.key_frame,
+            first_packet_of_frame: header.index == 0,
+        },
+        Err(_) => FrameInfo::default(),
+    }
+}
+
+/// A media packet as RTP (version 2, no CSRCs or extensions: the chain adds the transport-wide
+/// sequence number).
+pub fn rtp_of(packet: MediaPacket) -> rtc_rtp::Packet {
+    rtc_rtp::Packet {
+        header: rtc_rtp::Header {
+            version: 2,
+            payload_type: packet.payload_type,
+            sequence_number: packet.sequence_number,
+            timestamp: packet.timestamp,
+            ssrc: packet.ssrc,
+            marker: packet.marker,
+            ..Default::default()
+        },
+        payload: packet.payload.into(),
+    }
+}
+
+fn transport_cc() -> RTCPFeedback {
+    RTCPFeedback {
+        typ: "transport-cc".to_owned(),
+        parameter: String::new(),
+    }
+}
+
+/// The video stream as the simulated call negotiates it (VP8 on [`VIDEO_PAYLOAD_TYPE`],
+/// transport-cc and NACK feedback, the transport-wide sequence number as header extension 5);
+/// with `rtx` it names its RTX stream.
+pub fn video_stream(rtx: bool) -> StreamInfo {
+    StreamInfo {
+        ssrc: VIDEO_SSRC,
+        ssrc_rtx: rtx.then_some(VIDEO_RTX_SSRC),
+        payload_type_rtx: rtx.then_some(VIDEO_RTX_PAYLOAD_TYPE),
+        clock_rate: 90_000,
+        mime_type: "video/VP8".to_owned(),
+        payload_type: VIDEO_PAYLOAD_TYPE,
+        rtcp_feedback: vec![
+            transport_cc(),
+            RTCPFeedback {
+                typ: "nack".to_owned(),
+                parameter: String::new(),
+            },
+        ],
+        rtp_header_extensions: vec![RTPHeaderExtension {
+            uri: TRANSPORT_CC_URI.to_owned(),
+            id: 5,
+        }],
+        ..Default::default()
+    }
+}
+
+/// The RTX stream a video stream names (none if it names none), bound on its own so that the
+/// TWCC sender numbers its packets and the congestion controller and the TWCC receiver record
+/// them: `video/rtx` with `apt` = the video payload type, the video stream's header extensions,
+/// transport-cc feedback and no NACK of its own.
+pub fn rtx_stream(video: &StreamInfo) -> Option<StreamInfo> {
+    let (ssrc, payload_type) = (video.ssrc_rtx?, video.payload_type_rtx?);
+    Some(StreamInfo {
+        ssrc,
+        clock_rate: video.clock_rate,
+        mime_type: "video/rtx".to_owned(),
+        payload_type,
+        sdp_fmtp_line: format!("apt={}", video.payload_type),
+        rtcp_feedback: vec![transport_cc()],
+        rtp_header_extensions: video.rtp_header_extensions.clone(),
+        ..Default::default()
+    })
+}
+
+/// The padding stream ([`PADDING_SSRC`]) that carries GoogCC's probes and the congestion
+/// window's keep-alives, in `payload_type`: the video stream's codec and header extensions with
+/// transport-cc feedback, so that its packets are numbered and acknowledged; the receiver drops
+/// them before the media receiver.
+pub fn padding_stream(video: &StreamInfo, payload_type: u8) -> StreamInfo {
+    StreamInfo {
+        ssrc: PADDING_SSRC,
+        clock_rate: video.clock_rate,
+        mime_type: video.mime_type.clone(),
+        payload_type,
+        rtcp_feedback: vec![transport_cc()],
+        rtp_header_extensions: video.rtp_header_extensions.clone(),
+        ..Default::default()
+    }
+}

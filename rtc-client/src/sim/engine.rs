@@ -1,0 +1,581 @@
+//! The virtual-time event loop of one simulated call: [`SimCall::new`] sets the call up,
+//! [`SimCall::step`] serves the next event, [`SimCall::finish`] closes the last interval and
+//! counts (the module documentation of [`crate::sim`] describes what runs).
+
+use super::config::{CallConfig, HandoverChoice, SimError};
+use super::result::{CallResult, RecoveryCounts, SenderCounts};
+use crate::call::NackChoice;
+use crate::call::camera::Camera;
+use crate::call::interval::{CallLabels, OpenInterval, ms, observe};
+use crate::call::sender::{PacedSender, SenderHandles, paced_sender};
+use crate::call::streams::{
+    MAX_NACKS_PER_PACKET, PADDING_PAYLOAD_TYPE, RECEIVER_SSRC, VIDEO_SSRC, padding_stream, rtp_of,
+    rtx_stream, video_stream,
+};
+use crate::link::{Link, Time};
+use crate::media::packetizer::MediaPacket;
+use crate::media::qoe::QoeMeter;
+use crate::media::receiver::{Receiver, ReceiverConfig};
+use crate::nack::{
+    NackGenerator, NackGeneratorHandle, NackResponder, NackResponderHandle, RTX_RECEIVER_SLOT,
+    RtxReceiver, TAP_SLOT,
+};
+use crate::scenario::sources::{BothEnds, TruthMirror};
+use handover_predictor::{HandoverSource, TimelineSource};
+use pacer::{Decision, PolicyController};
+use rtc_interceptor::{
+    Attribute, AttributedPacket, BoxedInterceptor, CongestionControlBuilder, NackGeneratorBuilder,
+    NackResponderBuilder, Packet, Registry, Slot, TaggedPacket, TwccReceiverBuilder,
+    TwccSenderBuilder,
+};
+use rtc_rtcp::payload_feedbacks::picture_loss_indication::PictureLossIndication;
+use rtc_rtcp::transport_feedbacks::transport_layer_nack::TransportLayerNack;
+use rtc_shared::TransportContext;
+use rtc_shared::marshal::MarshalSize;
+use std::collections::{BTreeMap, HashSet};
+use std::time::{Duration, Instant};
+
+/// How often the simulated call hands the NACK pair the RTT, as RTCP receiver reports would
+/// (libwebrtc's video RTCP report interval, 1 s).
+pub const RTCP_INTERVAL: Duration = Duration::from_secs(1);
+/// The webrtc-rs driver serves a deadline that is not in the future this much later
+/// (webrtc-rs's `MIN_IMMEDIATE_TIMEOUT_INTERVAL`).
+const MIN_IMMEDIATE_TIMEOUT: Duration = Duration::from_millis(1);
+
+/// Packets on a link, by arrival time (ties in the order they were sent).
+type InFlight = BTreeMap<(Time, u64), TaggedPacket>;
+
+/// One simulated call in progress.
+pub struct SimCall {
+    epoch: Instant,
+    labels: CallLabels,
+    end: Time,
+    now: Time,
+    first: bool,
+    forward_link: Link,
+    reverse_link: Link,
+    sender: BoxedInterceptor,
+    receiver: BoxedInterceptor,
+    handles: SenderHandles,
+    nack_handles: Option<(NackGeneratorHandle, NackResponderHandle)>,
+    camera: Camera,
+    media: Vec<MediaPacket>,
+    media_receiver: Receiver,
+    meter: QoeMeter,
+    controller: PolicyController,
+    truth: TimelineSource,
+    forward: InFlight,
+    reverse: InFlight,
+    in_flight_id: u64,
+    open: Option<OpenInterval>,
+    telemetry: Vec<pacer::telemetry::IntervalRecord>,
+    decisions: Vec<Decision>,
+    rendered_per_second: Vec<u32>,
+    rtp_packets_sent: u64,
+    stale_deadlines: u64,
+    sender_counts: SenderCounts,
+    recovery: RecoveryCounts,
+    nacked: HashSet<i64>,
+    last_pli: Option<Time>,
+    /// The one-way delays of the latest packets sent on each link.
+    forward_delay: Option<Duration>,
+    reverse_delay: Option<Duration>,
+    next_rtt_report: Time,
+}
+
+fn sender_err(e: rtc_shared::error::Error) -> SimError {
+    SimError::Chain {
+        side: "sender",
+        message: e.to_string(),
+    }
+}
+
+fn receiver_err(e: rtc_shared::error::Error) -> SimError {
+    SimError::Chain {
+        side: "receiver",
+        message: e.to_string(),
+    }
+}
+
+impl SimCall {
+    /// Sets the call up: both links, both interceptor chains with their streams bound, the
+    /// media engine, the policy controller and the truth. `epoch` is the `Instant` virtual time
+    /// zero maps to.
+    ///
+    /// # Errors
+    ///
+    /// [`SimError::Link`] for an invalid link configuration, [`SimError::Duration`] for a
+    /// duration beyond what an [`Instant`] offset can hold, [`SimError::NoOrbits`] for an
+    /// orbital forecast over a scenario without orbits.
+    pub fn new(config: &CallConfig, epoch: Instant) -> Result<Self, SimError> {
+        let forward_link =
+            Link::new(config.forward.clone(), config.forward_seed).map_err(|source| {
+                SimError::Link {
+                    direction: "forward",
+                    source,
+                }
+            })?;
+        let reverse_link =
+            Link::new(config.reverse.clone(), config.reverse_seed).map_err(|source| {
+                SimError::Link {
+                    direction: "reverse",
+                    source,
+                }
+            })?;
+        if epoch.checked_add(config.duration * 2).is_none() {
+            return Err(SimError::Duration(config.duration));
+        }
+
+        let PacedSender {
+            pacer,
+            estimator,
+            handles,
+            padding,
+        } = paced_sender(
+            config.bwe,
+            config.cwnd,
+            config.keyframe_flush,
+            PADDING_PAYLOAD_TYPE,
+        );
+        let mut sender = Registry::new()
+            .with(
+                Slot::CongestionControl,
+                CongestionControlBuilder::new(estimator).build(),
+            )
+            .with(Slot::TwccSender, TwccSenderBuilder::new().build())
+            .with(Slot::Pacer, pacer);
+        let mut receiver =
+            Registry::new().with(Slot::TwccReceiver, TwccReceiverBuilder::new().build());
+        let mut nack_handles = None;
+        match config.nack {
+            NackChoice::Stock => {
+                sender = sender.with(Slot::NackResponder, NackResponderBuilder::new().build());
+                receiver = receiver.with(
+                    Slot::NackGenerator,
+                    NackGeneratorBuilder::new()
+                        .with_max_nacks_per_packet(MAX_NACKS_PER_PACKET)
+                        .build(),
+                );
+            }
+            NackChoice::Libwebrtc => {
+                let (responder, responder_handle, tap) = NackResponder::new();
+                sender = sender
+                    .with(TAP_SLOT, tap)
+                    .with(Slot::NackResponder, responder);
+                let (generator, generator_handle) = NackGenerator::new();
+                receiver = receiver
+                    .with(RTX_RECEIVER_SLOT, RtxReceiver::new())
+                    .with(Slot::NackGenerator, generator);
+                nack_handles = Some((generator_handle, responder_handle));
+            }
+            NackChoice::Off => {}
+        }
+        let mut sender: BoxedInterceptor = Box::new(sender.build());
+        let mut receiver: BoxedInterceptor = Box::new(receiver.build());
+        let video = video_stream(config.nack == NackChoice::Libwebrtc);
+        // The RTX stream first: the pacer classifies by the last binding of an SSRC, and the
+        // video stream's binding marks its RTX SSRC as retransmissions.
+        if let Some(rtx) = rtx_stream(&video) {
+            sender.bind_local_stream(&rtx);
+            receiver.bind_remote_stream(&rtx);
+        }
+        if padding {
+            let padding = padding_stream(&video, PADDING_PAYLOAD_TYPE);
+            sender.bind_local_stream(&padding);
+            receiver.bind_remote_stream(&padding);
+        }
+        sender.bind_local_stream(&video);
+        receiver.bind_remote_stream(&video);
+
+        let source: Box<dyn HandoverSource> = match config.handover {
+            HandoverChoice::Oracle => Box::new(config.timeline.oracle(epoch)),
+            HandoverChoice::Mirror => Box::new(TruthMirror::new(&config.timeline, epoch)),
+            HandoverChoice::Orbital => match &config.orbits {
+                Some((inputs, start)) => Box::new(BothEnds::new(inputs, epoch, *start)),
+                None => return Err(SimError::NoOrbits(config.scenario.clone())),
+            },
+        };
+        let controller = PolicyController::new(
+            epoch,
+            config.decision_interval,
+            source,
+            config.policy.build(config.seed),
+            handles.pacer.clone(),
+        );
+        let seconds = usize::try_from(config.duration.as_secs()).unwrap_or(usize::MAX);
+        Ok(Self {
+            epoch,
+            labels: config.labels(),
+            end: Time::ZERO.saturating_add(config.duration),
+            now: Time::ZERO,
+            first: true,
+            forward_link,
+            reverse_link,
+            sender,
+            receiver,
+            handles,
+            nack_handles,
+            camera: Camera::new(config.seed, Time::ZERO),
+            media: Vec::new(),
+            media_receiver: Receiver::new(ReceiverConfig::default()),
+            meter: QoeMeter::new(),
+            controller,
+            truth: config.timeline.oracle(epoch),
+            forward: BTreeMap::new(),
+            reverse: BTreeMap::new(),
+            in_flight_id: 0,
+            open: None,
+            telemetry: Vec::new(),
+            decisions: Vec::new(),
+            rendered_per_second: vec![0u32; seconds.min(1 << 24)],
+            rtp_packets_sent: 0,
+            stale_deadlines: 0,
+            sender_counts: SenderCounts {
+                cwnd: Some(config.cwnd),
+                min_pushback_ratio: 1.0,
+                ..SenderCounts::default()
+            },
+            recovery: RecoveryCounts {
+                nack: config.nack,
+                ..RecoveryCounts::default()
+            },
+            nacked: HashSet::new(),
+            last_pli: None,
+            forward_delay: None,
+            reverse_delay: None,
+            next_rtt_report: Time::ZERO.saturating_add(RTCP_INTERVAL),
+        })
+    }
+
+    fn at(&self, t: Time) -> Instant {
+        self.epoch + t.since_epoch()
+    }
+
+    /// Serves the next event: the earliest of the next frame, either chain's deadline, the media
+    /// receiver's, the next decision and the next arrival on either link. Returns `false` once
+    /// the call's end is reached (nothing was served).
+    ///
+    /// # Errors
+    ///
+    /// [`SimError::Chain`] if an interceptor chain refuses a packet or a timeout.
+    pub fn step(&mut self) -> Result<bool, SimError> {
+        let epoch = self.epoch;
+        let time_of = |i: Instant| Time::from_instant(epoch, i);
+        let frame_due = Some(self.camera.next_frame_time()).filter(|&t| t < self.end);
+        let sender_due = self.sender.poll_timeout().map(time_of);
+        let receiver_due = self.receiver.poll_timeout().map(time_of);
+        let candidates = [
+            frame_due,
+            sender_due,
+            receiver_due,
+            self.media_receiver.poll_timeout(),
+            self.controller.poll_timeout().map(time_of),
+            self.forward.keys().next().map(|k| k.0),
+            self.reverse.keys().next().map(|k| k.0),
+        ];
+        let next = candidates.into_iter().flatten().min().unwrap_or(self.end);
+        let next = if next <= self.now && !self.first {
+            self.stale_deadlines += 1;
+            self.now.saturating_add(MIN_IMMEDIATE_TIMEOUT)
+        } else {
+            next
+        };
+        self.first = false;
+        if next >= self.end {
+            return Ok(false);
+        }
+        self.now = next;
+        let now = next;
+        let instant = self.at(now);
+        // A chain is woken when its own deadline has come or something was handed to it at this
+        // instant, as the webrtc-rs driver does; waking it on every event of the other side
+        // would only repeat its per-wake work (the congestion controller scans its whole send
+        // history on each).
+        let sender_touched = sender_due.is_some_and(|t| t <= now);
+        let receiver_touched = receiver_due.is_some_and(|t| t <= now);
+
+        self.decide(now, instant);
+        let framed = frame_due.is_some_and(|t| t <= now) && self.capture(now, instant)?;
+        self.report_rtt(now);
+        self.serve_sender(now, instant, sender_touched || framed)?;
+        self.serve_receiver(now, instant, receiver_touched)?;
+        Ok(true)
+    }
+
+    /// At a decision boundary: closes the interval, opens the next one.
+    fn decide(&mut self, now: Time, instant: Instant) {
+        if let Some(decision) = self.controller.handle_timeout(instant) {
+            self.close_interval(now);
+            self.decisions.push(decision.clone());
+            self.open = Some(OpenInterval::open(
+                decision,
+                now,
+                &self.handles.pacer.stats(),
+                self.camera.encoder().frames_dropped(),
+            ));
+        }
+    }
+
+    /// The camera's frame; returns whether it wrote packets into the sender chain.
+    fn capture(&mut self, now: Time, instant: Instant) -> Result<bool, SimError> {
+        let step = self
+            .camera
+            .capture(now, &self.handles, self.open.as_mut(), &mut self.media);
+        let counts = &mut self.sender_counts;
+        counts.min_pushback_ratio = counts.min_pushback_ratio.min(step.window.pushback_ratio);
+        counts.max_outstanding_bytes = counts
+            .max_outstanding_bytes
+            .max(step.window.outstanding_bytes);
+        for packet in self.media.drain(..) {
+            self.sender
+                .handle_write(tagged(instant, Packet::Rtp(rtp_of(packet))))
+                .map_err(sender_err)?;
+        }
+        Ok(step.encoded)
+    }
+
+    /// The RTT an RTCP report would carry, to both ends of the NACK pair.
+    fn report_rtt(&mut self, now: Time) {
+        if now >= self.next_rtt_report {
+            self.next_rtt_report = now.saturating_add(RTCP_INTERVAL);
+            if let (Some((generator, responder)), Some(f), Some(r)) =
+                (&self.nack_handles, self.forward_delay, self.reverse_delay)
+            {
+                generator.set_rtt(Some(f + r));
+                responder.set_rtt(f + r);
+            }
+        }
+    }
+
+    /// Feedback reaching the sender, the sender's timeout, and what it writes onto the forward
+    /// link.
+    fn serve_sender(
+        &mut self,
+        now: Time,
+        instant: Instant,
+        mut touched: bool,
+    ) -> Result<(), SimError> {
+        while let Some(entry) = self.reverse.first_entry() {
+            if entry.key().0 > now {
+                break;
+            }
+            let mut packet = entry.remove();
+            packet.now = instant;
+            touched = true;
+            // The chain ends inbound RTCP at its terminus, so the PLI is picked off as it
+            // arrives, as a peer connection's RTCP reader for the sending track would.
+            if let Packet::Rtcp(rtcp) = &packet.message.packet
+                && rtcp
+                    .iter()
+                    .any(|p| p.as_any().is::<PictureLossIndication>())
+            {
+                self.camera.request_key_frame();
+            }
+            self.sender.handle_read(packet).map_err(sender_err)?;
+            while self.sender.poll_read().is_some() {}
+        }
+        if touched {
+            self.sender.handle_timeout(instant).map_err(sender_err)?;
+        }
+        while let Some(packet) = self.sender.poll_write() {
+            let is_rtp = matches!(packet.message.packet, Packet::Rtp(_));
+            let resent = is_rtp && packet.message.has(&Attribute::Retransmission);
+            if is_rtp {
+                self.rtp_packets_sent += 1;
+            }
+            if resent {
+                self.recovery.retransmissions_sent += 1;
+            }
+            if let Some(arrival) = self
+                .forward_link
+                .send(now, wire_size(&packet.message.packet))
+                .delivered_at()
+            {
+                self.forward_delay = Some(arrival.saturating_duration_since(now));
+                self.in_flight_id += 1;
+                self.forward.insert((arrival, self.in_flight_id), packet);
+            } else if resent {
+                self.recovery.retransmissions_lost += 1;
+            } else if is_rtp {
+                self.recovery.media_packets_lost += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// Media reaching the receiver, what it renders, its PLIs, its timeout, and what it writes
+    /// onto the reverse link.
+    fn serve_receiver(
+        &mut self,
+        now: Time,
+        instant: Instant,
+        mut touched: bool,
+    ) -> Result<(), SimError> {
+        while let Some(entry) = self.forward.first_entry() {
+            if entry.key().0 > now {
+                break;
+            }
+            let mut packet = entry.remove();
+            packet.now = instant;
+            touched = true;
+            self.receiver.handle_read(packet).map_err(receiver_err)?;
+            while let Some(read) = self.receiver.poll_read() {
+                if let Packet::Rtp(rtp) = &read.message.packet
+                    && rtp.header.ssrc == VIDEO_SSRC
+                {
+                    self.media_receiver
+                        .on_packet(now, rtp.header.sequence_number, &rtp.payload);
+                }
+            }
+        }
+        self.media_receiver.handle_timeout(now);
+        while let Some(frame) = self.media_receiver.poll_rendered() {
+            let second = usize::try_from(frame.rendered.as_nanos() / 1_000_000_000).ok();
+            if let Some(count) = second.and_then(|s| self.rendered_per_second.get_mut(s)) {
+                *count += 1;
+            }
+            self.meter.on_rendered(&frame);
+        }
+        if self.pli_due(now) {
+            self.last_pli = Some(now);
+            let pli = PictureLossIndication {
+                sender_ssrc: RECEIVER_SSRC,
+                media_ssrc: VIDEO_SSRC,
+            };
+            self.receiver
+                .handle_write(tagged(instant, Packet::Rtcp(vec![Box::new(pli)])))
+                .map_err(receiver_err)?;
+            touched = true;
+        }
+        if touched {
+            self.receiver
+                .handle_timeout(instant)
+                .map_err(receiver_err)?;
+        }
+        while let Some(packet) = self.receiver.poll_write() {
+            let sent = i64::try_from(self.camera.packets_sent()).unwrap_or(i64::MAX);
+            for seq in nacked_sequence_numbers(&packet.message.packet) {
+                self.recovery.nack_requests += 1;
+                self.nacked.insert(crate::nack::unwrap_seq(sent, seq));
+            }
+            if let Some(arrival) = self
+                .reverse_link
+                .send(now, wire_size(&packet.message.packet))
+                .delivered_at()
+            {
+                self.reverse_delay = Some(arrival.saturating_duration_since(now));
+                self.in_flight_id += 1;
+                self.reverse.insert((arrival, self.in_flight_id), packet);
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether the receiver sends a PLI now: the media receiver asks for one, or the NACK
+    /// generator does (its list overflowed). One PLI source only: the generator's request is
+    /// sent only if the media receiver is not asking already and the last PLI is at least the
+    /// receiver's PLI spacing old.
+    fn pli_due(&mut self, now: Time) -> bool {
+        let mut due = self.media_receiver.poll_pli(now);
+        if let Some((generator, _)) = &self.nack_handles
+            && generator.take_key_frame_request()
+        {
+            self.recovery.nack_key_frame_requests += 1;
+            let spaced = self.last_pli.is_none_or(|t| {
+                now.saturating_duration_since(t) >= self.media_receiver.config().pli_interval
+            });
+            if !due && !self.media_receiver.waiting_for_key_frame() && spaced {
+                self.recovery.nack_plis += 1;
+                due = true;
+            }
+        }
+        due
+    }
+
+    /// Closes the open interval, if any, at `now` into its telemetry record.
+    fn close_interval(&mut self, now: Time) {
+        let Some(interval) = self.open.take() else {
+            return;
+        };
+        self.meter.on_packet_counts(
+            self.camera.packets_sent(),
+            self.media_receiver.stats().packets_received,
+        );
+        let qoe = self.meter.take_interval().to_record();
+        let at = self.at(interval.start());
+        let observed = observe(&mut self.truth, at);
+        self.telemetry.push(interval.close(
+            now,
+            &self.labels,
+            qoe,
+            observed,
+            &self.handles.pacer.stats(),
+            self.camera.encoder().frames_dropped(),
+        ));
+    }
+
+    /// Closes the last interval at the call's end and gathers the call's counts.
+    pub fn finish(mut self) -> CallResult {
+        self.close_interval(self.end);
+        let mut recovery = self.recovery;
+        recovery.nacked_packets = self.nacked.len() as u64;
+        if let Some((generator, responder)) = &self.nack_handles {
+            let stats = generator.stats();
+            recovery.give_ups = stats.give_ups;
+            recovery.rtt_ms = Some(ms(stats.rtt));
+            let stats = responder.stats();
+            recovery.resends_suppressed = stats.ignored_pending + stats.ignored_recent;
+            recovery.not_in_history = stats.not_in_history;
+            recovery.over_budget = stats.over_budget;
+        }
+        let stats = self.handles.pacer.stats();
+        let encoder = self.camera.encoder();
+        let mut sender = self.sender_counts;
+        sender.frames_dropped_by_pushback = encoder.frames_dropped_by_pushback();
+        sender.congested = stats.congested_time;
+        sender.keepalives = stats.keepalives_sent;
+        sender.packets_flushed = stats.packets_flushed;
+        CallResult {
+            sender,
+            telemetry: self.telemetry,
+            qoe: self.meter.total(),
+            rendered_per_second: self.rendered_per_second,
+            decisions: self.decisions,
+            frames_encoded: encoder.frames_encoded(),
+            key_frames: encoder.key_frames(),
+            plis_sent: self.media_receiver.stats().plis_sent + recovery.nack_plis,
+            media_packets: self.camera.packets_sent(),
+            rtp_packets_sent: self.rtp_packets_sent,
+            stale_deadlines: self.stale_deadlines,
+            recovery,
+        }
+    }
+}
+
+/// The sequence numbers a NACK packet asks for.
+fn nacked_sequence_numbers(packet: &Packet) -> Vec<u16> {
+    let Packet::Rtcp(rtcp) = packet else {
+        return Vec::new();
+    };
+    rtcp.iter()
+        .filter_map(|p| p.as_any().downcast_ref::<TransportLayerNack>())
+        .flat_map(|nack| nack.nacks.iter().flat_map(|pair| pair.packet_list()))
+        .collect()
+}
+
+fn tagged(now: Instant, packet: Packet) -> TaggedPacket {
+    TaggedPacket {
+        now,
+        transport: TransportContext::default(),
+        message: AttributedPacket::new(packet),
+    }
+}
+
+fn wire_size(packet: &Packet) -> u32 {
+    let bytes = match packet {
+        Packet::Rtp(rtp) => rtp.marshal_size(),
+        Packet::Rtcp(rtcp) => rtcp.iter().map(|p| p.marshal_size()).sum(),
+        _ => 0,
+    };
+    u32::try_from(bytes).unwrap_or(u32::MAX)
+}
