@@ -6,7 +6,7 @@ use super::common::{
     parse_elevation, parse_instant, parse_latitude, parse_longitude, rfc3339_short,
     staleness_warning,
 };
-use super::plot::{self, TimelinePicture};
+use super::plot::{self, Sample, TimelinePicture};
 use anyhow::{Context, Result, bail};
 use chrono::{DateTime, Duration as ChronoDuration, Utc};
 use clap::{Args, ValueEnum};
@@ -551,15 +551,6 @@ fn steps_of(forecast: &Forecast) -> Vec<usize> {
     (0..HORIZON_STEPS)
         .filter(|&k| forecast.steps().is_handover(k))
         .collect()
-}
-
-/// One second of the serving timeline, relative to t0 (for the plot).
-#[derive(Debug, Clone, Copy)]
-pub struct Sample {
-    /// Seconds after t0 (the first sample may be up to 1 s before it).
-    pub offset_s: f64,
-    /// The serving satellite and its elevation.
-    pub serving: Option<(u64, f64)>,
 }
 
 /// Cuts the part of `timeline` (entries one second apart from `from`) that covers
