@@ -18,6 +18,9 @@ pub mod eval;
 mod forecast;
 pub mod orbit;
 pub mod predict;
+// Its only users (the synthetic sky and the evaluation) come with the dish.
+#[cfg(feature = "dish")]
+mod rng;
 pub mod sky;
 mod source;
 
