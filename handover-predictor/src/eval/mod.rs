@@ -18,8 +18,8 @@
 //!   - [`Orbital`] gets the predictors' catalogue and policy only;
 //!   - [`Hybrid`] gets the same catalogue and policy, plus the detector's track.
 //! * **Windows**: decision instants at `start + warmup + k * spacing`; each forecast covers the
-//!   120 s after its instant (the forecast contract, DESIGN section 3). The warm-up gives the
-//!   mirror its 120 s of history. The default spacing is 127 s rather than 120 s so that the
+//!   120 s after its instant (docs/architecture.md, "The forecast contract"). The warm-up gives
+//!   the mirror its 120 s of history. The default spacing is 127 s rather than 120 s so that the
 //!   decision instants sweep all 15 phases of the slot grid (127 = 8 x 15 + 7, and 7 is prime to
 //!   15); back-to-back 120-s windows would all sit at the same point of a slot.
 //!

@@ -113,7 +113,7 @@ impl Tally {
 }
 
 /// The forecast steps that contain a slot boundary of `(t0, t0 + 120 s]`: a boundary at
-/// `t0 + d` lies in step `ceil(d) - 1` (DESIGN section 3).
+/// `t0 + d` lies in step `ceil(d) - 1` (docs/architecture.md, "The forecast contract").
 fn boundary_steps(t0: DateTime<Utc>) -> Vec<usize> {
     let end = t0 + ChronoDuration::seconds(HORIZON_STEPS as i64);
     let mut steps = Vec::new();

@@ -143,10 +143,10 @@ impl Shell {
 }
 
 /// The Starlink first-generation shells as licensed by the FCC in April 2021 (SpaceX's
-/// modification, FCC 21-48, the shells listed in issue 3): 550 km 53.0 deg 72 x 22; 540 km
-/// 53.2 deg 72 x 22; 570 km 70.0 deg 36 x 20; 560 km 97.6 deg in 10 planes, 6 of 58 and 4 of 43
-/// (the two polar groups share one 36-degree node grid). 4,408 satellites. SpaceX does not
-/// publish the phasing factor; `F = 1` is used.
+/// modification, FCC 21-48): 550 km 53.0 deg 72 x 22; 540 km 53.2 deg 72 x 22; 570 km 70.0 deg
+/// 36 x 20; 560 km 97.6 deg in 10 planes, 6 of 58 and 4 of 43 (the two polar groups share one
+/// 36-degree node grid). 4,408 satellites. SpaceX does not publish the phasing factor; `F = 1` is
+/// used.
 pub fn starlink_gen1() -> Vec<Shell> {
     vec![
         Shell::delta("SL550", 550.0, 53.0, 72, 22, 1),
