@@ -1,6 +1,6 @@
 //! One orbital forecast (120 s of serving satellites -> `Forecast`) from a full Starlink
 //! catalogue, prefiltered against the exhaustive baseline that propagates every satellite at every
-//! instant. Issue 3's goal: under 100 ms per forecast on one core for 8,000 satellites.
+//! instant. The goal: under 100 ms per forecast on one core for 8,000 satellites.
 //!
 //! Uses the real May-2025 snapshot (7,999 satellites) from `../shared/data/tle/` when present,
 //! else the shipped `traces/tle/starlink-gen1.tle` (4,408).

@@ -1,17 +1,18 @@
 //! The handover forecast: the one contract between handover sources and the queue policy.
 //!
-//! Defined in `../shared/DESIGN.md` section 3, after the paper's state representation
-//! ("Dynamic Pacing for Real-time Satellite Traffic", section III-B): a 120-second horizon in
-//! one-second steps, a 0/1 handover indicator per step, and the running count of handovers
-//! normalised by 8, the number of handovers Starlink's 15-second reconfiguration cadence puts in
-//! 120 seconds.
+//! Defined in docs/architecture.md, "The forecast contract", after the paper's state
+//! representation ("Dynamic Pacing for Real-time Satellite Traffic", section III-B): a 120-second
+//! horizon in one-second steps, a 0/1 handover indicator per step, and the running count of
+//! handovers normalised by 8, the number of handovers Starlink's 15-second reconfiguration
+//! cadence puts in 120 seconds.
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 use std::str::FromStr;
 use std::time::{Duration, Instant};
 
-/// Number of one-second steps in a forecast (DESIGN section 3: `H = 120`).
+/// Number of one-second steps in a forecast, `H = 120` (docs/architecture.md, "The forecast
+/// contract").
 pub const HORIZON_STEPS: usize = 120;
 
 /// Length of one forecast step.
@@ -21,11 +22,12 @@ pub const STEP: Duration = Duration::from_secs(1);
 pub const HORIZON: Duration = Duration::from_secs(HORIZON_STEPS as u64);
 
 /// Divisor of the cumulative channel: 8 handovers in 120 s at Starlink's 15-s cadence
-/// (DESIGN section 3; paper section III-B).
+/// (docs/architecture.md, "The forecast contract"; paper section III-B).
 pub const CUMULATIVE_NORM: f32 = 8.0;
 
 /// Shape of the model input tensor `forecast`: `[batch = 1, steps = 120, channels = 2]`
-/// (DESIGN section 6). Channel 0 is the handover bit, channel 1 the normalised cumulative count.
+/// (docs/architecture.md, "The model and its card"). Channel 0 is the handover bit, channel 1 the
+/// normalised cumulative count.
 pub const TENSOR_SHAPE: [usize; 3] = [1, HORIZON_STEPS, 2];
 
 /// Why a forecast was refused.
@@ -69,8 +71,8 @@ pub enum ForecastError {
     UnknownSource(String),
 }
 
-/// Where a forecast came from (DESIGN section 3). Carried into telemetry so that a model can be
-/// trained and evaluated per source.
+/// Where a forecast came from (docs/architecture.md, "The forecast contract"). Carried into
+/// telemetry so that a model can be trained and evaluated per source.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ForecastSource {
     /// The paper's live predictor: the next interval repeats the last observed one.
@@ -170,9 +172,9 @@ impl HandoverSteps {
 
     /// Steps with a handover at each offset from `t0`.
     ///
-    /// A handover at offset `d` falls in step `k` when `k s < d <= (k+1) s` (DESIGN section 3), so
-    /// an offset of exactly 0 belongs to the previous interval and is refused, as is anything past
-    /// the horizon. Several handovers in one step set the same bit.
+    /// A handover at offset `d` falls in step `k` when `k s < d <= (k+1) s` (docs/architecture.md,
+    /// "The forecast contract"), so an offset of exactly 0 belongs to the previous interval and is
+    /// refused, as is anything past the horizon. Several handovers in one step set the same bit.
     pub fn from_offsets<I>(offsets: I) -> Result<Self, ForecastError>
     where
         I: IntoIterator<Item = Duration>,
@@ -273,7 +275,7 @@ impl<'de> Deserialize<'de> for HandoverSteps {
     }
 }
 
-/// A handover forecast for the 120 s after `t0` (DESIGN section 3).
+/// A handover forecast for the 120 s after `t0` (docs/architecture.md, "The forecast contract").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Forecast {
     source: ForecastSource,

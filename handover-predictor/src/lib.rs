@@ -2,8 +2,9 @@
 //!
 //! Every producer of handover information (orbits, the Starlink dish, a trace, ground truth)
 //! speaks one contract: the [`Forecast`], a 120-step, one-second-resolution view of the handovers
-//! expected after a decision instant (`../shared/DESIGN.md`, section 3). The pacer's policy reads
-//! nothing else, so any source can be swapped for any other without touching the policy.
+//! expected after a decision instant (docs/architecture.md, "The forecast contract"). The pacer's
+//! policy reads nothing else, so any source can be swapped for any other without touching the
+//! policy.
 //!
 //! The crate is sans-I/O at its core: a [`HandoverSource`] is asked for a forecast *at* an instant
 //! it is handed, and never reads a clock itself, which is what lets the same source drive a real
@@ -18,6 +19,9 @@ pub mod eval;
 mod forecast;
 pub mod orbit;
 pub mod predict;
+// Its only users (the synthetic sky and the evaluation) come with the dish.
+#[cfg(feature = "dish")]
+mod rng;
 pub mod sky;
 mod source;
 

@@ -1,7 +1,7 @@
-//! The full evaluation behind the closing note: mirror vs orbital vs hybrid on the
-//! generated starlink-gen1 catalogue and on the real May-2025 catalogue, at the three sites of
-//! reference C5, 30+ windows each, in four scenarios (same catalogue, perturbed catalogue, a
-//! truth policy weighted differently, the delay policy as truth).
+//! The full evaluation: mirror vs orbital vs hybrid on the generated starlink-gen1 catalogue and
+//! on the real May-2025 catalogue, at the three sites of reference C5, 30+ windows each, in four
+//! scenarios (same catalogue, perturbed catalogue, a truth policy weighted differently, the delay
+//! policy as truth).
 //!
 //! Ignored by default (about 40 s in release mode once built, 20 s per catalogue):
 //!

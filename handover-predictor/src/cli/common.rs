@@ -1,9 +1,12 @@
 //! Pieces the subcommands share: argument parsers, the observer site, the serving policy, TLE
-//! loading with errors that name the file, and output helpers.
+//! loading with errors that name the file, output helpers, and the dish connection.
 
 use anyhow::{Context, Result, bail};
 use chrono::{DateTime, Duration as ChronoDuration, SecondsFormat, Utc};
 use clap::{Args, ValueEnum};
+use handover_predictor::dish::{
+    DishClient, DriverConfig, DriverError, DriverReport, run_detector_with,
+};
 use handover_predictor::orbit::{
     Catalogue, DelayConfig, Observer, ServingPolicy, StarlinkConfig, walker,
 };
@@ -378,13 +381,35 @@ pub async fn connect_dish(
     dish: &str,
     time_scale: f64,
     call_timeout: Option<Duration>,
-) -> Result<handover_predictor::dish::DishClient> {
+) -> Result<DishClient> {
     let config = dish_client_config(time_scale, call_timeout);
     tracing::info!(
         "connecting to the dish at {dish} (timeout {:?} per call)",
         config.call_timeout
     );
-    handover_predictor::dish::DishClient::connect_with(dish.to_owned(), config)
+    DishClient::connect_with(dish.to_owned(), config)
         .await
         .with_context(|| format!("cannot connect to the dish at {dish} (--dish)"))
+}
+
+/// Runs the detector on `client` under `config` behind a progress bar of `seconds` dish seconds
+/// labelled `what`, advanced by the dish time of the track points seen and cleared when the run
+/// ends, whatever its outcome.
+pub async fn run_detector_with_progress(
+    client: &DishClient,
+    config: DriverConfig,
+    seconds: u64,
+    what: &str,
+) -> Result<DriverReport, DriverError> {
+    let bar = progress_bar(seconds, what);
+    let mut first = None;
+    let report = run_detector_with(client, config, |observation| {
+        if let Some(point) = &observation.point {
+            let origin = *first.get_or_insert(point.at);
+            bar.set_position((point.at - origin).num_seconds().max(0) as u64 + 1);
+        }
+    })
+    .await;
+    bar.finish_and_clear();
+    report
 }

@@ -4,13 +4,13 @@
 use super::common::{
     self, PolicyArg, connect_dish, load_catalogue, newest_epoch, out, out_json, parse_altitude,
     parse_elevation, parse_instant, parse_latitude, parse_longitude, rfc3339_short,
-    staleness_warning,
+    run_detector_with_progress, staleness_warning,
 };
-use super::plot::{self, TimelinePicture};
+use super::plot::{self, Sample, TimelinePicture};
 use anyhow::{Context, Result, bail};
 use chrono::{DateTime, Duration as ChronoDuration, Utc};
 use clap::{Args, ValueEnum};
-use handover_predictor::dish::{DriverConfig, DriverReport, run_detector_with};
+use handover_predictor::dish::{DriverConfig, DriverReport};
 use handover_predictor::orbit::{Catalogue, Observer, Serving, ServingPolicy, handovers};
 use handover_predictor::predict::{Basis, Hybrid, Mirror, Orbital};
 use handover_predictor::{Forecast, HORIZON_STEPS, HandoverSource};
@@ -470,17 +470,9 @@ async fn watch(args: &ForecastArgs, dish: &str) -> Result<(DriverReport, SiteOut
         duration: Some(common::chrono_duration(args.watch)),
         ..DriverConfig::default()
     };
-    let bar = common::progress_bar(watch_s, "watching the dish");
-    let mut first = None;
-    let report = run_detector_with(&client, config, |observation| {
-        if let Some(point) = &observation.point {
-            let origin = *first.get_or_insert(point.at);
-            bar.set_position((point.at - origin).num_seconds().max(0) as u64 + 1);
-        }
-    })
-    .await;
-    bar.finish_and_clear();
-    let report = report.with_context(|| format!("watching the dish at {dish} failed"))?;
+    let report = run_detector_with_progress(&client, config, watch_s, "watching the dish")
+        .await
+        .with_context(|| format!("watching the dish at {dish} failed"))?;
     Ok((report, site))
 }
 
@@ -551,15 +543,6 @@ fn steps_of(forecast: &Forecast) -> Vec<usize> {
     (0..HORIZON_STEPS)
         .filter(|&k| forecast.steps().is_handover(k))
         .collect()
-}
-
-/// One second of the serving timeline, relative to t0 (for the plot).
-#[derive(Debug, Clone, Copy)]
-pub struct Sample {
-    /// Seconds after t0 (the first sample may be up to 1 s before it).
-    pub offset_s: f64,
-    /// The serving satellite and its elevation.
-    pub serving: Option<(u64, f64)>,
 }
 
 /// Cuts the part of `timeline` (entries one second apart from `from`) that covers

@@ -2,7 +2,6 @@
 //! plotters to PNG (bitmap backend) or SVG. Text uses an embedded DejaVu Sans, so no system font
 //! is needed.
 
-use super::forecast::Sample;
 use anyhow::{Context, Result, anyhow, bail};
 use handover_predictor::dish::{MapGeometry, ObstructionMap, PixelPoint, SkyDirection};
 use plotters::coord::Shift;
@@ -99,6 +98,15 @@ const PALETTE: [RGBColor; 8] = [
 ];
 
 const HANDOVER: RGBColor = RGBColor(214, 39, 40);
+
+/// One second of the serving timeline, relative to t0: what [`TimelinePicture`] draws.
+#[derive(Debug, Clone, Copy)]
+pub struct Sample {
+    /// Seconds after t0 (the first sample may be up to 1 s before it).
+    pub offset_s: f64,
+    /// The serving satellite and its elevation.
+    pub serving: Option<(u64, f64)>,
+}
 
 /// The forecast timeline: the serving satellite's elevation over the 120 s, handover marks.
 #[derive(Debug, Clone)]

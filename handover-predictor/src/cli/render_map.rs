@@ -1,14 +1,14 @@
 //! `render-map`: an obstruction map as a picture, optionally with the detected track.
 
-use super::common::{self, connect_dish, out, out_json, parse_time_scale, rfc3339};
+use super::common::{
+    self, connect_dish, out, out_json, parse_time_scale, rfc3339, run_detector_with_progress,
+};
 use super::mapfile::{self, SavedMap, frame_name};
 use super::plot::{self, MapPicture};
 use anyhow::{Context, Result};
 use chrono::{DateTime, Duration as ChronoDuration, Utc};
 use clap::{ArgGroup, Args};
-use handover_predictor::dish::{
-    DetectionLog, DriverConfig, PixelPoint, PointKind, run_detector_with,
-};
+use handover_predictor::dish::{DetectionLog, DriverConfig, PixelPoint, PointKind};
 use serde::Serialize;
 use std::path::PathBuf;
 
@@ -163,18 +163,10 @@ async fn fetch(args: &RenderMapArgs, dish: &str) -> Result<(SavedMap, DetectionL
             clear_each_slot: false,
             ..DriverConfig::default()
         };
-        let bar = common::progress_bar(u64::from(args.seconds), "polling the track");
-        let mut first = None;
-        let report = run_detector_with(&client, config, |observation| {
-            if let Some(point) = &observation.point {
-                let origin = *first.get_or_insert(point.at);
-                bar.set_position((point.at - origin).num_seconds().max(0) as u64 + 1);
-            }
-        })
-        .await;
-        bar.finish_and_clear();
-        let report =
-            report.with_context(|| format!("polling the track from the dish at {dish} failed"))?;
+        let seconds = u64::from(args.seconds);
+        let report = run_detector_with_progress(&client, config, seconds, "polling the track")
+            .await
+            .with_context(|| format!("polling the track from the dish at {dish} failed"))?;
         log = report.log;
     }
     let map = client

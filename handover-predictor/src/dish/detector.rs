@@ -301,8 +301,9 @@ impl DetectionLog {
             .collect()
     }
 
-    /// Per-second handover bits in the forecast contract's convention (DESIGN.md section 3):
-    /// `bits[k] = 1` when a detected handover lies in `(t0 + k s, t0 + (k + 1) s]`.
+    /// Per-second handover bits in the forecast contract's convention (docs/architecture.md, "The
+    /// forecast contract"): `bits[k] = 1` when a detected handover lies in
+    /// `(t0 + k s, t0 + (k + 1) s]`.
     pub fn handover_bits(&self, t0: DateTime<Utc>, steps: usize) -> Vec<u8> {
         let mut bits = vec![0u8; steps];
         for at in self.handovers() {

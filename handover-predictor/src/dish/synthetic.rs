@@ -8,6 +8,7 @@
 
 use super::map::normalise_deg;
 use super::sim::SkyTruth;
+use crate::rng::SplitMix64;
 use crate::sky::{SLOT_LENGTH_S, Serving, SkyPosition, slot_start};
 use chrono::{DateTime, Duration as ChronoDuration, Utc};
 
@@ -77,7 +78,7 @@ pub struct SyntheticSky {
 impl SyntheticSky {
     /// The sky for `seed`, starting at the slot containing `start`.
     pub fn new(seed: u64, start: DateTime<Utc>, duration: ChronoDuration) -> Self {
-        let mut rng = SplitMix64(seed);
+        let mut rng = SplitMix64::new(seed);
         let first = slot_start(start);
         let end = start + duration;
         let slot = ChronoDuration::seconds(SLOT_LENGTH_S);
@@ -172,24 +173,6 @@ pub fn slant_range_km(elevation_deg: f64) -> f64 {
     let orbit = EARTH_RADIUS_KM + SHELL_ALTITUDE_KM;
     let along = EARTH_RADIUS_KM * e.sin();
     (orbit * orbit - (EARTH_RADIUS_KM * e.cos()).powi(2)).sqrt() - along
-}
-
-/// SplitMix64: a tiny, well-mixed deterministic generator (no dependency needed).
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in [0, 1).
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
 }
 
 #[cfg(test)]

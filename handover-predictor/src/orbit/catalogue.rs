@@ -12,6 +12,7 @@
 //! few decaying objects.
 
 use super::geometry::{EARTH_EQUATORIAL_RADIUS_KM, Observer};
+use super::kepler::{WGS72_EQUATORIAL_RADIUS_KM, semi_major_axis_km};
 use crate::sky::SkyPosition;
 use chrono::{DateTime, NaiveDateTime, Utc};
 use std::collections::HashMap;
@@ -185,8 +186,8 @@ impl Satellite {
             .map(clean_name)
             .filter(|n| !n.is_empty());
         let epoch = elements.datetime.and_utc();
-        let mean_altitude_km = super::walker::semi_major_axis_km(elements.mean_motion)
-            - super::walker::WGS72_EQUATORIAL_RADIUS_KM;
+        let mean_altitude_km =
+            semi_major_axis_km(elements.mean_motion) - WGS72_EQUATORIAL_RADIUS_KM;
         Ok(Self {
             name,
             elements,
@@ -218,8 +219,8 @@ impl Satellite {
     }
 
     /// Mean altitude above the WGS72 equatorial radius, from the mean motion by Kepler's third
-    /// law (see [`super::walker::semi_major_axis_km`]). Used to tell operational shells from
-    /// satellites still raising their orbit or already deorbiting.
+    /// law (see [`walker::semi_major_axis_km`](super::walker::semi_major_axis_km)). Used to tell
+    /// operational shells from satellites still raising their orbit or already deorbiting.
     pub fn mean_altitude_km(&self) -> f64 {
         self.mean_altitude_km
     }

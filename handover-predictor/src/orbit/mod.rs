@@ -15,6 +15,7 @@
 
 mod catalogue;
 mod geometry;
+mod kepler;
 mod serving;
 pub mod walker;
 

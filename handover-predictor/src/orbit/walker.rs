@@ -8,24 +8,19 @@
 //!
 //! The element sets are circular (eccentricity 0), drag-free (B* = 0, no mean-motion
 //! derivatives) and written in the standard 69-column format (reference D2) with valid checksums.
-//! The mean motion comes from the altitude by Kepler's third law, `n = sqrt(mu / a^3)`, with
-//! `a` = WGS72 equatorial radius + altitude and the WGS72 `mu` that SGP4 uses with element sets
-//! (Hoots & Roehrich, Spacetrack Report #3, 1980; Vallado et al. 2006, "Revisiting Spacetrack
-//! Report #3", AIAA 2006-6753, table of WGS72 constants: mu = 398600.8 km^3/s^2,
-//! a_e = 6378.135 km). SGP4 reads that mean motion as a Kozai mean motion and applies its J2
-//! correction, so the propagated mean radius sits a few km from `a` (measured in
-//! `tests/orbit_walker.rs`).
+//! The mean motion comes from the altitude by Kepler's third law with the WGS72 constants that
+//! SGP4 uses with element sets ([`mean_motion_rev_per_day`]).
 
+use super::catalogue::checksum;
 use chrono::{DateTime, Datelike, TimeZone, Timelike, Utc};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-/// WGS72 gravitational parameter, km^3/s^2 (Vallado et al. 2006, WGS72 constants used with TLEs;
-/// the `sgp4` crate's `WGS72.ke` is the same value in Earth radii^1.5 per minute).
-pub const WGS72_MU_KM3_S2: f64 = 398_600.8;
-
-/// WGS72 equatorial radius, km (same source; `sgp4::WGS72.ae`).
-pub const WGS72_EQUATORIAL_RADIUS_KM: f64 = 6378.135;
+// The constants and Kepler's law are shared with the catalogue (a satellite's mean altitude);
+// they are re-exported here, where the generator's users have always found them.
+pub use super::kepler::{
+    WGS72_EQUATORIAL_RADIUS_KM, WGS72_MU_KM3_S2, mean_motion_rev_per_day, semi_major_axis_km,
+};
 
 /// The first NORAD number [`generate`] assigns. 90001 and up is the range Space-Track leaves for
 /// analyst objects, so generated satellites never collide with real catalogue numbers (about
@@ -39,21 +34,6 @@ pub fn shipped_epoch() -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2025, 5, 12, 0, 0, 0)
         .single()
         .unwrap_or(DateTime::<Utc>::UNIX_EPOCH)
-}
-
-/// Mean motion, rev/day, of a circular orbit `altitude_km` above the WGS72 equatorial radius
-/// (Kepler's third law with WGS72 constants; see the module documentation).
-pub fn mean_motion_rev_per_day(altitude_km: f64) -> f64 {
-    let a = WGS72_EQUATORIAL_RADIUS_KM + altitude_km;
-    let n_rad_per_s = (WGS72_MU_KM3_S2 / (a * a * a)).sqrt();
-    n_rad_per_s * 86_400.0 / std::f64::consts::TAU
-}
-
-/// Semi-major axis, km, of an orbit with mean motion `rev_per_day`: the inverse of
-/// [`mean_motion_rev_per_day`].
-pub fn semi_major_axis_km(rev_per_day: f64) -> f64 {
-    let n_rad_per_s = rev_per_day * std::f64::consts::TAU / 86_400.0;
-    (WGS72_MU_KM3_S2 / (n_rad_per_s * n_rad_per_s)).cbrt()
 }
 
 /// Why a constellation could not be generated.
@@ -163,10 +143,10 @@ impl Shell {
 }
 
 /// The Starlink first-generation shells as licensed by the FCC in April 2021 (SpaceX's
-/// modification, FCC 21-48, the shells listed in issue 3): 550 km 53.0 deg 72 x 22; 540 km
-/// 53.2 deg 72 x 22; 570 km 70.0 deg 36 x 20; 560 km 97.6 deg in 10 planes, 6 of 58 and 4 of 43
-/// (the two polar groups share one 36-degree node grid). 4,408 satellites. SpaceX does not
-/// publish the phasing factor; `F = 1` is used.
+/// modification, FCC 21-48): 550 km 53.0 deg 72 x 22; 540 km 53.2 deg 72 x 22; 570 km 70.0 deg
+/// 36 x 20; 560 km 97.6 deg in 10 planes, 6 of 58 and 4 of 43 (the two polar groups share one
+/// 36-degree node grid). 4,408 satellites. SpaceX does not publish the phasing factor; `F = 1` is
+/// used.
 pub fn starlink_gen1() -> Vec<Shell> {
     vec![
         Shell::delta("SL550", 550.0, 53.0, 72, 22, 1),
@@ -314,7 +294,7 @@ fn angle_field(degrees: f64) -> String {
 }
 
 fn with_checksum(mut line: String) -> String {
-    let sum = super::catalogue::checksum(line.as_bytes());
+    let sum = checksum(line.as_bytes());
     line.push(char::from(b'0' + sum));
     line
 }
@@ -323,15 +303,6 @@ fn with_checksum(mut line: String) -> String {
 mod tests {
     use super::*;
     use crate::orbit::Catalogue;
-
-    #[test]
-    fn a_550_km_orbit_makes_15_05_revolutions_a_day() {
-        // a = 6928.135 km; n = sqrt(398600.8 / a^3) = 1.09488e-3 rad/s = 15.0549 rev/day, close to
-        // the 15.05-15.06 of real Starlink satellites at 550 km.
-        let n = mean_motion_rev_per_day(550.0);
-        assert!((n - 15.0549).abs() < 1e-3, "{n}");
-        assert!((semi_major_axis_km(n) - 6928.135).abs() < 1e-6);
-    }
 
     #[test]
     fn generated_lines_are_69_columns_with_valid_checksums_and_load_back() {

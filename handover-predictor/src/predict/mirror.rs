@@ -69,7 +69,7 @@ impl Mirror {
 
     /// Per-second detector output: `bits[k]` is 1 when a handover was seen in
     /// `(start + k s, start + (k+1) s]`, recorded as a handover at `start + (k+1) s` (the forecast
-    /// contract's step convention, DESIGN section 3).
+    /// contract's step convention: docs/architecture.md, "The forecast contract").
     pub fn observe_steps(&mut self, start: Instant, bits: &[u8]) {
         for (k, &bit) in bits.iter().enumerate() {
             if bit != 0 {

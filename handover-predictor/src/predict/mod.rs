@@ -1,5 +1,5 @@
 //! Predictors: handover sources that produce a [`Forecast`](crate::Forecast) at a decision
-//! instant (DESIGN section 2, "Predictors").
+//! instant (docs/architecture.md, "Crates and dependency direction").
 //!
 //! - [`Mirror`]: the paper's live predictor (section III-D): the next 120 s repeat the last
 //!   observed 120 s; 8 equally spaced handovers before there is any history.
