@@ -1,4 +1,4 @@
-//! How fast one simulated call runs, and whether its memory stays flat (issue 5, section 5).
+//! How fast one simulated call runs, and whether its memory stays flat.
 //!
 //! Goal: a 10-minute call at 2.5 Mbit/s in under 0.6 s on one core (1000x real time), memory flat
 //! over a simulated hour. Printed side by side, in the same run:

@@ -1,4 +1,4 @@
-//! Real calls over loopback (issue 6): `answer` and `call` in one process, through the relay,
+//! Real calls over loopback: `answer` and `call` in one process, through the relay,
 //! with live handover sources, and the signalling's refusals.
 
 #![cfg(feature = "live")]

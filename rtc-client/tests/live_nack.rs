@@ -1,4 +1,4 @@
-//! Issue 10 in a real call: the squeezed link of `tests/nack_recovery.rs`, through the relay,
+//! libwebrtc-like loss recovery in a real call: the squeezed link of `tests/nack_recovery.rs`, through the relay,
 //! with webrtc-rs's stock NACK pair and with the libwebrtc-like one (`rtc_client::nack`).
 //!
 //! The link: 3 Mbit/s, 30 ms one-way, a 100-kB drop-tail buffer on the forward link, squeezed
@@ -18,7 +18,7 @@
 //!   renders at least 25 frames (of 30) at the answerer, on the caller's clock. The call's last
 //!   second is left out: the caller reads the QoE as it hangs up, so that second is cut short.
 //!
-//! Asserted for `libwebrtc`: the goals of issue 10 (at most 3 retransmissions per lost packet,
+//! Asserted for `libwebrtc`: the loss-recovery goals (at most 3 retransmissions per lost packet,
 //! no pacer queue above the queue time limit plus [`QUEUE_TOLERANCE_MS`], full recovery within
 //! 3 s of the link being freed). For `stock`: only what it showed in every run (see
 //! `docs/real-calls.md`).
@@ -174,7 +174,7 @@ async fn call(answerer: &Answerer, nack: NackChoice) -> Row {
     config.sender = SenderOptions {
         bwe: BweChoice::GoogCc,
         nack,
-        // As tests/nack_recovery.rs: issue 10's comparison is without a congestion window.
+        // As tests/nack_recovery.rs: the comparison is without a congestion window.
         cwnd: CwndMode::Off,
         keyframe_flush: false,
     };
@@ -204,7 +204,7 @@ async fn on_the_squeezed_link_libwebrtc_meets_the_goals_in_a_real_call() {
             "{r:?}"
         );
     }
-    // The goals of issue 10, for the libwebrtc pair.
+    // The loss-recovery goals, for the libwebrtc pair.
     assert!(
         libwebrtc.per_lost <= 3.0,
         "{:.2} retransmissions per lost packet: {libwebrtc:?}",

@@ -1,4 +1,4 @@
-//! Issue 10: the NACK storm, reproduced with webrtc-rs's stock NACK pair and fixed by the
+//! The NACK storm, reproduced with webrtc-rs's stock NACK pair and fixed by the
 //! libwebrtc-like one (`rtc_client::nack`), in simulated calls through the real chain.
 //!
 //! Two links, each call once per NACK choice on identical links and seeds:
@@ -10,7 +10,7 @@
 //!
 //! Measured: retransmissions per packet the link lost, the longest pacer queue, loss after
 //! recovery, freezes, and the recovery time after the link is freed (the start of the first
-//! second from which every second renders at least 25 frames). The goals (issue 10) are
+//! second from which every second renders at least 25 frames). The goals are
 //! asserted for `libwebrtc`: at most 3 retransmissions per lost packet, no pacer queue above
 //! the queue time limit, full recovery within 3 s of the link being freed.
 //!
@@ -42,9 +42,9 @@ fn call(name: &str, forward_events: Vec<HandoverEvent>, nack: NackChoice) -> Cal
     let mut config = CallConfig::over_links(name, forward, reverse, 7, CALL);
     config.decision_interval = Duration::from_secs(10);
     config.nack = nack;
-    // Issue 10's comparison was measured without a congestion window; issue 8 made encoder
-    // pushback the default, which caps the stock pair's storm (the squeeze's pacer queue 2.1 s
-    // instead of 4.3 s, recovery as fast as libwebrtc's), so these cases keep the window off.
+    // The NACK comparison was measured without a congestion window; encoder pushback, now the
+    // default, caps the stock pair's storm (the squeeze's pacer queue 2.1 s instead of 4.3 s,
+    // recovery as fast as libwebrtc's), so these cases keep the window off.
     config.cwnd = pacer::telemetry::CwndMode::Off;
     run_call(&config, Instant::now()).expect("the call runs")
 }
@@ -187,7 +187,7 @@ fn case(name: &'static str, freed: Duration, run: fn(NackChoice) -> CallResult) 
     rows
 }
 
-/// The goals of issue 10, for the libwebrtc pair.
+/// The loss-recovery goals, for the libwebrtc pair.
 fn assert_goals(r: &Row) {
     assert_eq!(r.nack, NackChoice::Libwebrtc);
     assert!(r.lost > 0, "the case loses packets: {r:?}");

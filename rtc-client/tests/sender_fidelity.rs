@@ -1,4 +1,4 @@
-//! Issue 8: the sender's congestion window (pushback, the default; pacer; off) and key-frame
+//! The sender's congestion window (pushback, the default; pacer; off) and key-frame
 //! flushing, compared in simulated calls over a 2-s handover outage and a 3-s capacity drop.
 //!
 //! Every call is 60 s over 3 Mbit/s links with 100-kB buffers and 30-ms one-way delay, the

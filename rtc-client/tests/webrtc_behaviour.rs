@@ -1,11 +1,11 @@
-//! Checks that the simulated call behaves like WebRTC (issue 5, section 4), each asserting
+//! Checks that the simulated call behaves like WebRTC, each asserting
 //! numbers: a clean link, a bottleneck, and the queue time limit's effect on an outage, the
 //! mechanism the product rests on. (The outage freeze and recovery, and determinism, are in
 //! `sim_call.rs`.)
 //!
 //! The sender runs the defaults (GoogCC, libwebrtc-like NACK with RTX) unless a test says
 //! otherwise; the bottleneck check also runs webrtc-rs's `Gcc`, whose weak delay response
-//! (measured in issue 9) settles the bitrate by loss, with seconds of delay: its bounds are what
+//! (measured in docs/experiments) settles the bitrate by loss, with seconds of delay: its bounds are what
 //! that estimator gives, not goals.
 
 use rtc_client::call::{BweChoice, NackChoice, PolicyChoice};
@@ -132,7 +132,7 @@ fn capacity_drop_call(limit_ms: u64) -> CallResult {
     );
     config.decision_interval = Duration::from_secs(20);
     config.policy = PolicyChoice::Fixed(Duration::from_millis(limit_ms));
-    // Without a congestion window, as measured before issue 8: with encoder pushback (now the
+    // Without a congestion window, as measured before the congestion window existed: with encoder pushback (now the
     // default) the 4000-ms call's queue peaks at 1.7 s and the encoder never pauses
     // (`tests/sender_fidelity.rs` compares the modes).
     config.cwnd = pacer::telemetry::CwndMode::Off;
@@ -173,9 +173,9 @@ fn a_capacity_drop_under_a_500_ms_and_a_4000_ms_limit_queues_delays_and_pauses_d
 /// A 60-s call over 3 Mbit/s links with 100-kB buffers and a 2-s outage at 40 s, with the
 /// given fixed queue time limit; decisions every 20 s, so the third interval holds the outage.
 ///
-/// With webrtc-rs's stock NACK pair (issue 10): what fills the pacer after this outage is its
+/// With webrtc-rs's stock NACK pair: what fills the pacer after this outage is its
 /// retransmission storm (every lost packet re-requested every 100 ms, up to 10 times, and
-/// queued again while still waiting). With the libwebrtc-like pair, the default since issue 10,
+/// queued again while still waiting). With the libwebrtc-like pair, the default,
 /// the queue stays under 500 ms and the two limits give the same call (and without NACK the
 /// queue stays empty), so this check of the limit's mechanism keeps the stock pair.
 fn outage_call(limit_ms: u64) -> CallResult {

@@ -1,8 +1,6 @@
 //! `rtc-client call`: one real call to an `rtc-client answer`, optionally over an emulated link.
 
-use super::PathArgs;
-use super::link::parse_duration;
-use super::sim::{SenderArgs, parse_interval, parse_policy};
+use super::args::{PathArgs, SenderArgs, parse_duration, parse_interval, parse_policy};
 use anyhow::{Context, Result};
 use clap::Args;
 use pacer::telemetry::TelemetryWriter;

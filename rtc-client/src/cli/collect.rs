@@ -3,11 +3,11 @@
 //! every call's telemetry kept for training, with a manifest that names each file and its
 //! sha256 so a training run can say exactly what it learnt from.
 
-use super::experiment::{RunArgs, display_path, load_scenarios, prepare_out, run_calls, senders};
-use super::sim::policy_name;
+use super::args::{RunArgs, policy_name};
 use anyhow::{Result, bail};
 use clap::Args;
 use rtc_client::call::{PolicyChoice, SenderNames};
+use rtc_client::experiment::batch::{display_path, load_scenarios, prepare_out, senders};
 use rtc_client::experiment::run::CallSpec;
 use serde::Serialize;
 use std::io::Write;
@@ -93,7 +93,7 @@ pub fn run(args: CollectArgs, epoch: Instant) -> Result<()> {
         );
     }
     let total = wanted as usize;
-    let scenarios = load_scenarios(&run.scenarios, &run.paths)?;
+    let scenarios = load_scenarios(&run.scenarios, &run.paths.resolve())?;
     prepare_out(&run.out, run.force, &["telemetry", "manifest.json"])?;
     // Call j goes to scenario j mod S with seed BASE + j div S: every scenario's seeds are
     // consecutive from BASE.
@@ -106,7 +106,7 @@ pub fn run(args: CollectArgs, epoch: Instant) -> Result<()> {
         })
         .collect();
     specs.sort_by_key(|s| (s.scenario, s.seed));
-    let finished = run_calls(&scenarios, &[PolicyChoice::Random], &specs, run, epoch)?;
+    let finished = run.run_calls(&scenarios, &[PolicyChoice::Random], &specs, epoch)?;
 
     let intervals: usize = finished.iter().map(|f| f.intervals).sum();
     let manifest = Manifest {
@@ -122,7 +122,7 @@ pub fn run(args: CollectArgs, epoch: Instant) -> Result<()> {
         simulated_hours: finished.len() as f64 * run.duration.as_secs_f64() / 3600.0,
         scenarios: scenarios
             .iter()
-            .zip(senders(&scenarios, run)?)
+            .zip(senders(&scenarios, &run.sender.overrides())?)
             .enumerate()
             .map(|(i, (s, sender))| {
                 let seeds: Vec<u64> = specs

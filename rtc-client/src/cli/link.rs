@@ -1,6 +1,6 @@
 //! `rtc-client link`: draw one call from a scenario and report what its two links do.
 
-use super::PathArgs;
+use super::args::{PathArgs, parse_duration};
 use super::compare::{self, CompareFormat, CompareSummary, CompareTrace};
 use super::plot::{self, Band, Column, Figure, Line};
 use anyhow::{Context, Result};
@@ -19,8 +19,6 @@ use std::time::Duration;
 const PROBE_INTERVAL: Duration = Duration::from_millis(200);
 /// Size of an RTT probe, bytes (an ICMP echo of 56 data bytes plus headers).
 const PROBE_BYTES: u32 = 84;
-/// Longest call the command emulates: 24 h.
-const MAX_DURATION: Duration = Duration::from_secs(86_400);
 
 /// `rtc-client link` arguments.
 #[derive(Debug, Args)]
@@ -52,18 +50,6 @@ pub struct LinkArgs {
     compare_format: CompareFormat,
     #[command(flatten)]
     paths: PathArgs,
-}
-
-/// Parses `10m`, `90s`, `1h30m` (humantime), refusing zero and more than a day.
-pub(super) fn parse_duration(text: &str) -> Result<Duration, String> {
-    let d = humantime::parse_duration(text).map_err(|e| format!("{e} (use e.g. 90s, 10m, 1h)"))?;
-    if d < Duration::from_secs(1) {
-        return Err("the call must last at least 1 s".into());
-    }
-    if d > MAX_DURATION {
-        return Err("the call may last at most 24 h".into());
-    }
-    Ok(d)
 }
 
 /// One direction in the report.
@@ -545,19 +531,5 @@ fn figure(
             scenario.name()
         ),
         columns,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations_parse_and_out_of_range_ones_are_refused() {
-        assert_eq!(parse_duration("10m"), Ok(Duration::from_secs(600)));
-        assert_eq!(parse_duration("90s"), Ok(Duration::from_secs(90)));
-        assert!(parse_duration("0s").is_err());
-        assert!(parse_duration("2d").is_err());
-        assert!(parse_duration("ten").is_err());
     }
 }

@@ -1,6 +1,7 @@
 //! The command line: argument parsing, logging, one module per subcommand.
 
 mod answer;
+mod args;
 mod call;
 mod collect;
 mod compare;
@@ -10,9 +11,8 @@ mod plot;
 mod sim;
 
 use anyhow::Result;
+use args::PathArgs;
 use clap::{ArgAction, Args, Parser, Subcommand};
-use rtc_client::scenario::ScenarioPaths;
-use std::path::PathBuf;
 use std::process::ExitCode;
 use tracing_subscriber::EnvFilter;
 
@@ -106,36 +106,6 @@ enum Command {
     /// List the shipped scenarios with their descriptions.
     #[command(after_help = "Examples:\n  rtc-client scenarios\n  rtc-client scenarios --json")]
     Scenarios(ScenariosArgs),
-}
-
-/// Where scenarios and the shared data are.
-#[derive(Debug, Clone, Args)]
-pub struct PathArgs {
-    /// Workspace root holding traces/scenarios/ [default: $LEOPACE_ROOT, else the nearest
-    /// ancestor of the current directory holding traces/scenarios, else the build checkout].
-    #[arg(long, value_name = "DIR")]
-    pub root: Option<PathBuf>,
-    /// Shared data directory that `data:` files resolve against [default: $LEOPACE_DATA, else
-    /// ROOT/../shared/data].
-    #[arg(long, value_name = "DIR")]
-    pub data: Option<PathBuf>,
-}
-
-impl PathArgs {
-    /// The paths, from the arguments, the environment and the current directory.
-    pub fn resolve(&self) -> ScenarioPaths {
-        let env = |name: &str| {
-            std::env::var_os(name)
-                .filter(|v| !v.is_empty())
-                .map(PathBuf::from)
-        };
-        let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-        ScenarioPaths::discover(
-            self.root.clone().or_else(|| env("LEOPACE_ROOT")),
-            self.data.clone().or_else(|| env("LEOPACE_DATA")),
-            &cwd,
-        )
-    }
 }
 
 /// `rtc-client scenarios`.

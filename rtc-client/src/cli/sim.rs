@@ -1,28 +1,22 @@
 //! `rtc-client sim`: run one simulated call over a scenario and report its QoE.
 
-use super::PathArgs;
-use super::link::parse_duration;
+use super::args::{
+    HandoverArg, PathArgs, SenderArgs, parse_duration, parse_interval, parse_policy, policy_name,
+};
 use anyhow::{Context, Result};
-use clap::{Args, ValueEnum};
+use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use pacer::OnnxPolicy;
-use pacer::telemetry::{CwndMode, IntervalRecord, QoeRecord, TelemetryWriter};
-use rtc_client::call::{BweChoice, NackChoice, PolicyChoice, SenderOverrides};
+use pacer::telemetry::{IntervalRecord, QoeRecord, TelemetryWriter};
+use rtc_client::call::PolicyChoice;
 use rtc_client::scenario::Scenario;
-use rtc_client::sim::{CallConfig, CallResult, HandoverChoice, run_call};
+use rtc_client::sim::{CallConfig, CallResult, run_call};
 use serde::Serialize;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, mpsc};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-/// Shortest fixed queue limit `--policy fixed:<ms>` accepts, ms.
-const FIXED_MIN_MS: u64 = 50;
-/// Longest fixed queue limit `--policy fixed:<ms>` accepts, ms.
-const FIXED_MAX_MS: u64 = 10_000;
-/// Longest decision interval: the forecast and the observed record cover 120 s.
-const MAX_INTERVAL: Duration = Duration::from_secs(120);
 /// How long the call runs before a spinner appears on stderr.
 const PROGRESS_AFTER: Duration = Duration::from_secs(2);
 
@@ -59,193 +53,6 @@ pub struct SimArgs {
     json: bool,
     #[command(flatten)]
     paths: PathArgs,
-}
-
-/// The sender's options on the command line. Each flag is optional: a flag given beats the
-/// scenario file's `[sender]` table, which beats the default
-/// ([`rtc_client::call::options`]).
-#[derive(Debug, Clone, Copy, Default, Args)]
-pub struct SenderArgs {
-    /// Loss recovery: libwebrtc (RTT-aware NACK with limits, RTX), stock (webrtc-rs's NACK pair)
-    /// or off [default: the scenario file's sender.nack, else libwebrtc].
-    #[arg(long, value_enum)]
-    pub nack: Option<NackArg>,
-    /// Bandwidth estimator: googcc (this project's libwebrtc-faithful GoogCC) or webrtc-rs
-    /// (webrtc-rs's own Gcc) [default: the scenario file's sender.bwe, else googcc].
-    #[arg(long, value_enum)]
-    pub bwe: Option<BweArg>,
-    /// Congestion window (libwebrtc's WebRTC-CongestionWindow): pushback (libwebrtc's default:
-    /// the encoder drops frames while outstanding data fills the window), pacer (the pacer holds
-    /// media while it does, AlphaRTC-style) or off [default: the scenario file's sender.cwnd,
-    /// else pushback].
-    #[arg(long, value_enum)]
-    pub cwnd: Option<CwndArg>,
-    /// Flush the video stream's queued packets from the pacer when a new key frame is queued
-    /// (modern libwebrtc's WebRTC-Pacer-KeyframeFlushing). `--keyframe-flush` alone turns it on,
-    /// `--keyframe-flush=off` off (also true/false, yes/no, 1/0) [default: the scenario file's
-    /// sender.keyframe_flush, else off].
-    #[arg(
-        long,
-        value_name = "on|off",
-        num_args = 0..=1,
-        require_equals = true,
-        default_missing_value = "on",
-        hide_possible_values = true,
-        value_parser = clap::builder::BoolishValueParser::new()
-    )]
-    pub keyframe_flush: Option<bool>,
-}
-
-impl SenderArgs {
-    /// What the flags set (what they leave out comes from the scenario file or the default).
-    pub fn overrides(&self) -> SenderOverrides {
-        SenderOverrides {
-            bwe: self.bwe.map(BweArg::choice),
-            nack: self.nack.map(NackArg::choice),
-            cwnd: self.cwnd.map(CwndArg::choice),
-            keyframe_flush: self.keyframe_flush,
-        }
-    }
-}
-
-/// Where the policy's handover forecast comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum HandoverArg {
-    /// The scenario's ground-truth handover timeline for the next 120 s (evaluation only).
-    Oracle,
-    /// The paper's live predictor: the last 120 s of handovers, repeated (8 evenly spaced ones
-    /// before 120 s were seen).
-    Mirror,
-    /// SGP4 over the scenario's own constellation, at both ends (orbit scenarios only, such as
-    /// sparse-leo).
-    Orbital,
-}
-
-impl HandoverArg {
-    /// The simulator's choice.
-    pub fn choice(self) -> HandoverChoice {
-        match self {
-            Self::Oracle => HandoverChoice::Oracle,
-            Self::Mirror => HandoverChoice::Mirror,
-            Self::Orbital => HandoverChoice::Orbital,
-        }
-    }
-
-    fn as_str(self) -> &'static str {
-        self.choice().as_str()
-    }
-}
-
-/// Which bandwidth estimator the call runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum BweArg {
-    /// libwebrtc's GoogCC: trendline delay detector, AIMD, loss-based, acknowledged rate.
-    Googcc,
-    /// webrtc-rs's own Gcc.
-    #[value(name = "webrtc-rs")]
-    WebrtcRs,
-}
-
-impl BweArg {
-    /// The simulator's choice.
-    pub fn choice(self) -> BweChoice {
-        match self {
-            Self::Googcc => BweChoice::GoogCc,
-            Self::WebrtcRs => BweChoice::WebrtcRs,
-        }
-    }
-}
-
-/// Where the congestion window acts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum CwndArg {
-    /// Encoder pushback: frames dropped in proportion as the window fills (libwebrtc's default).
-    Pushback,
-    /// The pacer holds everything but audio and a 500-ms keep-alive while the window is full.
-    Pacer,
-    /// No congestion window.
-    Off,
-}
-
-impl CwndArg {
-    /// The simulator's choice.
-    pub fn choice(self) -> CwndMode {
-        match self {
-            Self::Pushback => CwndMode::Pushback,
-            Self::Pacer => CwndMode::Pacer,
-            Self::Off => CwndMode::Off,
-        }
-    }
-}
-
-/// Which NACK generator and responder the call runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum NackArg {
-    /// webrtc-rs's stock NACK generator (10 NACKs per packet at most) and responder, no RTX.
-    Stock,
-    /// libwebrtc's behaviour: re-NACK after one RTT, 10 tries, bounded list, resend suppression,
-    /// a retransmission budget, RTX.
-    Libwebrtc,
-    /// No NACK.
-    Off,
-}
-
-impl NackArg {
-    /// The simulator's choice.
-    pub fn choice(self) -> NackChoice {
-        match self {
-            Self::Stock => NackChoice::Stock,
-            Self::Libwebrtc => NackChoice::Libwebrtc,
-            Self::Off => NackChoice::Off,
-        }
-    }
-}
-
-/// Parses `default`, `random`, `heuristic` or `fixed:<ms>` (50..=10000 ms).
-pub(crate) fn parse_policy(text: &str) -> Result<PolicyChoice, String> {
-    match text {
-        "default" => return Ok(PolicyChoice::Default),
-        "random" => return Ok(PolicyChoice::Random),
-        "heuristic" => return Ok(PolicyChoice::Heuristic),
-        _ => {}
-    }
-    if let Some(ms) = text.strip_prefix("fixed:") {
-        let ms: u64 = ms
-            .trim_end_matches("ms")
-            .parse()
-            .map_err(|_| format!("fixed:<ms> needs a whole number of ms, got {ms:?}"))?;
-        if !(FIXED_MIN_MS..=FIXED_MAX_MS).contains(&ms) {
-            return Err(format!(
-                "the fixed queue limit must be {FIXED_MIN_MS} to {FIXED_MAX_MS} ms, got {ms} ms"
-            ));
-        }
-        return Ok(PolicyChoice::Fixed(Duration::from_millis(ms)));
-    }
-    if let Some(card) = text.strip_prefix("learned:") {
-        // A model that does not load is an error here, not the pacer's silent 2000-ms fallback:
-        // an experiment asked for this model, and a run of something else would mislead.
-        let model = OnnxPolicy::load(card).map_err(|e| format!("cannot use {card}: {e}"))?;
-        return Ok(PolicyChoice::Learned(Arc::new(model)));
-    }
-    Err(
-        "use default, random, heuristic, fixed:<ms> (e.g. fixed:900) or learned:<card> (e.g. \
-         learned:models/policy.json)"
-            .into(),
-    )
-}
-
-/// Parses the decision interval: 1 s to 120 s.
-pub(crate) fn parse_interval(text: &str) -> Result<Duration, String> {
-    let d = parse_duration(text)?;
-    if d > MAX_INTERVAL {
-        return Err("the decision interval may be at most 120 s (the forecast horizon)".into());
-    }
-    Ok(d)
-}
-
-/// The policy's name as telemetry writes it.
-pub(crate) fn policy_name(policy: &PolicyChoice) -> String {
-    policy.name()
 }
 
 /// One decision interval in the report.

@@ -11,6 +11,7 @@
 //! scenario plus a seed fully specifies the links and handovers, so each policy meets exactly the
 //! same conditions and the comparison is paired.
 
+pub mod batch;
 #[cfg(feature = "cli")]
 pub mod plots;
 pub mod report;
@@ -20,7 +21,7 @@ pub mod stats;
 use pacer::telemetry::QoeRecord;
 use serde::Serialize;
 
-/// One QoE metric the experiment reports (WebRTC's definitions, DESIGN section 5).
+/// One QoE metric the experiment reports (WebRTC's definitions; docs/architecture.md, "The telemetry contract").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Metric {

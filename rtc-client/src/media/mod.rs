@@ -8,7 +8,7 @@
 //! - [`receiver`]: frame assembly, in-order decoding, loss declaration and PLIs, and rendering
 //!   at the playout time that [`playout`] and [`jitter`] set (libwebrtc's jitter buffer), with
 //!   retransmissions spotted by [`recovery`].
-//! - [`qoe`]: the QoE meter with WebRTC's definitions (DESIGN section 5), its delays in a
+//! - [`qoe`]: the QoE meter with WebRTC's definitions (docs/architecture.md, "The telemetry contract"), its delays in a
 //!   constant-memory [`histogram`].
 
 pub mod encoder;

@@ -1,5 +1,6 @@
 //! The QoE meter: WebRTC's definitions of freezes, frame rate, bitrate, delay and loss
-//! (DESIGN section 5; reference section 1.10).
+//! (docs/architecture.md, "The telemetry contract"; WebRTC's freeze rule as libwebrtc's
+//! `video/video_stream_buffer_controller.cc` and the `getStats()` spec define it).
 //!
 //! The meter is fed every [`RenderedFrame`] in render order ([`QoeMeter::on_rendered`]) and the
 //! cumulative packet counts of the sender and receiver ([`QoeMeter::on_packet_counts`]). It
@@ -94,7 +95,7 @@ impl QoeReport {
         lost as f64 * 100.0 / self.packets_sent as f64
     }
 
-    /// The telemetry's `qoe` record (DESIGN section 5); delays are 0 without frames.
+    /// The telemetry's `qoe` record (docs/architecture.md, "The telemetry contract"); delays are 0 without frames.
     pub fn to_record(&self) -> QoeRecord {
         let ms = |p| {
             self.delay_percentile(p)

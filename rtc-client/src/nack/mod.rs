@@ -1,4 +1,4 @@
-//! Loss recovery like libwebrtc's (issue 10): an RTT-aware NACK generator and a NACK responder
+//! Loss recovery like libwebrtc's: an RTT-aware NACK generator and a NACK responder
 //! with limits, and RTX (RFC 4588).
 //!
 //! webrtc-rs 0.21's stock pair turns one congestion event into a retransmission storm: its

@@ -73,7 +73,7 @@ impl HandoverTimeline {
     }
 
     /// The timeline as a forecast source with the call start at `epoch`: the `oracle` of
-    /// DESIGN section 3 (evaluation only).
+    /// docs/architecture.md, "The forecast contract" (evaluation only).
     pub fn oracle(&self, epoch: Instant) -> TimelineSource {
         TimelineSource::new(
             "scenario-oracle",
@@ -84,7 +84,7 @@ impl HandoverTimeline {
     }
 
     /// The 0/1 handover indicator per second for `seconds` seconds: entry `k` is 1 when a
-    /// handover falls in `(k s, (k+1) s]` (the forecast step convention, DESIGN section 3).
+    /// handover falls in `(k s, (k+1) s]` (the forecast step convention: docs/architecture.md, "The forecast contract").
     pub fn per_second(&self, seconds: usize) -> Vec<u8> {
         let mut v = vec![0u8; seconds];
         for ms in self.instants_ms() {

@@ -3,6 +3,7 @@
 //! counts (the module documentation of [`crate::sim`] describes what runs).
 
 use super::config::{CallConfig, HandoverChoice, SimError};
+use super::in_flight::InFlight;
 use super::result::{CallResult, RecoveryCounts, SenderCounts};
 use crate::call::NackChoice;
 use crate::call::camera::Camera;
@@ -32,7 +33,7 @@ use rtc_rtcp::payload_feedbacks::picture_loss_indication::PictureLossIndication;
 use rtc_rtcp::transport_feedbacks::transport_layer_nack::TransportLayerNack;
 use rtc_shared::TransportContext;
 use rtc_shared::marshal::MarshalSize;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 /// How often the simulated call hands the NACK pair the RTT, as RTCP receiver reports would
@@ -41,9 +42,6 @@ pub const RTCP_INTERVAL: Duration = Duration::from_secs(1);
 /// The webrtc-rs driver serves a deadline that is not in the future this much later
 /// (webrtc-rs's `MIN_IMMEDIATE_TIMEOUT_INTERVAL`).
 const MIN_IMMEDIATE_TIMEOUT: Duration = Duration::from_millis(1);
-
-/// Packets on a link, by arrival time (ties in the order they were sent).
-type InFlight = BTreeMap<(Time, u64), TaggedPacket>;
 
 /// One simulated call in progress.
 pub struct SimCall {
@@ -64,9 +62,8 @@ pub struct SimCall {
     meter: QoeMeter,
     controller: PolicyController,
     truth: TimelineSource,
-    forward: InFlight,
-    reverse: InFlight,
-    in_flight_id: u64,
+    forward: InFlight<TaggedPacket>,
+    reverse: InFlight<TaggedPacket>,
     open: Option<OpenInterval>,
     telemetry: Vec<pacer::telemetry::IntervalRecord>,
     decisions: Vec<Decision>,
@@ -221,9 +218,8 @@ impl SimCall {
             meter: QoeMeter::new(),
             controller,
             truth: config.timeline.oracle(epoch),
-            forward: BTreeMap::new(),
-            reverse: BTreeMap::new(),
-            in_flight_id: 0,
+            forward: InFlight::default(),
+            reverse: InFlight::default(),
             open: None,
             telemetry: Vec::new(),
             decisions: Vec::new(),
@@ -270,8 +266,8 @@ impl SimCall {
             receiver_due,
             self.media_receiver.poll_timeout(),
             self.controller.poll_timeout().map(time_of),
-            self.forward.keys().next().map(|k| k.0),
-            self.reverse.keys().next().map(|k| k.0),
+            self.forward.next_arrival(),
+            self.reverse.next_arrival(),
         ];
         let next = candidates.into_iter().flatten().min().unwrap_or(self.end);
         let next = if next <= self.now && !self.first {
@@ -355,11 +351,7 @@ impl SimCall {
         instant: Instant,
         mut touched: bool,
     ) -> Result<(), SimError> {
-        while let Some(entry) = self.reverse.first_entry() {
-            if entry.key().0 > now {
-                break;
-            }
-            let mut packet = entry.remove();
+        while let Some(mut packet) = self.reverse.pop_arrived(now) {
             packet.now = instant;
             touched = true;
             // The chain ends inbound RTCP at its terminus, so the PLI is picked off as it
@@ -392,8 +384,7 @@ impl SimCall {
                 .delivered_at()
             {
                 self.forward_delay = Some(arrival.saturating_duration_since(now));
-                self.in_flight_id += 1;
-                self.forward.insert((arrival, self.in_flight_id), packet);
+                self.forward.push(arrival, packet);
             } else if resent {
                 self.recovery.retransmissions_lost += 1;
             } else if is_rtp {
@@ -411,11 +402,7 @@ impl SimCall {
         instant: Instant,
         mut touched: bool,
     ) -> Result<(), SimError> {
-        while let Some(entry) = self.forward.first_entry() {
-            if entry.key().0 > now {
-                break;
-            }
-            let mut packet = entry.remove();
+        while let Some(mut packet) = self.forward.pop_arrived(now) {
             packet.now = instant;
             touched = true;
             self.receiver.handle_read(packet).map_err(receiver_err)?;
@@ -464,8 +451,7 @@ impl SimCall {
                 .delivered_at()
             {
                 self.reverse_delay = Some(arrival.saturating_duration_since(now));
-                self.in_flight_id += 1;
-                self.reverse.insert((arrival, self.in_flight_id), packet);
+                self.reverse.push(arrival, packet);
             }
         }
         Ok(())

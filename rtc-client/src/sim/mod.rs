@@ -60,10 +60,12 @@
 
 mod config;
 mod engine;
+mod in_flight;
 mod result;
 
 pub use config::{CallConfig, HandoverChoice, SimError};
 pub use engine::{RTCP_INTERVAL, SimCall};
+pub use in_flight::InFlight;
 pub use result::{CallResult, RecoveryCounts, SenderCounts};
 
 use std::time::Instant;

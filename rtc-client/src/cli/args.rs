@@ -1,0 +1,380 @@
+//! The argument types and parsers several commands share: where the scenarios are, durations,
+//! queue policies, decision intervals, the sender's flags, and the options `experiment` and
+//! `collect` both take.
+
+use anyhow::Result;
+use clap::{Args, ValueEnum};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use pacer::OnnxPolicy;
+use pacer::telemetry::CwndMode;
+use rtc_client::call::{BweChoice, NackChoice, PolicyChoice, SenderOverrides};
+use rtc_client::experiment::batch::{self, FinishedCall};
+use rtc_client::experiment::run::{CallSettings, CallSpec};
+use rtc_client::scenario::{Scenario, ScenarioPaths};
+use rtc_client::sim::HandoverChoice;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Shortest fixed queue limit `--policy fixed:<ms>` accepts, ms.
+const FIXED_MIN_MS: u64 = 50;
+/// Longest fixed queue limit `--policy fixed:<ms>` accepts, ms.
+const FIXED_MAX_MS: u64 = 10_000;
+/// Longest decision interval: the forecast and the observed record cover 120 s.
+const MAX_INTERVAL: Duration = Duration::from_secs(120);
+/// Longest call the commands accept: 24 h.
+const MAX_DURATION: Duration = Duration::from_secs(86_400);
+
+/// Where scenarios and the shared data are.
+#[derive(Debug, Clone, Args)]
+pub struct PathArgs {
+    /// Workspace root holding traces/scenarios/ [default: $LEOPACE_ROOT, else the nearest
+    /// ancestor of the current directory holding traces/scenarios, else the build checkout].
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+    /// Shared data directory that `data:` files resolve against [default: $LEOPACE_DATA, else
+    /// ROOT/../shared/data].
+    #[arg(long, value_name = "DIR")]
+    pub data: Option<PathBuf>,
+}
+
+impl PathArgs {
+    /// The paths, from the arguments, the environment and the current directory.
+    pub fn resolve(&self) -> ScenarioPaths {
+        let env = |name: &str| {
+            std::env::var_os(name)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        };
+        let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+        ScenarioPaths::discover(
+            self.root.clone().or_else(|| env("LEOPACE_ROOT")),
+            self.data.clone().or_else(|| env("LEOPACE_DATA")),
+            &cwd,
+        )
+    }
+}
+
+/// Parses `10m`, `90s`, `1h30m` (humantime), refusing zero and more than a day.
+pub(super) fn parse_duration(text: &str) -> Result<Duration, String> {
+    let d = humantime::parse_duration(text).map_err(|e| format!("{e} (use e.g. 90s, 10m, 1h)"))?;
+    if d < Duration::from_secs(1) {
+        return Err("the call must last at least 1 s".into());
+    }
+    if d > MAX_DURATION {
+        return Err("the call may last at most 24 h".into());
+    }
+    Ok(d)
+}
+
+/// The sender's options on the command line. Each flag is optional: a flag given beats the
+/// scenario file's `[sender]` table, which beats the default
+/// ([`rtc_client::call::options`]).
+#[derive(Debug, Clone, Copy, Default, Args)]
+pub struct SenderArgs {
+    /// Loss recovery: libwebrtc (RTT-aware NACK with limits, RTX), stock (webrtc-rs's NACK pair)
+    /// or off [default: the scenario file's sender.nack, else libwebrtc].
+    #[arg(long, value_enum)]
+    pub nack: Option<NackArg>,
+    /// Bandwidth estimator: googcc (this project's libwebrtc-faithful GoogCC) or webrtc-rs
+    /// (webrtc-rs's own Gcc) [default: the scenario file's sender.bwe, else googcc].
+    #[arg(long, value_enum)]
+    pub bwe: Option<BweArg>,
+    /// Congestion window (libwebrtc's WebRTC-CongestionWindow): pushback (libwebrtc's default:
+    /// the encoder drops frames while outstanding data fills the window), pacer (the pacer holds
+    /// media while it does, AlphaRTC-style) or off [default: the scenario file's sender.cwnd,
+    /// else pushback].
+    #[arg(long, value_enum)]
+    pub cwnd: Option<CwndArg>,
+    /// Flush the video stream's queued packets from the pacer when a new key frame is queued
+    /// (modern libwebrtc's WebRTC-Pacer-KeyframeFlushing). `--keyframe-flush` alone turns it on,
+    /// `--keyframe-flush=off` off (also true/false, yes/no, 1/0) [default: the scenario file's
+    /// sender.keyframe_flush, else off].
+    #[arg(
+        long,
+        value_name = "on|off",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "on",
+        hide_possible_values = true,
+        value_parser = clap::builder::BoolishValueParser::new()
+    )]
+    pub keyframe_flush: Option<bool>,
+}
+
+impl SenderArgs {
+    /// What the flags set (what they leave out comes from the scenario file or the default).
+    pub fn overrides(&self) -> SenderOverrides {
+        SenderOverrides {
+            bwe: self.bwe.map(BweArg::choice),
+            nack: self.nack.map(NackArg::choice),
+            cwnd: self.cwnd.map(CwndArg::choice),
+            keyframe_flush: self.keyframe_flush,
+        }
+    }
+}
+
+/// Where the policy's handover forecast comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum HandoverArg {
+    /// The scenario's ground-truth handover timeline for the next 120 s (evaluation only).
+    Oracle,
+    /// The paper's live predictor: the last 120 s of handovers, repeated (8 evenly spaced ones
+    /// before 120 s were seen).
+    Mirror,
+    /// SGP4 over the scenario's own constellation, at both ends (orbit scenarios only, such as
+    /// sparse-leo).
+    Orbital,
+}
+
+impl HandoverArg {
+    /// The simulator's choice.
+    pub fn choice(self) -> HandoverChoice {
+        match self {
+            Self::Oracle => HandoverChoice::Oracle,
+            Self::Mirror => HandoverChoice::Mirror,
+            Self::Orbital => HandoverChoice::Orbital,
+        }
+    }
+
+    /// The forecast's name, as `--handover` writes it.
+    pub fn as_str(self) -> &'static str {
+        self.choice().as_str()
+    }
+}
+
+/// Which bandwidth estimator the call runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum BweArg {
+    /// libwebrtc's GoogCC: trendline delay detector, AIMD, loss-based, acknowledged rate.
+    Googcc,
+    /// webrtc-rs's own Gcc.
+    #[value(name = "webrtc-rs")]
+    WebrtcRs,
+}
+
+impl BweArg {
+    /// The simulator's choice.
+    pub fn choice(self) -> BweChoice {
+        match self {
+            Self::Googcc => BweChoice::GoogCc,
+            Self::WebrtcRs => BweChoice::WebrtcRs,
+        }
+    }
+}
+
+/// Where the congestion window acts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CwndArg {
+    /// Encoder pushback: frames dropped in proportion as the window fills (libwebrtc's default).
+    Pushback,
+    /// The pacer holds everything but audio and a 500-ms keep-alive while the window is full.
+    Pacer,
+    /// No congestion window.
+    Off,
+}
+
+impl CwndArg {
+    /// The simulator's choice.
+    pub fn choice(self) -> CwndMode {
+        match self {
+            Self::Pushback => CwndMode::Pushback,
+            Self::Pacer => CwndMode::Pacer,
+            Self::Off => CwndMode::Off,
+        }
+    }
+}
+
+/// Which NACK generator and responder the call runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum NackArg {
+    /// webrtc-rs's stock NACK generator (10 NACKs per packet at most) and responder, no RTX.
+    Stock,
+    /// libwebrtc's behaviour: re-NACK after one RTT, 10 tries, bounded list, resend suppression,
+    /// a retransmission budget, RTX.
+    Libwebrtc,
+    /// No NACK.
+    Off,
+}
+
+impl NackArg {
+    /// The simulator's choice.
+    pub fn choice(self) -> NackChoice {
+        match self {
+            Self::Stock => NackChoice::Stock,
+            Self::Libwebrtc => NackChoice::Libwebrtc,
+            Self::Off => NackChoice::Off,
+        }
+    }
+}
+
+/// Parses `default`, `random`, `heuristic` or `fixed:<ms>` (50..=10000 ms).
+pub(crate) fn parse_policy(text: &str) -> Result<PolicyChoice, String> {
+    match text {
+        "default" => return Ok(PolicyChoice::Default),
+        "random" => return Ok(PolicyChoice::Random),
+        "heuristic" => return Ok(PolicyChoice::Heuristic),
+        _ => {}
+    }
+    if let Some(ms) = text.strip_prefix("fixed:") {
+        let ms: u64 = ms
+            .trim_end_matches("ms")
+            .parse()
+            .map_err(|_| format!("fixed:<ms> needs a whole number of ms, got {ms:?}"))?;
+        if !(FIXED_MIN_MS..=FIXED_MAX_MS).contains(&ms) {
+            return Err(format!(
+                "the fixed queue limit must be {FIXED_MIN_MS} to {FIXED_MAX_MS} ms, got {ms} ms"
+            ));
+        }
+        return Ok(PolicyChoice::Fixed(Duration::from_millis(ms)));
+    }
+    if let Some(card) = text.strip_prefix("learned:") {
+        // A model that does not load is an error here, not the pacer's silent 2000-ms fallback:
+        // an experiment asked for this model, and a run of something else would mislead.
+        let model = OnnxPolicy::load(card).map_err(|e| format!("cannot use {card}: {e}"))?;
+        return Ok(PolicyChoice::Learned(Arc::new(model)));
+    }
+    Err(
+        "use default, random, heuristic, fixed:<ms> (e.g. fixed:900) or learned:<card> (e.g. \
+         learned:models/policy.json)"
+            .into(),
+    )
+}
+
+/// Parses the decision interval: 1 s to 120 s.
+pub(crate) fn parse_interval(text: &str) -> Result<Duration, String> {
+    let d = parse_duration(text)?;
+    if d > MAX_INTERVAL {
+        return Err("the decision interval may be at most 120 s (the forecast horizon)".into());
+    }
+    Ok(d)
+}
+
+/// The policy's name as telemetry writes it.
+pub(crate) fn policy_name(policy: &PolicyChoice) -> String {
+    policy.name()
+}
+
+/// What experiment and collect share: scenarios, call shape, seeds, parallelism, output.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Scenarios, comma-separated: shipped names or .toml paths.
+    #[arg(
+        long,
+        value_name = "NAME,...",
+        value_delimiter = ',',
+        required = true,
+        num_args = 1..
+    )]
+    pub scenarios: Vec<String>,
+    /// Call length of every call, e.g. 20s, 2m, 10m.
+    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_duration)]
+    pub duration: Duration,
+    /// Seed of call 0; call i of a scenario uses seed BASE+i.
+    #[arg(long, value_name = "BASE", default_value_t = 1)]
+    pub seed: u64,
+    /// Calls simulated at once (one per thread) [default: the number of cores]. The output is
+    /// the same for every value.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1024))]
+    pub jobs: Option<u64>,
+    /// Decision interval, 1 s to 120 s, e.g. 30s, 2m.
+    #[arg(long, value_name = "DURATION", default_value = "120s", value_parser = parse_interval)]
+    pub interval: Duration,
+    /// Handover forecast the policies read (as `sim --handover`).
+    #[arg(long, value_enum, default_value_t = HandoverArg::Oracle)]
+    pub handover: HandoverArg,
+    /// The sender of every call (as `sim`'s flags, recorded in the telemetry): each flag given
+    /// beats the scenario file's `[sender]` table, which beats the default.
+    #[command(flatten)]
+    pub sender: SenderArgs,
+    /// Output directory; it must not exist or be empty (see --force).
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// Write into a non-empty --out, replacing the telemetry, plots and reports a previous run
+    /// left there.
+    #[arg(long)]
+    pub force: bool,
+    /// Print JSON on stdout instead of text.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub paths: PathArgs,
+}
+
+impl RunArgs {
+    /// The worker threads to use.
+    pub fn threads(&self) -> usize {
+        self.jobs.map_or_else(
+            || std::thread::available_parallelism().map_or(1, |n| n.get()),
+            |j| j as usize,
+        )
+    }
+
+    /// `--handover` as written on the command line.
+    pub fn handover_name(&self) -> String {
+        self.handover.choice().as_str().to_owned()
+    }
+
+    /// What every call shares.
+    pub fn settings(&self) -> CallSettings {
+        CallSettings {
+            duration: self.duration,
+            interval: self.interval,
+            handover: self.handover.choice(),
+            sender: self.sender.overrides(),
+        }
+    }
+
+    /// Runs every call of `specs` on `--jobs` threads with a progress bar on stderr, writing each
+    /// call's telemetry under `--out` (see [`batch::run_calls`]); the result is in `specs` order.
+    pub fn run_calls(
+        &self,
+        scenarios: &[Scenario],
+        policies: &[PolicyChoice],
+        specs: &[CallSpec],
+        epoch: Instant,
+    ) -> Result<Vec<FinishedCall>> {
+        let threads = self.threads();
+        tracing::info!(
+            calls = specs.len(),
+            threads,
+            duration_s = self.duration.as_secs(),
+            "simulating"
+        );
+        let bar =
+            ProgressBar::with_draw_target(Some(specs.len() as u64), ProgressDrawTarget::stderr());
+        if let Ok(style) = ProgressStyle::with_template(
+            "{spinner} [{bar:40}] {pos}/{len} calls ({elapsed}, ETA {eta}) {msg}",
+        ) {
+            bar.set_style(style.progress_chars("=> "));
+        }
+        bar.set_message(format!("on {threads} threads"));
+        bar.enable_steady_tick(Duration::from_millis(200));
+        let finished = batch::run_calls(
+            scenarios,
+            policies,
+            specs,
+            threads,
+            &self.out,
+            self.settings(),
+            epoch,
+            |_| bar.inc(1),
+        );
+        bar.finish_and_clear();
+        Ok(finished?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_parse_and_out_of_range_ones_are_refused() {
+        assert_eq!(parse_duration("10m"), Ok(Duration::from_secs(600)));
+        assert_eq!(parse_duration("90s"), Ok(Duration::from_secs(90)));
+        assert!(parse_duration("0s").is_err());
+        assert!(parse_duration("2d").is_err());
+        assert!(parse_duration("ten").is_err());
+    }
+}
