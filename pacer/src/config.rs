@@ -107,3 +107,11 @@ impl Default for PacingConfig {
         }
     }
 }
+
+impl PacingConfig {
+    /// The pacing rate for a target bitrate: `target_bps` x [`pacing_factor`](Self::pacing_factor),
+    /// rounded, in bits per second; a negative factor counts as zero.
+    pub(crate) fn pacing_rate(&self, target_bps: u64) -> u64 {
+        (target_bps as f64 * self.pacing_factor.max(0.0)).round() as u64
+    }
+}
