@@ -31,7 +31,7 @@
 //! `PacketReport`s ([`CwndChannel::on_feedback`]) and every process tick
 //! ([`CwndChannel::on_process`]).
 
-use crate::telemetry::CwndMode;
+use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -66,6 +66,21 @@ pub const CONGESTED_PACKET_INTERVAL: Duration = Duration::from_millis(500);
 /// can never name them afterwards, so the outstanding-data account lets them go at the next
 /// feedback. libwebrtc keeps them for `kSendTimeHistoryWindow` = 60 s.
 pub const OUTSTANDING_HORIZON: Duration = Duration::from_secs(2);
+
+/// Where the congestion window acts on the sender.
+///
+/// Telemetry records it as the `sender.cwnd_mode` field (`"off"` | `"pushback"` | `"pacer"`;
+/// docs/architecture.md, "The telemetry contract"), so the serde names are part of that contract.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CwndMode {
+    /// No congestion window.
+    Off,
+    /// The window pushes back on the encoder's target rate (libwebrtc's default).
+    Pushback,
+    /// The window holds packets in the pacer (pushback disabled, as in AlphaRTC).
+    Pacer,
+}
 
 /// The congestion-window settings (the `WebRTC-CongestionWindow` field trial).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -49,7 +49,7 @@ impl HandoverAwarePacerBuilder {
     }
 
     /// Records every released RTP packet as outstanding data on `channel` and, when the
-    /// channel's mode is [`CwndMode::Pacer`](crate::telemetry::CwndMode::Pacer), holds media
+    /// channel's mode is [`CwndMode::Pacer`](crate::CwndMode::Pacer), holds media
     /// while outstanding data fills the congestion window, sending a keep-alive every 500 ms
     /// (on the padding SSRC, so only if the configuration names one).
     pub fn congestion_window(mut self, channel: CwndChannel) -> Self {

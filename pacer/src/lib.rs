@@ -43,7 +43,7 @@ pub use config::{
     clamp_queue_time_limit,
 };
 pub use controller::{FrameInfo, KeepAlive, PacingController, Padding, Released};
-pub use cwnd::{CwndChannel, CwndConfig, CwndSnapshot};
+pub use cwnd::{CwndChannel, CwndConfig, CwndMode, CwndSnapshot};
 pub use googcc::{GoogCc, GoogCcConfig, GoogCcHandle};
 pub use handle::PacerHandle;
 pub use interceptor::{FrameInfoFn, HandoverAwarePacer, HandoverAwarePacerBuilder};

@@ -6,6 +6,7 @@
 //! lenient about what it does not: unknown fields are ignored, so a newer writer that adds a
 //! field does not break an older reader.
 
+use crate::cwnd::CwndMode;
 use handover_predictor::{Forecast, ForecastError, ForecastSource, HORIZON_STEPS, HandoverSteps};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -170,7 +171,12 @@ pub struct GccRecord {
     pub min_target_kbps: f64,
 }
 
-/// Which send-side bandwidth estimator ran (DESIGN section 5: `"googcc"` | `"webrtc-rs"`).
+/// Which send-side bandwidth estimator ran: the `sender.bwe` field (`"googcc"` | `"webrtc-rs"`;
+/// docs/architecture.md, "The telemetry contract").
+///
+/// This is the schema's name for a choice the caller makes, not a setting of this crate: the
+/// application that builds the sender (rtc-client) maps its own estimator choice onto it when it
+/// writes a record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Bwe {
     /// This project's libwebrtc-faithful `GoogCc`.
@@ -179,19 +185,6 @@ pub enum Bwe {
     /// webrtc-rs's own `Gcc`.
     #[serde(rename = "webrtc-rs")]
     WebrtcRs,
-}
-
-/// How the congestion window acted on the sender (DESIGN section 5:
-/// `"off"` | `"pushback"` | `"pacer"`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum CwndMode {
-    /// No congestion window.
-    Off,
-    /// The window pushes back on the encoder's target rate.
-    Pushback,
-    /// The window holds packets in the pacer.
-    Pacer,
 }
 
 /// How the sender was configured and what its drop/flush mechanisms did (DESIGN section 5).
@@ -214,8 +207,7 @@ pub struct SenderRecord {
     pub frames_dropped: u64,
     /// Packets flushed from the pacer queue.
     pub packets_flushed: u64,
-    /// Which NACK pair recovered losses (issue 10); absent in lines written before it was
-    /// recorded.
+    /// Which NACK pair recovered losses; absent in lines written before it was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nack: Option<NackMode>,
     /// The congestion window, bytes: its mean over the interval (sampled at every frame while a
@@ -233,7 +225,11 @@ pub struct SenderRecord {
     pub pushback_ratio: Option<f64>,
 }
 
-/// Which NACK generator and responder ran (issue 10: `"stock"` | `"libwebrtc"` | `"off"`).
+/// Which NACK generator and responder ran: the `sender.nack` field (`"stock"` | `"libwebrtc"` |
+/// `"off"`; docs/architecture.md, "The telemetry contract").
+///
+/// Like [`Bwe`], this is the schema's name for a choice the caller makes (this crate has no NACK
+/// logic): the application that builds the sender maps its own NACK choice onto it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum NackMode {
@@ -855,7 +851,8 @@ mod tests {
 
     #[test]
     fn the_nack_mode_is_written_when_set_and_a_line_without_it_still_reads() {
-        // The sample has no nack field: a line written before issue 10 reads back as `None`.
+        // The sample has no nack field: a line written before it was recorded reads back as
+        // `None`.
         let line = line_of(&sample(0));
         assert!(!line.contains("nack"));
         assert_eq!(

@@ -2,8 +2,7 @@
 //! keep-alive, congested time excluded from the drain rule's average) and key-frame flushing.
 
 use pacer::cwnd::{CwndChannel, CwndConfig};
-use pacer::telemetry::CwndMode;
-use pacer::{FrameInfo, HandoverAwarePacer, PacingConfig, PacingController, PacketKind};
+use pacer::{CwndMode, FrameInfo, HandoverAwarePacer, PacingConfig, PacingController, PacketKind};
 use rtc_interceptor::{AttributedPacket, Interceptor, Packet, StreamInfo, TaggedPacket};
 use rtc_shared::TransportContext;
 use sansio::Protocol;
