@@ -390,9 +390,61 @@ pub(super) mod fixtures {
 
 #[cfg(test)]
 mod tests {
-    use super::fixtures::bits_with;
+    use super::fixtures::{bits_with, sample};
     use super::*;
     use std::time::Instant;
+
+    #[test]
+    fn validation_names_another_schema_a_number_that_is_not_finite_and_a_stale_cumulative() {
+        assert_eq!(sample(0).validate(), Ok(()));
+
+        let mut record = sample(0);
+        record.schema = "leopace.interval.v0".into();
+        assert_eq!(
+            record.validate().unwrap_err().to_string(),
+            "schema is \"leopace.interval.v0\", expected \"leopace.interval.v1\""
+        );
+
+        let mut record = sample(0);
+        if let Some(sender) = record.sender.as_mut() {
+            sender.pushback_ratio = Some(f64::NAN);
+        }
+        assert_eq!(
+            record.validate().unwrap_err().to_string(),
+            "sender.pushback_ratio is NaN; every number must be finite"
+        );
+
+        let mut record = sample(0);
+        record.forecast.cumulative[0] = 0.0;
+        assert!(matches!(
+            record.validate(),
+            Err(RecordError::Field {
+                field: "forecast",
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn the_sender_enums_serialise_to_the_names_of_the_contract() {
+        for (bwe, text) in [(Bwe::GoogCc, "googcc"), (Bwe::WebrtcRs, "webrtc-rs")] {
+            assert_eq!(serde_json::to_value(bwe).unwrap(), serde_json::json!(text));
+        }
+        for (mode, text) in [
+            (CwndMode::Off, "off"),
+            (CwndMode::Pushback, "pushback"),
+            (CwndMode::Pacer, "pacer"),
+        ] {
+            assert_eq!(serde_json::to_value(mode).unwrap(), serde_json::json!(text));
+        }
+        for (mode, text) in [
+            (NackMode::Stock, "stock"),
+            (NackMode::Libwebrtc, "libwebrtc"),
+            (NackMode::Off, "off"),
+        ] {
+            assert_eq!(serde_json::to_value(mode).unwrap(), serde_json::json!(text));
+        }
+    }
 
     #[test]
     fn the_forecast_record_carries_the_model_input() {
