@@ -21,35 +21,44 @@
 
 #![forbid(unsafe_code)]
 
-/// The forecast contract and handover sources, re-exported so that an application can name
-/// `Forecast`, `TimelineSource` and friends without a second dependency.
-pub use handover_predictor;
-
 mod config;
 mod controller;
-pub mod cwnd;
-pub mod googcc;
+mod cwnd;
+mod googcc;
 mod handle;
 mod interceptor;
 mod packet;
-pub mod policy;
-pub mod prober;
+mod policy;
+mod prober;
 mod queue;
 mod stats;
 pub mod telemetry;
+
+pub use policy::card;
+
+/// The forecast contract: what a [`QueuePolicy`] decides from and a [`HandoverSource`] produces
+/// (docs/architecture.md, "The forecast contract"). Re-exported so that an application can feed
+/// the policy controller without depending on handover-predictor itself.
+pub use handover_predictor::{
+    CUMULATIVE_NORM, Forecast, ForecastError, ForecastSource, HORIZON_STEPS, HandoverSource,
+    HandoverSteps, NoHandovers, SourceError, TimelineSource,
+};
 
 pub use config::{
     MAX_QUEUE_TIME_LIMIT, MIN_QUEUE_TIME_LIMIT, PacingConfig, WEBRTC_DEFAULT_QUEUE_TIME_LIMIT,
     clamp_queue_time_limit,
 };
 pub use controller::{FrameInfo, KeepAlive, PacingController, Padding, Released};
-pub use cwnd::{CwndChannel, CwndConfig, CwndMode, CwndSnapshot};
-pub use googcc::{GoogCc, GoogCcConfig, GoogCcHandle};
+pub use cwnd::{CwndChannel, CwndConfig, CwndMode, CwndSnapshot, frame_drop_interval};
+pub use googcc::{BandwidthUsage, GoogCc, GoogCcConfig, GoogCcHandle, GoogCcSnapshot};
 pub use handle::PacerHandle;
 pub use interceptor::{FrameInfoFn, HandoverAwarePacer, HandoverAwarePacerBuilder};
 pub use packet::PacketKind;
+pub use policy::{
+    COLLECTION_ACTIONS_MS, DEFAULT_DECISION_INTERVAL, Decision, Fixed, Heuristic, PolicyController,
+    PolicyError, QueuePolicy, Random,
+};
 #[cfg(feature = "learned")]
-pub use policy::OnnxPolicy;
-pub use policy::{Decision, Fixed, Heuristic, PolicyController, QueuePolicy, Random};
+pub use policy::{LoadError, OnnxPolicy};
 pub use prober::{ProbeChannel, ProbeClusterConfig};
 pub use stats::PacerStats;

@@ -18,12 +18,11 @@
 //! argument) criterion runs each benchmark once and the loop is cut to a few runs.
 
 use criterion::Criterion;
-use pacer::handover_predictor::{CUMULATIVE_NORM, HORIZON_STEPS};
-use pacer::policy::OnnxPolicy;
-use pacer::policy::card::{
+use pacer::card::{
     CARD_SCHEMA, CrossValidation, Golden, INPUT_NAME, ModelCard, OPSET, OUTPUT_NAME, TensorSpec,
     Training,
 };
+use pacer::{CUMULATIVE_NORM, HORIZON_STEPS, OnnxPolicy};
 use policy_train::export::{self, Weight};
 use policy_train::model::PolicyNet;
 use policy_train::train::logits_of;

@@ -6,11 +6,11 @@ use crate::expert::Expert;
 use crate::logs::LogFile as ReadLog;
 use crate::model::PolicyNet;
 use crate::train::{Hyper, TrainReport, logits_of};
-use pacer::handover_predictor::{CUMULATIVE_NORM, HORIZON_STEPS, HandoverSteps};
-use pacer::policy::card::{
+use pacer::card::{
     CARD_SCHEMA, ClusterCard, CrossValidation, Golden, INPUT_NAME, LogFile, ModelCard, OPSET,
     OUTPUT_NAME, TensorSpec, Training,
 };
+use pacer::{CUMULATIVE_NORM, HORIZON_STEPS, HandoverSteps};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 

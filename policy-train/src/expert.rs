@@ -33,7 +33,7 @@ use linfa::DatasetBase;
 use linfa::prelude::*;
 use linfa_clustering::KMeans;
 use ndarray::Array2;
-use pacer::handover_predictor::HORIZON_STEPS;
+use pacer::HORIZON_STEPS;
 use pacer::telemetry::IntervalRecord;
 use rand_xoshiro::Xoshiro256Plus;
 use rand_xoshiro::rand_core::SeedableRng;
@@ -372,7 +372,7 @@ fn label_of(rewards: &BTreeMap<u64, RewardStat>, rule: LabelRule) -> u64 {
                 Some((_, n)) if n >= s.n => best,
                 _ => Some((a, s.n)),
             })
-            .map_or(pacer::policy::COLLECTION_ACTIONS_MS[11], |(a, _)| a),
+            .map_or(pacer::COLLECTION_ACTIONS_MS[11], |(a, _)| a),
     }
 }
 

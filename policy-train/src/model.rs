@@ -16,7 +16,7 @@
 //! the median in the same session, and fits the training set as well (5-fold accuracy 0.998 with
 //! either count on the 60-hour set; `models/training.json`).
 
-use pacer::handover_predictor::HORIZON_STEPS;
+use pacer::HORIZON_STEPS;
 use tch::nn::{self, Module};
 use tch::{Kind, Tensor};
 

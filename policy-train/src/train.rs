@@ -17,7 +17,7 @@
 
 use crate::expert::Expert;
 use crate::model::{PolicyNet, parameter_count};
-use pacer::handover_predictor::HORIZON_STEPS;
+use pacer::HORIZON_STEPS;
 use pacer::telemetry::IntervalRecord;
 use rand::SeedableRng;
 use rand::seq::SliceRandom;

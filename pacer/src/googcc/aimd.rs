@@ -186,6 +186,7 @@ impl AimdRateControl {
     }
 
     /// The state.
+    #[cfg(test)]
     pub fn state(&self) -> RateControlState {
         self.state
     }

@@ -99,22 +99,22 @@
 //!
 //! Without a padding SSRC, probes carry queued media only.
 
-pub mod acknowledged;
-pub mod aimd;
-pub mod alr;
-pub mod delay_based;
+mod acknowledged;
+mod aimd;
+mod alr;
+mod delay_based;
 mod handle;
-pub mod inter_arrival;
-pub mod loss_based;
-pub mod overuse;
-pub mod probe;
-pub mod rtt;
-pub mod trendline;
+mod inter_arrival;
+mod loss_based;
+mod overuse;
+mod probe;
+pub(crate) mod rtt;
+mod trendline;
 
 pub use handle::{GoogCcHandle, GoogCcSnapshot};
 pub use overuse::BandwidthUsage;
 
-pub use crate::prober::ProbeChannel;
+use crate::prober::ProbeChannel;
 use acknowledged::AcknowledgedBitrateEstimator;
 use alr::AlrDetector;
 use delay_based::{DelayBasedBwe, Received};

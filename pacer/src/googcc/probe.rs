@@ -122,6 +122,7 @@ impl ProbeController {
     }
 
     /// The state.
+    #[cfg(test)]
     pub fn state(&self) -> ProbeState {
         self.state
     }

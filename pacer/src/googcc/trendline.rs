@@ -84,12 +84,8 @@ impl Trendline {
         self.num_deltas
     }
 
-    /// The current slope (ms of smoothed delay per ms of arrival time).
-    pub fn trend(&self) -> f64 {
-        self.trend
-    }
-
     /// The current smoothed accumulated delay, ms.
+    #[cfg(test)]
     pub fn smoothed_delay_ms(&self) -> f64 {
         self.smoothed_delay_ms
     }

@@ -17,14 +17,14 @@ mod controller;
 mod fixed;
 mod heuristic;
 #[cfg(feature = "learned")]
-pub mod learned;
+mod learned;
 mod random;
 
 pub use controller::{Decision, PolicyController};
 pub use fixed::Fixed;
 pub use heuristic::Heuristic;
 #[cfg(feature = "learned")]
-pub use learned::OnnxPolicy;
+pub use learned::{LoadError, OnnxPolicy};
 pub use random::Random;
 
 use handover_predictor::Forecast;
