@@ -38,34 +38,34 @@ use std::time::{Duration, Instant};
 
 /// `QueueSize` of the default `WebRTC-CongestionWindow` field trial: time added to the minimum
 /// feedback RTT to size the window (`rate_control_settings.cc`, "QueueSize:350").
-pub const QUEUE_SIZE: Duration = Duration::from_millis(350);
+pub(crate) const QUEUE_SIZE: Duration = Duration::from_millis(350);
 
 /// `MinBitrate` of the default `WebRTC-CongestionWindow` field trial: pushback never lowers the
 /// target below this, unless the estimate itself is lower (`rate_control_settings.cc`,
 /// "MinBitrate:30000"; `CongestionWindowPushbackController::min_pushback_target_bitrate_bps_`).
-pub const MIN_PUSHBACK_BITRATE_BPS: u64 = 30_000;
+pub(crate) const MIN_PUSHBACK_BITRATE_BPS: u64 = 30_000;
 
 /// The smallest window: `kMinCwnd` = 2 x 1500 bytes (`goog_cc_network_control.cc`,
 /// `UpdateCongestionWindowSize`).
-pub const MIN_CWND_BYTES: u64 = 2 * 1500;
+pub(crate) const MIN_CWND_BYTES: u64 = 2 * 1500;
 
 /// Feedbacks whose maximum RTT the window takes the minimum over: `kMaxFeedbackRttWindow` = 32
 /// (`goog_cc_network_control.cc`).
-pub const FEEDBACK_RTT_WINDOW: usize = crate::googcc::rtt::MAX_FEEDBACK_RTT_WINDOW;
+pub(crate) const FEEDBACK_RTT_WINDOW: usize = crate::googcc::rtt::MAX_FEEDBACK_RTT_WINDOW;
 
 /// goog_cc's process interval, at which `MaybeTriggerOnNetworkChanged` re-runs the pushback
 /// rule even without feedback (`RtpTransportControllerSend`, `process_interval_` default 25 ms).
-pub const PROCESS_INTERVAL: Duration = Duration::from_millis(25);
+pub(crate) const PROCESS_INTERVAL: Duration = Duration::from_millis(25);
 
 /// While congested, the pacer sends a keep-alive this often: `kCongestedPacketInterval` = 500 ms
 /// (`pacing_controller.cc`, reference 1.2).
-pub const CONGESTED_PACKET_INTERVAL: Duration = Duration::from_millis(500);
+pub(crate) const CONGESTED_PACKET_INTERVAL: Duration = Duration::from_millis(500);
 
 /// webrtc-rs's congestion-control interceptor forgets unacknowledged packets after this long
 /// (`rtc-interceptor` `cc/interceptor.rs`, `DEFAULT_PRUNE_HORIZON`, reference 3.4): feedback
 /// can never name them afterwards, so the outstanding-data account lets them go at the next
 /// feedback. libwebrtc keeps them for `kSendTimeHistoryWindow` = 60 s.
-pub const OUTSTANDING_HORIZON: Duration = Duration::from_secs(2);
+pub(crate) const OUTSTANDING_HORIZON: Duration = Duration::from_secs(2);
 
 /// Where the congestion window acts on the sender.
 ///
@@ -120,7 +120,7 @@ impl CwndConfig {
 
 /// The window computation of `UpdateCongestionWindowSize`.
 #[derive(Debug, Clone, Default)]
-pub struct CongestionWindow {
+pub(crate) struct CongestionWindow {
     queue_size: Duration,
     feedback_max_rtts_ms: VecDeque<i64>,
     window_bytes: Option<u64>,
@@ -128,7 +128,7 @@ pub struct CongestionWindow {
 
 impl CongestionWindow {
     /// A window with `queue_size` added to the RTT.
-    pub fn new(queue_size: Duration) -> Self {
+    pub(crate) fn new(queue_size: Duration) -> Self {
         Self {
             queue_size,
             ..Self::default()
@@ -137,7 +137,7 @@ impl CongestionWindow {
 
     /// Records one feedback's maximum feedback RTT (feedback time - send time over its received
     /// packets), rounded to ms as libwebrtc's `TimeDelta::ms()` does.
-    pub fn on_feedback_max_rtt(&mut self, max_rtt: Duration) {
+    pub(crate) fn on_feedback_max_rtt(&mut self, max_rtt: Duration) {
         let ms = (max_rtt.as_micros() as i64 + 500) / 1000;
         self.feedback_max_rtts_ms.push_back(ms);
         if self.feedback_max_rtts_ms.len() > FEEDBACK_RTT_WINDOW {
@@ -147,7 +147,7 @@ impl CongestionWindow {
 
     /// Recomputes the window from the last loss-based target (bits per second); does nothing
     /// before the first RTT. Returns the window.
-    pub fn update(&mut self, loss_based_target_bps: u64) -> Option<u64> {
+    pub(crate) fn update(&mut self, loss_based_target_bps: u64) -> Option<u64> {
         let min_rtt_ms = *self.feedback_max_rtts_ms.iter().min()?;
         let time_window_ms =
             u128::try_from(min_rtt_ms.max(0)).unwrap_or(0) + self.queue_size.as_millis();
@@ -162,21 +162,21 @@ impl CongestionWindow {
     }
 
     /// The window, bytes, once computed.
-    pub fn window_bytes(&self) -> Option<u64> {
+    pub(crate) fn window_bytes(&self) -> Option<u64> {
         self.window_bytes
     }
 }
 
 /// `CongestionWindowPushbackController`.
 #[derive(Debug, Clone)]
-pub struct PushbackController {
+pub(crate) struct PushbackController {
     min_bitrate_bps: u64,
     ratio: f64,
 }
 
 impl PushbackController {
     /// A controller with the given floor and ratio 1.
-    pub fn new(min_bitrate_bps: u64) -> Self {
+    pub(crate) fn new(min_bitrate_bps: u64) -> Self {
         Self {
             min_bitrate_bps,
             ratio: 1.0,
@@ -185,7 +185,12 @@ impl PushbackController {
 
     /// `UpdateTargetBitrate`: updates the ratio from the fill (outstanding / window) and returns
     /// the pushback target. Without a window (or an empty one) the target is returned as is.
-    pub fn update_target(&mut self, target_bps: u64, outstanding: u64, window: Option<u64>) -> u64 {
+    pub(crate) fn update_target(
+        &mut self,
+        target_bps: u64,
+        outstanding: u64,
+        window: Option<u64>,
+    ) -> u64 {
         let Some(window) = window.filter(|&w| w > 0) else {
             return target_bps;
         };
@@ -208,14 +213,14 @@ impl PushbackController {
     }
 
     /// The encoding-rate ratio.
-    pub fn ratio(&self) -> f64 {
+    pub(crate) fn ratio(&self) -> f64 {
         self.ratio
     }
 }
 
 /// Bytes sent and not yet reported by transport feedback.
 #[derive(Debug, Clone, Default)]
-pub struct OutstandingData {
+pub(crate) struct OutstandingData {
     packets: HashMap<(u32, u16), (u64, Instant)>,
     /// Send order, for expiry; entries already reported are skipped.
     order: VecDeque<((u32, u16), Instant)>,
@@ -224,7 +229,7 @@ pub struct OutstandingData {
 
 impl OutstandingData {
     /// A packet of `size` bytes on stream `ssrc` with RTP sequence number `seq` left at `at`.
-    pub fn on_sent(&mut self, at: Instant, ssrc: u32, seq: u16, size: u64) {
+    pub(crate) fn on_sent(&mut self, at: Instant, ssrc: u32, seq: u16, size: u64) {
         if let Some((old, _)) = self.packets.insert((ssrc, seq), (size, at)) {
             self.bytes -= old;
         }
@@ -233,14 +238,14 @@ impl OutstandingData {
     }
 
     /// Feedback reported the packet (received or lost).
-    pub fn on_reported(&mut self, ssrc: u32, seq: u16) {
+    pub(crate) fn on_reported(&mut self, ssrc: u32, seq: u16) {
         if let Some((size, _)) = self.packets.remove(&(ssrc, seq)) {
             self.bytes -= size;
         }
     }
 
     /// Forgets packets sent before `before`.
-    pub fn expire(&mut self, before: Instant) {
+    pub(crate) fn expire(&mut self, before: Instant) {
         while let Some(&(key, at)) = self.order.front() {
             if at >= before {
                 break;
@@ -256,7 +261,7 @@ impl OutstandingData {
     }
 
     /// Outstanding bytes.
-    pub fn bytes(&self) -> u64 {
+    pub(crate) fn bytes(&self) -> u64 {
         self.bytes
     }
 }
@@ -455,7 +460,7 @@ impl State {
 /// under a Mbit/s estimate) drops every frame, and a video-only call, which has no audio to
 /// elicit feedback, never learns that its outstanding data was lost: the window stays full
 /// forever. Keeping every other frame lets feedback return.
-pub const MIN_FRAME_DROP_INTERVAL: u32 = 2;
+pub(crate) const MIN_FRAME_DROP_INTERVAL: u32 = 2;
 
 /// The frame-drop interval for a `cwnd_reduce_ratio`: one frame in
 /// `max(2, round(1 / ratio))` is dropped; `None` (no drops) for a ratio of zero.

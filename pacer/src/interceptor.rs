@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 /// While packets wait, the pacer wakes at least this often to pick up a limit set through the
 /// handle and to publish stats: libwebrtc samples its pacer queue for the encoder every
 /// `kPacerQueueUpdateInterval` = 25 ms (reference 1.2).
-pub const STATS_INTERVAL: Duration = Duration::from_millis(25);
+pub(crate) const STATS_INTERVAL: Duration = Duration::from_millis(25);
 
 /// Builds a [`HandoverAwarePacer`] and its [`PacerHandle`].
 #[derive(Debug, Clone)]

@@ -20,6 +20,7 @@
 //! real call and in a virtual-time simulation.
 
 #![forbid(unsafe_code)]
+#![warn(unreachable_pub, unnameable_types)]
 
 mod config;
 mod controller;

@@ -127,23 +127,23 @@ use std::time::{Duration, Instant};
 
 /// Start rate (bps): libwebrtc `api/transport/bitrate_settings.h` / `call/call_config`
 /// `kDefaultStartBitrateBps` (300 kbit/s), equal to webrtc-rs `GCC_INITIAL_BITRATE`.
-pub const DEFAULT_START_BPS: f64 = 300_000.0;
+pub(crate) const DEFAULT_START_BPS: f64 = 300_000.0;
 
 /// Minimum rate (bps): webrtc-rs `GCC_MIN_BITRATE` (100 kbit/s), so both estimators are bounded
 /// alike; libwebrtc's floor is `congestion_controller::GetMinBitrate()` (5 kbit/s).
-pub const DEFAULT_MIN_BPS: f64 = 100_000.0;
+pub(crate) const DEFAULT_MIN_BPS: f64 = 100_000.0;
 
 /// Maximum rate (bps): webrtc-rs `GCC_MAX_BITRATE` (100 Mbit/s); libwebrtc leaves it unbounded.
-pub const DEFAULT_MAX_BPS: f64 = 100_000_000.0;
+pub(crate) const DEFAULT_MAX_BPS: f64 = 100_000_000.0;
 
 /// Process interval (µs). libwebrtc `call/rtp_transport_controller_send.cc`, the
 /// `process_interval` of goog_cc's `NetworkControllerConfig` (25 ms,
 /// `GoogCcNetworkControllerFactory::GetProcessInterval`).
-pub const PROCESS_INTERVAL_US: i64 = 25_000;
+pub(crate) const PROCESS_INTERVAL_US: i64 = 25_000;
 
 /// Loss is handed to the loss-based estimator at most this often (µs). libwebrtc
 /// `goog_cc/goog_cc_network_control.cc`, `kLossUpdateInterval` (1000 ms).
-pub const LOSS_UPDATE_INTERVAL_US: i64 = 1_000_000;
+pub(crate) const LOSS_UPDATE_INTERVAL_US: i64 = 1_000_000;
 
 /// Start, minimum and maximum rates of a [`GoogCc`].
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]

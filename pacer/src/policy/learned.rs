@@ -22,7 +22,7 @@ use tract_onnx::prelude::*;
 /// The trainer computes golden logits with libtorch; tract's kernels order sums differently, so
 /// float32 results differ by about 1e-7 (reference onnx-export-with-tract.md: 1.8e-7 against an
 /// f64 pass). 1e-4 leaves room for that and still catches any wrong weight or op.
-pub const GOLDEN_TOLERANCE: f32 = 1e-4;
+pub(super) const GOLDEN_TOLERANCE: f32 = 1e-4;
 
 /// Why a learned policy could not be loaded.
 #[derive(Debug, thiserror::Error)]
@@ -313,7 +313,7 @@ fn optimise(bytes: &[u8]) -> TractResult<Plan> {
 }
 
 /// The lowercase hex sha256 of `bytes`.
-pub fn hex_sha256(bytes: &[u8]) -> String {
+pub(super) fn hex_sha256(bytes: &[u8]) -> String {
     Sha256::digest(bytes)
         .iter()
         .map(|b| format!("{b:02x}"))
