@@ -1,5 +1,5 @@
 //! libwebrtc's congestion window: outstanding-data accounting, the window, encoder pushback, and
-//! the shared channel that connects them across the interceptor chain (issue 8).
+//! the shared channel that connects them across the interceptor chain.
 //!
 //! Sources (modern libwebrtc, as summarised in
 //! `../shared/reference/libwebrtc-pacer-and-webrtc-rs.md`, sections 1.3, 1.5 and 1.6):

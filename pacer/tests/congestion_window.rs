@@ -1,4 +1,4 @@
-//! Issue 8: the pacer side of libwebrtc's congestion window (pacer mode: congested state,
+//! The pacer side of libwebrtc's congestion window (pacer mode: congested state,
 //! keep-alive, congested time excluded from the drain rule's average) and key-frame flushing.
 
 use pacer::{

@@ -11,7 +11,7 @@
 //!
 //! After criterion's figures, [`BLOCKS`] blocks of [`RUNS`] timed inferences per engine (after
 //! [`WARM_UP`] untimed ones) print the min, p50, p99 and max per inference of each block and the
-//! medians over blocks: the goal is a p99 under 1 ms on one core, judged on the median
+//! medians over blocks: the goal is a p99 under 1 ms on one core, judged on the median
 //! block. Within a block the two engines alternate call by call, so that the preemptions and slow
 //! phases of a shared virtual machine fall on both alike and the tract/tch ratio stays
 //! meaningful when the absolute figures move. Under `cargo test --benches` (no `--bench`

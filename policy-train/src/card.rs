@@ -1,6 +1,6 @@
-//! Building the model card (DESIGN section 6) for an exported network: its golden vectors come
-//! from the trainer's own tch forward pass, so a loader that reproduces them runs the same
-//! function.
+//! Building the model card (docs/architecture.md, "The model and its card") for an exported
+//! network: its golden vectors come from the trainer's own tch forward pass, so a loader that
+//! reproduces them runs the same function.
 
 use crate::expert::Expert;
 use crate::logs::LogFile as ReadLog;

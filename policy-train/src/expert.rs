@@ -10,7 +10,7 @@
 //! - **Clustering**: K-means (`linfa-clustering`, 10 seeded runs) on the *observed* handovers of
 //!   each interval, for every k from 2 to 8 with its inertia and silhouette, so the choice of k is
 //!   visible; the chosen k (5 by default, as the paper found) builds the expert.
-//! - **Reward** (DESIGN section 5): `r = 2 X - F`, `X` the interval's video bitrate over the
+//! - **Reward** (paper section III-B): `r = 2 X - F`, `X` the interval's video bitrate over the
 //!   largest in the training set, `F` its freezes per minute over the largest (0 when no interval
 //!   froze).
 //! - **Labels**: each cluster gets one of the collection limits tried at least

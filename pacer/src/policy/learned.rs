@@ -1,12 +1,13 @@
 //! The learned policy: a transformer over the 120-s forecast, exported to ONNX by `policy-train`
 //! and run here with tract (pure Rust, no libtorch at run time).
 //!
-//! [`OnnxPolicy::load`] reads the card (DESIGN section 6), checks the ONNX file's sha256 against
-//! it, loads and optimises the model for the fixed `[1, 120, 2]` input (a symbolic batch makes
-//! batch-1 inference about 1.8x slower, reference onnx-export-with-tract.md), checks the output
-//! shape and replays every golden vector. Any failure is a [`LoadError`] that names what was
-//! wrong; a caller that cannot load the model runs [`super::Fixed::webrtc_default`] instead. At
-//! decision time the policy takes the argmax of the logits and answers the card's action for it.
+//! [`OnnxPolicy::load`] reads the card (docs/architecture.md, "The model and its card"), checks
+//! the ONNX file's sha256 against it, loads and optimises the model for the fixed `[1, 120, 2]`
+//! input (a symbolic batch makes batch-1 inference about 1.8x slower, reference
+//! onnx-export-with-tract.md), checks the output shape and replays every golden vector. Any
+//! failure is a [`LoadError`] that names what was wrong; a caller that cannot load the model runs
+//! [`super::Fixed::webrtc_default`] instead. At decision time the policy takes the argmax of the
+//! logits and answers the card's action for it.
 
 use super::card::{CardError, ModelCard};
 use super::{PolicyError, QueuePolicy};

@@ -227,10 +227,11 @@ impl Fields {
 /// Writes interval records as JSON lines: one compact object per record, each ending in `\n`.
 ///
 /// The output is a pure function of the records (field order is the struct's, floats are written
-/// in their shortest round-trip form), so the same records give byte-identical telemetry (DESIGN
-/// section 7). Every record is [validated](IntervalRecord::validate) first, so nothing is written
-/// that a reader would refuse. Wrap a file in a [`BufWriter`](std::io::BufWriter); each record is
-/// handed to the inner writer in one `write_all`.
+/// in their shortest round-trip form), so the same records give byte-identical telemetry
+/// (docs/architecture.md, "The determinism rule"). Every record is
+/// [validated](IntervalRecord::validate) first, so nothing is written that a reader would refuse.
+/// Wrap a file in a [`BufWriter`](std::io::BufWriter); each record is handed to the inner writer
+/// in one `write_all`.
 #[derive(Debug)]
 pub struct TelemetryWriter<W: Write> {
     inner: W,

@@ -6,10 +6,10 @@ use handover_predictor::{Forecast, ForecastError, ForecastSource, HORIZON_STEPS,
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// The schema tag every interval record carries (DESIGN section 5). A reader refuses any other.
+/// The schema tag every interval record carries. A reader refuses any other.
 pub const SCHEMA: &str = "leopace.interval.v1";
 
-/// One decision interval of one call (DESIGN section 5).
+/// One decision interval of one call (docs/architecture.md, "The telemetry contract").
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct IntervalRecord {
     /// Always [`SCHEMA`]; the writer refuses anything else.
@@ -42,12 +42,13 @@ pub struct IntervalRecord {
     pub pacer: PacerRecord,
     /// What the bandwidth estimator did over the interval.
     pub gcc: GccRecord,
-    /// How the sender was configured; optional until every writer fills it (DESIGN section 5).
+    /// How the sender was configured; optional until every writer fills it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sender: Option<SenderRecord>,
 }
 
-/// The forecast a decision was made on: the model input of DESIGN sections 3 and 6.
+/// The forecast a decision was made on: the model input (docs/architecture.md, "The forecast
+/// contract" and "The model and its card").
 ///
 /// The cumulative channel is redundant with the bits and stored so that a log is readable on its
 /// own; deserialising checks it against the bits (within 1e-6), so a record that is read is
@@ -107,7 +108,7 @@ impl ForecastRecord {
     }
 }
 
-/// The handovers that actually happened during the interval (DESIGN section 5).
+/// The handovers that actually happened during the interval.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ObservedRecord {
     /// Where the observation came from (`oracle` for the emulated link's ground truth, `mirror`
@@ -117,7 +118,8 @@ pub struct ObservedRecord {
     pub handover: HandoverSteps,
 }
 
-/// Call quality over the interval, with WebRTC's definitions (DESIGN section 5).
+/// Call quality over the interval, with WebRTC's definitions (docs/architecture.md, "The telemetry
+/// contract").
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct QoeRecord {
     /// Mean received video bitrate, kbit/s.
@@ -178,7 +180,7 @@ pub enum Bwe {
     WebrtcRs,
 }
 
-/// How the sender was configured and what its drop/flush mechanisms did (DESIGN section 5).
+/// How the sender was configured and what its drop/flush mechanisms did.
 ///
 /// The congestion-window figures are sampled at every video frame, the instants the encoder
 /// reads the window (as the interval's `pacer` and `gcc` figures are): `window_bytes` is the mean
