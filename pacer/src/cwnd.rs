@@ -300,6 +300,21 @@ struct State {
 
 /// The shared state between the pacer (sends), the estimator wrapper (feedback and process
 /// ticks) and the application (encoder pushback, telemetry). Cloning shares it.
+///
+/// This is libwebrtc's congestion window (`goog_cc_network_control.cc`,
+/// `UpdateCongestionWindowSize`, and `congestion_window_pushback_controller.cc`): the window is
+/// (the minimum over the last 32 feedbacks of their maximum RTT + 350 ms) x the loss-based target,
+/// averaged with the previous window and at least 3000 bytes; outstanding data is what the pacer
+/// released and transport feedback has not yet reported. The [`CwndMode`] says where the window
+/// acts: on the encoder (the pushback ratio of [`CwndSnapshot`], with [`frame_drop_interval`]),
+/// or in the pacer, which holds media while outstanding data fills the window.
+///
+/// The pacer records what it releases ([`on_sent`](Self::on_sent); give it the channel with
+/// [`HandoverAwarePacerBuilder::congestion_window`](crate::HandoverAwarePacerBuilder::congestion_window)).
+/// A wrapper around the application's bandwidth estimator hands the channel every feedback's
+/// reports ([`on_feedback`](Self::on_feedback)) and every process tick
+/// ([`on_process`](Self::on_process)), since webrtc-rs boxes the estimator inside its
+/// congestion-control interceptor.
 #[derive(Debug, Clone)]
 pub struct CwndChannel {
     shared: Arc<Mutex<State>>,
@@ -376,8 +391,8 @@ impl CwndChannel {
         }
     }
 
-    /// A process tick at `now` (every [`PROCESS_INTERVAL`] once feedback has started): re-runs
-    /// the pushback rule on `target_bps` if a tick is due.
+    /// A process tick at `now` (every 25 ms, goog_cc's process interval, once feedback has
+    /// started): re-runs the pushback rule on `target_bps` if a tick is due.
     pub fn on_process(&self, now: Instant, target_bps: u64) {
         let mut state = self.lock();
         let Some(mut next) = state.next_process else {

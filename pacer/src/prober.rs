@@ -218,6 +218,16 @@ struct ChannelState {
 
 /// The shared state between a congestion controller and the pacer: cluster requests one way,
 /// which packets were probes the other. Cheap to clone; every clone is the same channel.
+///
+/// A *probe cluster* is a short burst sent at a chosen rate so that the receive rate seen in
+/// transport feedback tells the sender whether the path carries that rate. The controller
+/// ([`GoogCc::with_probing`](crate::GoogCc::with_probing)) posts [`ProbeClusterConfig`]s; the
+/// pacer ([`HandoverAwarePacerBuilder::probe_channel`](crate::HandoverAwarePacerBuilder::probe_channel))
+/// takes them, sends each cluster (queued media first, padding when media is short) and records
+/// which RTP packets belonged to which cluster, so the controller can match the feedback reports
+/// by SSRC and RTP sequence number. A bare [`PacingController`](crate::PacingController) is
+/// handed clusters through its
+/// [`create_probe_cluster`](crate::PacingController::create_probe_cluster) instead.
 #[derive(Debug, Clone, Default)]
 pub struct ProbeChannel {
     state: Arc<Mutex<ChannelState>>,
@@ -250,8 +260,8 @@ impl ProbeChannel {
     }
 
     /// Records that the packet `(ssrc, sequence_number)` left at `at` as part of cluster
-    /// `cluster_id` (called by the pacer), forgetting records older than
-    /// [`PROBE_RECORD_HORIZON`].
+    /// `cluster_id` (called by the pacer), forgetting records older than 5 s, which no feedback
+    /// report can name any more.
     pub fn record_probe_packet(
         &self,
         at: Instant,
