@@ -21,9 +21,9 @@
 //! ```
 
 use anyhow::{Context, Result, bail, ensure};
-use handover_predictor::{ForecastSource, TimelineSource};
 use pacer::{
-    HandoverAwarePacer, Heuristic, PacerHandle, PacerStats, PacingConfig, PolicyController,
+    ForecastSource, HandoverAwarePacer, Heuristic, PacerHandle, PacerStats, PacingConfig,
+    PolicyController, TimelineSource,
 };
 use rtc::ice::mdns::MulticastDnsMode;
 use rtc::interceptor::Gcc;
@@ -48,7 +48,7 @@ use webrtc::peer_connection::{
 };
 
 /// How often the policy picks a new queue time limit. Deployments use
-/// `pacer::policy::DEFAULT_DECISION_INTERVAL` (120 s); the demo is shorter so that it shows a few.
+/// `pacer::DEFAULT_DECISION_INTERVAL` (120 s); the demo is shorter so that it shows a few.
 const DECISION_INTERVAL: Duration = Duration::from_secs(2);
 const DEFAULT_SECONDS: u64 = 6;
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);

@@ -5,10 +5,12 @@
 
 use std::time::Duration;
 
-/// The shortest queue time limit a pacer accepts (DESIGN section 4).
+/// The shortest queue time limit a pacer accepts (docs/architecture.md, "Queue policies and
+/// decisions").
 pub const MIN_QUEUE_TIME_LIMIT: Duration = Duration::from_millis(50);
 
-/// The longest queue time limit a pacer accepts (DESIGN section 4).
+/// The longest queue time limit a pacer accepts (docs/architecture.md, "Queue policies and
+/// decisions").
 pub const MAX_QUEUE_TIME_LIMIT: Duration = Duration::from_secs(10);
 
 /// libwebrtc's `kMaxExpectedQueueLength`: the default queue time limit and the encoder-pause
@@ -105,5 +107,13 @@ impl Default for PacingConfig {
             max_padding_packet_bytes: 1200,
             keyframe_flush: false,
         }
+    }
+}
+
+impl PacingConfig {
+    /// The pacing rate for a target bitrate, in bits per second: `target_bps` x the pacing
+    /// factor, rounded; a negative factor counts as zero.
+    pub(crate) fn pacing_rate(&self, target_bps: u64) -> u64 {
+        (target_bps as f64 * self.pacing_factor.max(0.0)).round() as u64
     }
 }

@@ -412,7 +412,7 @@ impl<T> PacingController<T> {
     pub fn set_target_bitrate(&mut self, now: Instant, bps: u64) {
         let now_ns = self.advance(now);
         self.target_bps = bps;
-        self.pacing_bps = pacing_rate(bps, self.config.pacing_factor);
+        self.pacing_bps = self.config.pacing_rate(bps);
         self.update_adjusted_rate(now_ns);
     }
 
@@ -638,11 +638,6 @@ impl<T> PacingController<T> {
     fn instant(&self, ns: u64) -> Instant {
         self.epoch + Duration::from_nanos(ns)
     }
-}
-
-/// The pacing rate for a target: `bps` x `factor`, rounded; a negative factor counts as zero.
-pub(crate) fn pacing_rate(bps: u64, factor: f64) -> u64 {
-    (bps as f64 * factor.max(0.0)).round() as u64
 }
 
 fn nanos(n: u128) -> Duration {

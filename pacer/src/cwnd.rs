@@ -1,5 +1,5 @@
 //! libwebrtc's congestion window: outstanding-data accounting, the window, encoder pushback, and
-//! the shared channel that connects them across the interceptor chain (issue 8).
+//! the shared channel that connects them across the interceptor chain.
 //!
 //! Sources (modern libwebrtc, as summarised in
 //! `../shared/reference/libwebrtc-pacer-and-webrtc-rs.md`, sections 1.3, 1.5 and 1.6):
@@ -31,41 +31,56 @@
 //! `PacketReport`s ([`CwndChannel::on_feedback`]) and every process tick
 //! ([`CwndChannel::on_process`]).
 
-use crate::telemetry::CwndMode;
+use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// `QueueSize` of the default `WebRTC-CongestionWindow` field trial: time added to the minimum
 /// feedback RTT to size the window (`rate_control_settings.cc`, "QueueSize:350").
-pub const QUEUE_SIZE: Duration = Duration::from_millis(350);
+pub(crate) const QUEUE_SIZE: Duration = Duration::from_millis(350);
 
 /// `MinBitrate` of the default `WebRTC-CongestionWindow` field trial: pushback never lowers the
 /// target below this, unless the estimate itself is lower (`rate_control_settings.cc`,
 /// "MinBitrate:30000"; `CongestionWindowPushbackController::min_pushback_target_bitrate_bps_`).
-pub const MIN_PUSHBACK_BITRATE_BPS: u64 = 30_000;
+pub(crate) const MIN_PUSHBACK_BITRATE_BPS: u64 = 30_000;
 
 /// The smallest window: `kMinCwnd` = 2 x 1500 bytes (`goog_cc_network_control.cc`,
 /// `UpdateCongestionWindowSize`).
-pub const MIN_CWND_BYTES: u64 = 2 * 1500;
+pub(crate) const MIN_CWND_BYTES: u64 = 2 * 1500;
 
 /// Feedbacks whose maximum RTT the window takes the minimum over: `kMaxFeedbackRttWindow` = 32
 /// (`goog_cc_network_control.cc`).
-pub const FEEDBACK_RTT_WINDOW: usize = crate::googcc::rtt::MAX_FEEDBACK_RTT_WINDOW;
+pub(crate) const FEEDBACK_RTT_WINDOW: usize = crate::googcc::rtt::MAX_FEEDBACK_RTT_WINDOW;
 
 /// goog_cc's process interval, at which `MaybeTriggerOnNetworkChanged` re-runs the pushback
 /// rule even without feedback (`RtpTransportControllerSend`, `process_interval_` default 25 ms).
-pub const PROCESS_INTERVAL: Duration = Duration::from_millis(25);
+pub(crate) const PROCESS_INTERVAL: Duration = Duration::from_millis(25);
 
 /// While congested, the pacer sends a keep-alive this often: `kCongestedPacketInterval` = 500 ms
 /// (`pacing_controller.cc`, reference 1.2).
-pub const CONGESTED_PACKET_INTERVAL: Duration = Duration::from_millis(500);
+pub(crate) const CONGESTED_PACKET_INTERVAL: Duration = Duration::from_millis(500);
 
 /// webrtc-rs's congestion-control interceptor forgets unacknowledged packets after this long
 /// (`rtc-interceptor` `cc/interceptor.rs`, `DEFAULT_PRUNE_HORIZON`, reference 3.4): feedback
 /// can never name them afterwards, so the outstanding-data account lets them go at the next
 /// feedback. libwebrtc keeps them for `kSendTimeHistoryWindow` = 60 s.
-pub const OUTSTANDING_HORIZON: Duration = Duration::from_secs(2);
+pub(crate) const OUTSTANDING_HORIZON: Duration = Duration::from_secs(2);
+
+/// Where the congestion window acts on the sender.
+///
+/// Telemetry records it as the `sender.cwnd_mode` field (`"off"` | `"pushback"` | `"pacer"`;
+/// docs/architecture.md, "The telemetry contract"), so the serde names are part of that contract.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CwndMode {
+    /// No congestion window.
+    Off,
+    /// The window pushes back on the encoder's target rate (libwebrtc's default).
+    Pushback,
+    /// The window holds packets in the pacer (pushback disabled, as in AlphaRTC).
+    Pacer,
+}
 
 /// The congestion-window settings (the `WebRTC-CongestionWindow` field trial).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -105,7 +120,7 @@ impl CwndConfig {
 
 /// The window computation of `UpdateCongestionWindowSize`.
 #[derive(Debug, Clone, Default)]
-pub struct CongestionWindow {
+pub(crate) struct CongestionWindow {
     queue_size: Duration,
     feedback_max_rtts_ms: VecDeque<i64>,
     window_bytes: Option<u64>,
@@ -113,7 +128,7 @@ pub struct CongestionWindow {
 
 impl CongestionWindow {
     /// A window with `queue_size` added to the RTT.
-    pub fn new(queue_size: Duration) -> Self {
+    pub(crate) fn new(queue_size: Duration) -> Self {
         Self {
             queue_size,
             ..Self::default()
@@ -122,7 +137,7 @@ impl CongestionWindow {
 
     /// Records one feedback's maximum feedback RTT (feedback time - send time over its received
     /// packets), rounded to ms as libwebrtc's `TimeDelta::ms()` does.
-    pub fn on_feedback_max_rtt(&mut self, max_rtt: Duration) {
+    pub(crate) fn on_feedback_max_rtt(&mut self, max_rtt: Duration) {
         let ms = (max_rtt.as_micros() as i64 + 500) / 1000;
         self.feedback_max_rtts_ms.push_back(ms);
         if self.feedback_max_rtts_ms.len() > FEEDBACK_RTT_WINDOW {
@@ -132,7 +147,7 @@ impl CongestionWindow {
 
     /// Recomputes the window from the last loss-based target (bits per second); does nothing
     /// before the first RTT. Returns the window.
-    pub fn update(&mut self, loss_based_target_bps: u64) -> Option<u64> {
+    pub(crate) fn update(&mut self, loss_based_target_bps: u64) -> Option<u64> {
         let min_rtt_ms = *self.feedback_max_rtts_ms.iter().min()?;
         let time_window_ms =
             u128::try_from(min_rtt_ms.max(0)).unwrap_or(0) + self.queue_size.as_millis();
@@ -147,21 +162,21 @@ impl CongestionWindow {
     }
 
     /// The window, bytes, once computed.
-    pub fn window_bytes(&self) -> Option<u64> {
+    pub(crate) fn window_bytes(&self) -> Option<u64> {
         self.window_bytes
     }
 }
 
 /// `CongestionWindowPushbackController`.
 #[derive(Debug, Clone)]
-pub struct PushbackController {
+pub(crate) struct PushbackController {
     min_bitrate_bps: u64,
     ratio: f64,
 }
 
 impl PushbackController {
     /// A controller with the given floor and ratio 1.
-    pub fn new(min_bitrate_bps: u64) -> Self {
+    pub(crate) fn new(min_bitrate_bps: u64) -> Self {
         Self {
             min_bitrate_bps,
             ratio: 1.0,
@@ -170,7 +185,12 @@ impl PushbackController {
 
     /// `UpdateTargetBitrate`: updates the ratio from the fill (outstanding / window) and returns
     /// the pushback target. Without a window (or an empty one) the target is returned as is.
-    pub fn update_target(&mut self, target_bps: u64, outstanding: u64, window: Option<u64>) -> u64 {
+    pub(crate) fn update_target(
+        &mut self,
+        target_bps: u64,
+        outstanding: u64,
+        window: Option<u64>,
+    ) -> u64 {
         let Some(window) = window.filter(|&w| w > 0) else {
             return target_bps;
         };
@@ -193,14 +213,14 @@ impl PushbackController {
     }
 
     /// The encoding-rate ratio.
-    pub fn ratio(&self) -> f64 {
+    pub(crate) fn ratio(&self) -> f64 {
         self.ratio
     }
 }
 
 /// Bytes sent and not yet reported by transport feedback.
 #[derive(Debug, Clone, Default)]
-pub struct OutstandingData {
+pub(crate) struct OutstandingData {
     packets: HashMap<(u32, u16), (u64, Instant)>,
     /// Send order, for expiry; entries already reported are skipped.
     order: VecDeque<((u32, u16), Instant)>,
@@ -209,7 +229,7 @@ pub struct OutstandingData {
 
 impl OutstandingData {
     /// A packet of `size` bytes on stream `ssrc` with RTP sequence number `seq` left at `at`.
-    pub fn on_sent(&mut self, at: Instant, ssrc: u32, seq: u16, size: u64) {
+    pub(crate) fn on_sent(&mut self, at: Instant, ssrc: u32, seq: u16, size: u64) {
         if let Some((old, _)) = self.packets.insert((ssrc, seq), (size, at)) {
             self.bytes -= old;
         }
@@ -218,14 +238,14 @@ impl OutstandingData {
     }
 
     /// Feedback reported the packet (received or lost).
-    pub fn on_reported(&mut self, ssrc: u32, seq: u16) {
+    pub(crate) fn on_reported(&mut self, ssrc: u32, seq: u16) {
         if let Some((size, _)) = self.packets.remove(&(ssrc, seq)) {
             self.bytes -= size;
         }
     }
 
     /// Forgets packets sent before `before`.
-    pub fn expire(&mut self, before: Instant) {
+    pub(crate) fn expire(&mut self, before: Instant) {
         while let Some(&(key, at)) = self.order.front() {
             if at >= before {
                 break;
@@ -241,7 +261,7 @@ impl OutstandingData {
     }
 
     /// Outstanding bytes.
-    pub fn bytes(&self) -> u64 {
+    pub(crate) fn bytes(&self) -> u64 {
         self.bytes
     }
 }
@@ -280,6 +300,21 @@ struct State {
 
 /// The shared state between the pacer (sends), the estimator wrapper (feedback and process
 /// ticks) and the application (encoder pushback, telemetry). Cloning shares it.
+///
+/// This is libwebrtc's congestion window (`goog_cc_network_control.cc`,
+/// `UpdateCongestionWindowSize`, and `congestion_window_pushback_controller.cc`): the window is
+/// (the minimum over the last 32 feedbacks of their maximum RTT + 350 ms) x the loss-based target,
+/// averaged with the previous window and at least 3000 bytes; outstanding data is what the pacer
+/// released and transport feedback has not yet reported. The [`CwndMode`] says where the window
+/// acts: on the encoder (the pushback ratio of [`CwndSnapshot`], with [`frame_drop_interval`]),
+/// or in the pacer, which holds media while outstanding data fills the window.
+///
+/// The pacer records what it releases ([`on_sent`](Self::on_sent); give it the channel with
+/// [`HandoverAwarePacerBuilder::congestion_window`](crate::HandoverAwarePacerBuilder::congestion_window)).
+/// A wrapper around the application's bandwidth estimator hands the channel every feedback's
+/// reports ([`on_feedback`](Self::on_feedback)) and every process tick
+/// ([`on_process`](Self::on_process)), since webrtc-rs boxes the estimator inside its
+/// congestion-control interceptor.
 #[derive(Debug, Clone)]
 pub struct CwndChannel {
     shared: Arc<Mutex<State>>,
@@ -356,8 +391,8 @@ impl CwndChannel {
         }
     }
 
-    /// A process tick at `now` (every [`PROCESS_INTERVAL`] once feedback has started): re-runs
-    /// the pushback rule on `target_bps` if a tick is due.
+    /// A process tick at `now` (every 25 ms, goog_cc's process interval, once feedback has
+    /// started): re-runs the pushback rule on `target_bps` if a tick is due.
     pub fn on_process(&self, now: Instant, target_bps: u64) {
         let mut state = self.lock();
         let Some(mut next) = state.next_process else {
@@ -440,7 +475,7 @@ impl State {
 /// under a Mbit/s estimate) drops every frame, and a video-only call, which has no audio to
 /// elicit feedback, never learns that its outstanding data was lost: the window stays full
 /// forever. Keeping every other frame lets feedback return.
-pub const MIN_FRAME_DROP_INTERVAL: u32 = 2;
+pub(crate) const MIN_FRAME_DROP_INTERVAL: u32 = 2;
 
 /// The frame-drop interval for a `cwnd_reduce_ratio`: one frame in
 /// `max(2, round(1 / ratio))` is dropped; `None` (no drops) for a ratio of zero.

@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 /// While packets wait, the pacer wakes at least this often to pick up a limit set through the
 /// handle and to publish stats: libwebrtc samples its pacer queue for the encoder every
 /// `kPacerQueueUpdateInterval` = 25 ms (reference 1.2).
-pub const STATS_INTERVAL: Duration = Duration::from_millis(25);
+pub(crate) const STATS_INTERVAL: Duration = Duration::from_millis(25);
 
 /// Builds a [`HandoverAwarePacer`] and its [`PacerHandle`].
 #[derive(Debug, Clone)]
@@ -49,7 +49,7 @@ impl HandoverAwarePacerBuilder {
     }
 
     /// Records every released RTP packet as outstanding data on `channel` and, when the
-    /// channel's mode is [`CwndMode::Pacer`](crate::telemetry::CwndMode::Pacer), holds media
+    /// channel's mode is [`CwndMode::Pacer`](crate::CwndMode::Pacer), holds media
     /// while outstanding data fills the congestion window, sending a keep-alive every 500 ms
     /// (on the padding SSRC, so only if the configuration names one).
     pub fn congestion_window(mut self, channel: CwndChannel) -> Self {

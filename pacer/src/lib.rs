@@ -13,43 +13,213 @@
 //! - [`HandoverAwarePacer`]: the webrtc-rs interceptor for `Slot::Pacer` that wraps it, built
 //!   together with a [`PacerHandle`] that sets the limit while a call runs;
 //! - the policy seam: [`QueuePolicy`] and [`PolicyController`], which choose a limit every
-//!   decision interval from a handover [`Forecast`](handover_predictor::Forecast);
-//! - the telemetry records every call writes and the trainer reads ([`telemetry`]).
+//!   decision interval from a handover [`Forecast`] (the forecast contract is re-exported here:
+//!   [`Forecast`], [`HandoverSource`], [`TimelineSource`], [`NoHandovers`], ...);
+//! - [`GoogCc`]: a libwebrtc-faithful GoogCC bandwidth estimator for webrtc-rs, which probes
+//!   through the pacer, and libwebrtc's congestion window ([`CwndChannel`]);
+//! - the telemetry records every call writes and the trainer reads ([`telemetry`]), and the
+//!   model card of a learned policy ([`card`]).
 //!
 //! Nothing in the core reads a clock: every entry point takes `now`, so the same code runs in a
 //! real call and in a virtual-time simulation.
+//!
+//! # Three ways to use it
+//!
+//! ## In a webrtc-rs call: the interceptor at `Slot::Pacer` and its handle
+//!
+//! Put a [`HandoverAwarePacer`] at `Slot::Pacer` of the interceptor registry, where it replaces
+//! the stock pacer, and keep its [`PacerHandle`]: any thread may set the queue time limit through
+//! it while the call runs, and read the pacer's [`PacerStats`] (the target bitrate an encoder
+//! should follow, the encoder-pause signal). A [`PolicyController`] does the choosing: at every
+//! decision boundary (120 s by default) it asks a [`HandoverSource`] for a forecast, asks a
+//! [`QueuePolicy`] for a limit, clamps it to [50 ms, 10 s] and sets it through the handle. A
+//! failing source or policy falls back to WebRTC's 2000 ms and says why in the [`Decision`].
+//! `pacer/examples/embed.rs` runs a whole call this way on loopback.
+//!
+//! ```
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use pacer::{
+//!     DEFAULT_DECISION_INTERVAL, HandoverAwarePacer, Heuristic, NoHandovers, PacingConfig,
+//!     PolicyController,
+//! };
+//! use rtc::interceptor::{Gcc, Registry, Slot};
+//! use rtc::peer_connection::configuration::interceptor_registry::{
+//!     CongestionFeedback, configure_congestion_control,
+//! };
+//! use rtc::peer_connection::configuration::media_engine::MediaEngine;
+//! use std::time::{Duration, Instant};
+//!
+//! let mut media_engine = MediaEngine::default();
+//! let registry = configure_congestion_control(
+//!     Registry::new(),
+//!     Gcc::default(),
+//!     CongestionFeedback::Twcc,
+//!     &mut media_engine,
+//! )?;
+//! let (pacer, handle) = HandoverAwarePacer::builder(PacingConfig::default()).build();
+//! let registry = registry.with(Slot::Pacer, pacer); // replaces the stock pacer
+//! assert!(registry.slots().contains(&(Slot::Pacer, "HandoverAwarePacer".to_owned())));
+//! // ... build the peer connection with `media_engine` and `registry`.
+//!
+//! // Anywhere, any thread, while the call runs:
+//! handle.set_queue_time_limit(Duration::from_millis(900));
+//! let stats = handle.stats();
+//! println!("target {} bit/s, pause {}", stats.target_bitrate_bps, stats.encoder_should_pause);
+//!
+//! // Or let a policy choose from a handover forecast, every decision interval. A real source
+//! // is an orbital predictor or the dish; `NoHandovers` is a terrestrial path.
+//! let start = Instant::now();
+//! let mut policy = PolicyController::new(
+//!     start,
+//!     DEFAULT_DECISION_INTERVAL,
+//!     NoHandovers,
+//!     Heuristic,
+//!     handle.clone(),
+//! );
+//! let decision = policy.handle_timeout(start).expect("the first decision is due at the start");
+//! assert_eq!(decision.queue_time_limit, Duration::from_millis(500)); // no handover ahead
+//! assert_eq!(handle.queue_time_limit(), decision.queue_time_limit);
+//! assert_eq!(policy.poll_timeout(), Some(start + DEFAULT_DECISION_INTERVAL));
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! ## Anywhere else: the sans-I/O `PacingController`, driven with `now`
+//!
+//! [`PacingController`] is the pacer itself, without webrtc-rs: generic over the payload, it
+//! never reads a clock and is told the time by every call, so it runs alike in a real sender and
+//! in a virtual-time simulation. Enqueue packets, call
+//! [`poll_send`](PacingController::poll_send) until it returns `None`, and come back at
+//! [`next_send_time`](PacingController::next_send_time) (never at or before the last `now`, so
+//! a timer loop cannot spin).
+//!
+//! ```
+//! use pacer::{PacingConfig, PacingController, PacketKind};
+//! use std::time::{Duration, Instant};
+//!
+//! let start = Instant::now();
+//! let mut pacer = PacingController::new(PacingConfig::default(), start);
+//! pacer.set_target_bitrate(start, 1_000_000);
+//! pacer.set_queue_time_limit(start, Duration::from_millis(500));
+//! // 100 video packets of 1200 bytes: 873 ms of sending at the pacing rate (1.1 Mbit/s).
+//! for sequence in 0..100u16 {
+//!     pacer.enqueue(start, 0x5eed, PacketKind::Video, 1200, sequence);
+//! }
+//!
+//! // The timer loop of a sender, in real or virtual time.
+//! let mut now = start;
+//! let mut last = None;
+//! loop {
+//!     while let Some(packet) = pacer.poll_send(now) {
+//!         last = Some(packet); // hand `packet.payload` to the transport
+//!     }
+//!     match pacer.next_send_time() {
+//!         Some(next) => now = next,
+//!         None => break,
+//!     }
+//! }
+//! // The drain rule sends faster than the pacing rate to keep within the 500-ms limit.
+//! let last = last.expect("every packet left");
+//! assert_eq!(last.payload, 99);
+//! assert!(last.queue_time() <= Duration::from_millis(500));
+//! assert!(pacer.stats(now).drain_boost_time > Duration::ZERO);
+//! ```
+//!
+//! ## As webrtc-rs's bandwidth estimator: `GoogCc`, probing through the pacer
+//!
+//! [`GoogCc`] implements webrtc-rs's `BandwidthEstimator`, so it takes the place of webrtc-rs's
+//! own `Gcc` in `configure_congestion_control` (or `CongestionControlBuilder`). Built with
+//! [`GoogCc::with_probing`], it shares a [`ProbeChannel`] with the pacer: the estimator posts
+//! probe clusters, the pacer sends them (queued media first, then padding on the padding SSRC of
+//! its [`PacingConfig`]) and records which packets were probes, and the estimator reads the
+//! probes' results from the feedback. A [`GoogCcHandle`] taken before the estimator is boxed
+//! into the chain shows its state. The padding SSRC must also be bound as a local stream with
+//! the transport-wide-cc header extension, so that the chain numbers and reports padding; the
+//! "Probing" section of [`GoogCc`] has the details.
+//!
+//! ```
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use pacer::{GoogCc, GoogCcConfig, HandoverAwarePacer, PacingConfig, ProbeChannel};
+//! use rtc::interceptor::{Registry, Slot};
+//! use rtc::peer_connection::configuration::interceptor_registry::{
+//!     CongestionFeedback, configure_congestion_control,
+//! };
+//! use rtc::peer_connection::configuration::media_engine::MediaEngine;
+//!
+//! const PADDING_SSRC: u32 = 0x5eed_0099;
+//!
+//! let probes = ProbeChannel::new();
+//! let estimator = GoogCc::with_probing(GoogCcConfig::default(), probes.clone());
+//! let estimate = estimator.handle();
+//! let mut media_engine = MediaEngine::default();
+//! let registry = configure_congestion_control(
+//!     Registry::new(),
+//!     estimator,
+//!     CongestionFeedback::Twcc,
+//!     &mut media_engine,
+//! )?;
+//!
+//! let config = PacingConfig { padding_ssrc: Some(PADDING_SSRC), ..PacingConfig::default() };
+//! let (pacer, _handle) = HandoverAwarePacer::builder(config).probe_channel(probes).build();
+//! let registry = registry.with(Slot::Pacer, pacer);
+//! // ... build the peer connection with `media_engine` and `registry`.
+//!
+//! // Any time during the call: the target, the delay- and loss-based estimates, the RTT, ALR.
+//! assert_eq!(estimate.target_bps(), 300_000.0); // the start rate, until feedback arrives
+//! println!("{:?}", estimate.snapshot());
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # Features
+//!
+//! - `learned` (default): `OnnxPolicy`, the learned policy, an ONNX transformer run with tract
+//!   and checked against its [`card`] at load. Off, the pacer builds without a neural-network
+//!   runtime.
+//! - `jsonl`: the telemetry files: `telemetry::read_intervals`, `read_intervals_file` and
+//!   `TelemetryWriter`. Off, [`telemetry`] has the record types and their validation only.
 
 #![forbid(unsafe_code)]
-
-/// The forecast contract and handover sources, re-exported so that an application can name
-/// `Forecast`, `TimelineSource` and friends without a second dependency.
-pub use handover_predictor;
+#![warn(unreachable_pub, unnameable_types)]
 
 mod config;
 mod controller;
-pub mod cwnd;
-pub mod googcc;
+mod cwnd;
+mod googcc;
 mod handle;
 mod interceptor;
 mod packet;
-pub mod policy;
-pub mod prober;
+mod policy;
+mod prober;
 mod queue;
 mod stats;
 pub mod telemetry;
+
+pub use policy::card;
+
+/// The forecast contract: what a [`QueuePolicy`] decides from and a [`HandoverSource`] produces
+/// (docs/architecture.md, "The forecast contract"). Re-exported so that an application can feed
+/// the policy controller without depending on handover-predictor itself.
+pub use handover_predictor::{
+    CUMULATIVE_NORM, Forecast, ForecastError, ForecastSource, HORIZON_STEPS, HandoverSource,
+    HandoverSteps, NoHandovers, SourceError, TimelineSource,
+};
 
 pub use config::{
     MAX_QUEUE_TIME_LIMIT, MIN_QUEUE_TIME_LIMIT, PacingConfig, WEBRTC_DEFAULT_QUEUE_TIME_LIMIT,
     clamp_queue_time_limit,
 };
 pub use controller::{FrameInfo, KeepAlive, PacingController, Padding, Released};
-pub use cwnd::{CwndChannel, CwndConfig, CwndSnapshot};
-pub use googcc::{GoogCc, GoogCcConfig, GoogCcHandle};
+pub use cwnd::{CwndChannel, CwndConfig, CwndMode, CwndSnapshot, frame_drop_interval};
+pub use googcc::{BandwidthUsage, GoogCc, GoogCcConfig, GoogCcHandle, GoogCcSnapshot};
 pub use handle::PacerHandle;
 pub use interceptor::{FrameInfoFn, HandoverAwarePacer, HandoverAwarePacerBuilder};
 pub use packet::PacketKind;
+pub use policy::{
+    COLLECTION_ACTIONS_MS, DEFAULT_DECISION_INTERVAL, Decision, Fixed, Heuristic, PolicyController,
+    PolicyError, QueuePolicy, Random,
+};
 #[cfg(feature = "learned")]
-pub use policy::OnnxPolicy;
-pub use policy::{Decision, Fixed, Heuristic, PolicyController, QueuePolicy, Random};
+pub use policy::{LoadError, OnnxPolicy};
 pub use prober::{ProbeChannel, ProbeClusterConfig};
 pub use stats::PacerStats;

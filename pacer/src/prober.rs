@@ -18,34 +18,34 @@ use std::time::{Duration, Instant};
 
 /// Minimum number of probes (send bursts) per cluster. libwebrtc
 /// `goog_cc/probe_controller.cc`, `ProbeControllerConfig::min_probe_packets_sent` (5).
-pub const MIN_PROBE_PACKETS_SENT: u32 = 5;
+pub(crate) const MIN_PROBE_PACKETS_SENT: u32 = 5;
 
 /// Minimum duration of a cluster. libwebrtc `goog_cc/probe_controller.cc`,
 /// `ProbeControllerConfig::min_probe_duration` (15 ms).
-pub const MIN_PROBE_DURATION: Duration = Duration::from_millis(15);
+pub(crate) const MIN_PROBE_DURATION: Duration = Duration::from_millis(15);
 
 /// The size of one probe burst is the probe rate over twice this. libwebrtc
 /// `pacing/bitrate_prober.cc`, `BitrateProberConfig::min_probe_delta` (2 ms), used in
 /// `RecommendedMinProbeSize` as `2 * send_rate * min_probe_delta`.
-pub const MIN_PROBE_DELTA: Duration = Duration::from_millis(2);
+pub(crate) const MIN_PROBE_DELTA: Duration = Duration::from_millis(2);
 
 /// A cluster starts only once a packet at least `min(recommended probe size, this)` bytes has
 /// been enqueued. libwebrtc `pacing/bitrate_prober.cc`, `BitrateProberConfig::min_packet_size`
 /// (200 bytes).
-pub const MIN_PACKET_SIZE: u64 = 200;
+pub(crate) const MIN_PACKET_SIZE: u64 = 200;
 
 /// A cluster not finished this long after it was created is dropped. libwebrtc
 /// `pacing/bitrate_prober.cc`, `kProbeClusterTimeout` (5 s).
-pub const PROBE_CLUSTER_TIMEOUT: Duration = Duration::from_secs(5);
+pub(crate) const PROBE_CLUSTER_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// At most this many clusters wait; older ones are dropped first. libwebrtc
 /// `pacing/bitrate_prober.cc`, `kMaxPendingProbeClusters` (5).
-pub const MAX_PENDING_PROBE_CLUSTERS: usize = 5;
+pub(crate) const MAX_PENDING_PROBE_CLUSTERS: usize = 5;
 
 /// The channel forgets which packets were probes after this long: longer than webrtc-rs's
 /// 2-s send-history prune horizon (`DEFAULT_PRUNE_HORIZON`), after which no report can name
 /// them, and than libwebrtc's 1-s `kMaxClusterHistory` (`probe_bitrate_estimator.cc`).
-pub const PROBE_RECORD_HORIZON: Duration = Duration::from_secs(5);
+pub(crate) const PROBE_RECORD_HORIZON: Duration = Duration::from_secs(5);
 
 /// One cluster to send (libwebrtc `ProbeClusterConfig`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -98,7 +98,7 @@ struct Cluster {
 /// bytes; the next is due when the bytes sent so far, at the cluster's rate, have taken their
 /// time since the cluster started.
 #[derive(Debug, Clone, Default)]
-pub struct BitrateProber {
+pub(crate) struct BitrateProber {
     clusters: VecDeque<Cluster>,
     active: bool,
     next_probe_ns: u64,
@@ -107,7 +107,7 @@ pub struct BitrateProber {
 impl BitrateProber {
     /// Adds a cluster requested at `now_ns` (dropping timed-out and surplus ones, as
     /// `CreateProbeCluster` does).
-    pub fn create_probe_cluster(&mut self, now_ns: u64, config: ProbeClusterConfig) {
+    pub(crate) fn create_probe_cluster(&mut self, now_ns: u64, config: ProbeClusterConfig) {
         if config.target_bps == 0 {
             return;
         }
@@ -132,7 +132,7 @@ impl BitrateProber {
 
     /// A packet of `size` bytes was enqueued: the prober may become active
     /// (`OnIncomingPacket`).
-    pub fn on_incoming_packet(&mut self, size: u64) {
+    pub(crate) fn on_incoming_packet(&mut self, size: u64) {
         if !self.active
             && !self.clusters.is_empty()
             && size >= self.recommended_probe_size().min(MIN_PACKET_SIZE)
@@ -143,24 +143,24 @@ impl BitrateProber {
     }
 
     /// Whether a cluster is being sent.
-    pub fn is_probing(&self) -> bool {
+    pub(crate) fn is_probing(&self) -> bool {
         self.active && !self.clusters.is_empty()
     }
 
     /// The cluster being sent, if any.
-    pub fn current_cluster(&self) -> Option<ProbeClusterConfig> {
+    pub(crate) fn current_cluster(&self) -> Option<ProbeClusterConfig> {
         self.is_probing()
             .then(|| self.clusters.front().map(|c| c.config))
             .flatten()
     }
 
     /// When the next probe is due (ns), if probing.
-    pub fn next_probe_ns(&self) -> Option<u64> {
+    pub(crate) fn next_probe_ns(&self) -> Option<u64> {
         self.is_probing().then_some(self.next_probe_ns)
     }
 
     /// The least a probe burst sends: `2 x rate x min_probe_delta` (`RecommendedMinProbeSize`).
-    pub fn recommended_probe_size(&self) -> u64 {
+    pub(crate) fn recommended_probe_size(&self) -> u64 {
         self.clusters.front().map_or(0, |c| {
             u64::try_from(
                 u128::from(c.config.target_bps) * 2 * MIN_PROBE_DELTA.as_nanos()
@@ -174,7 +174,7 @@ impl BitrateProber {
     /// A probe burst of `bytes` was sent at `now_ns` (`ProbeSent`): the cluster is done once it
     /// has sent its bytes and probes, and the next probe is due when the bytes sent, at the
     /// cluster's rate, have taken their time.
-    pub fn probe_sent(&mut self, now_ns: u64, bytes: u64) {
+    pub(crate) fn probe_sent(&mut self, now_ns: u64, bytes: u64) {
         let Some(cluster) = self.clusters.front_mut() else {
             return;
         };
@@ -196,7 +196,7 @@ impl BitrateProber {
     }
 
     /// Drops clusters that waited past [`PROBE_CLUSTER_TIMEOUT`] without starting.
-    pub fn drop_stale(&mut self, now_ns: u64) {
+    pub(crate) fn drop_stale(&mut self, now_ns: u64) {
         let timeout = PROBE_CLUSTER_TIMEOUT.as_nanos() as u64;
         while self.clusters.front().is_some_and(|c| {
             c.started_ns.is_none() && now_ns.saturating_sub(c.requested_ns) > timeout
@@ -218,6 +218,16 @@ struct ChannelState {
 
 /// The shared state between a congestion controller and the pacer: cluster requests one way,
 /// which packets were probes the other. Cheap to clone; every clone is the same channel.
+///
+/// A *probe cluster* is a short burst sent at a chosen rate so that the receive rate seen in
+/// transport feedback tells the sender whether the path carries that rate. The controller
+/// ([`GoogCc::with_probing`](crate::GoogCc::with_probing)) posts [`ProbeClusterConfig`]s; the
+/// pacer ([`HandoverAwarePacerBuilder::probe_channel`](crate::HandoverAwarePacerBuilder::probe_channel))
+/// takes them, sends each cluster (queued media first, padding when media is short) and records
+/// which RTP packets belonged to which cluster, so the controller can match the feedback reports
+/// by SSRC and RTP sequence number. A bare [`PacingController`](crate::PacingController) is
+/// handed clusters through its
+/// [`create_probe_cluster`](crate::PacingController::create_probe_cluster) instead.
 #[derive(Debug, Clone, Default)]
 pub struct ProbeChannel {
     state: Arc<Mutex<ChannelState>>,
@@ -250,8 +260,8 @@ impl ProbeChannel {
     }
 
     /// Records that the packet `(ssrc, sequence_number)` left at `at` as part of cluster
-    /// `cluster_id` (called by the pacer), forgetting records older than
-    /// [`PROBE_RECORD_HORIZON`].
+    /// `cluster_id` (called by the pacer), forgetting records older than 5 s, which no feedback
+    /// report can name any more.
     pub fn record_probe_packet(
         &self,
         at: Instant,

@@ -53,7 +53,7 @@ impl PacerStats {
     /// its pacing rate, the configured limit.
     pub fn initial(config: &PacingConfig) -> Self {
         let target = config.initial_target_bitrate_bps;
-        let pacing = crate::controller::pacing_rate(target, config.pacing_factor);
+        let pacing = config.pacing_rate(target);
         Self {
             target_bitrate_bps: target,
             pacing_rate_bps: pacing,

@@ -1,9 +1,10 @@
-//! Issue 8: the pacer side of libwebrtc's congestion window (pacer mode: congested state,
+//! The pacer side of libwebrtc's congestion window (pacer mode: congested state,
 //! keep-alive, congested time excluded from the drain rule's average) and key-frame flushing.
 
-use pacer::cwnd::{CwndChannel, CwndConfig};
-use pacer::telemetry::CwndMode;
-use pacer::{FrameInfo, HandoverAwarePacer, PacingConfig, PacingController, PacketKind};
+use pacer::{
+    CwndChannel, CwndConfig, CwndMode, FrameInfo, HandoverAwarePacer, PacingConfig,
+    PacingController, PacketKind,
+};
 use rtc_interceptor::{AttributedPacket, Interceptor, Packet, StreamInfo, TaggedPacket};
 use rtc_shared::TransportContext;
 use sansio::Protocol;

@@ -6,8 +6,7 @@ mod googcc_sim;
 mod probing_chain;
 
 use googcc_sim::{Path, Run, simulate};
-use pacer::googcc::BandwidthUsage;
-use pacer::{GoogCc, GoogCcConfig};
+use pacer::{BandwidthUsage, GoogCc, GoogCcConfig};
 use rtc_interceptor::{BandwidthEstimator, CongestionControlBuilder, Registry, Slot};
 use std::time::Duration;
 

@@ -3,8 +3,7 @@
 
 #![cfg(feature = "learned")]
 
-use pacer::handover_predictor::{Forecast, ForecastSource, HandoverSteps};
-use pacer::{OnnxPolicy, QueuePolicy};
+use pacer::{Forecast, ForecastSource, HandoverSteps, OnnxPolicy, QueuePolicy};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 

@@ -11,19 +11,18 @@
 //!
 //! After criterion's figures, [`BLOCKS`] blocks of [`RUNS`] timed inferences per engine (after
 //! [`WARM_UP`] untimed ones) print the min, p50, p99 and max per inference of each block and the
-//! medians over blocks: the goal is a p99 under 1 ms on one core, judged on the median
+//! medians over blocks: the goal is a p99 under 1 ms on one core, judged on the median
 //! block. Within a block the two engines alternate call by call, so that the preemptions and slow
 //! phases of a shared virtual machine fall on both alike and the tract/tch ratio stays
 //! meaningful when the absolute figures move. Under `cargo test --benches` (no `--bench`
 //! argument) criterion runs each benchmark once and the loop is cut to a few runs.
 
 use criterion::Criterion;
-use pacer::handover_predictor::{CUMULATIVE_NORM, HORIZON_STEPS};
-use pacer::policy::OnnxPolicy;
-use pacer::policy::card::{
+use pacer::card::{
     CARD_SCHEMA, CrossValidation, Golden, INPUT_NAME, ModelCard, OPSET, OUTPUT_NAME, TensorSpec,
     Training,
 };
+use pacer::{CUMULATIVE_NORM, HORIZON_STEPS, OnnxPolicy};
 use policy_train::export::{self, Weight};
 use policy_train::model::PolicyNet;
 use policy_train::train::logits_of;

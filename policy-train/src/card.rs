@@ -1,16 +1,16 @@
-//! Building the model card (DESIGN section 6) for an exported network: its golden vectors come
-//! from the trainer's own tch forward pass, so a loader that reproduces them runs the same
-//! function.
+//! Building the model card (docs/architecture.md, "The model and its card") for an exported
+//! network: its golden vectors come from the trainer's own tch forward pass, so a loader that
+//! reproduces them runs the same function.
 
 use crate::expert::Expert;
 use crate::logs::LogFile as ReadLog;
 use crate::model::PolicyNet;
 use crate::train::{Hyper, TrainReport, logits_of};
-use pacer::handover_predictor::{CUMULATIVE_NORM, HORIZON_STEPS, HandoverSteps};
-use pacer::policy::card::{
+use pacer::card::{
     CARD_SCHEMA, ClusterCard, CrossValidation, Golden, INPUT_NAME, LogFile, ModelCard, OPSET,
     OUTPUT_NAME, TensorSpec, Training,
 };
+use pacer::{CUMULATIVE_NORM, HORIZON_STEPS, HandoverSteps};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 

@@ -10,7 +10,7 @@
 //! - **Clustering**: K-means (`linfa-clustering`, 10 seeded runs) on the *observed* handovers of
 //!   each interval, for every k from 2 to 8 with its inertia and silhouette, so the choice of k is
 //!   visible; the chosen k (5 by default, as the paper found) builds the expert.
-//! - **Reward** (DESIGN section 5): `r = 2 X - F`, `X` the interval's video bitrate over the
+//! - **Reward** (paper section III-B): `r = 2 X - F`, `X` the interval's video bitrate over the
 //!   largest in the training set, `F` its freezes per minute over the largest (0 when no interval
 //!   froze).
 //! - **Labels**: each cluster gets one of the collection limits tried at least
@@ -33,7 +33,7 @@ use linfa::DatasetBase;
 use linfa::prelude::*;
 use linfa_clustering::KMeans;
 use ndarray::Array2;
-use pacer::handover_predictor::HORIZON_STEPS;
+use pacer::HORIZON_STEPS;
 use pacer::telemetry::IntervalRecord;
 use rand_xoshiro::Xoshiro256Plus;
 use rand_xoshiro::rand_core::SeedableRng;
@@ -372,7 +372,7 @@ fn label_of(rewards: &BTreeMap<u64, RewardStat>, rule: LabelRule) -> u64 {
                 Some((_, n)) if n >= s.n => best,
                 _ => Some((a, s.n)),
             })
-            .map_or(pacer::policy::COLLECTION_ACTIONS_MS[11], |(a, _)| a),
+            .map_or(pacer::COLLECTION_ACTIONS_MS[11], |(a, _)| a),
     }
 }
 

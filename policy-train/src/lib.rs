@@ -1,4 +1,6 @@
-//! Offline training of the learned queue policy (paper section III; DESIGN sections 3-6).
+//! Offline training of the learned queue policy (paper section III; docs/architecture.md, "The
+//! forecast contract", "Queue policies and decisions", "The telemetry contract" and "The model and
+//! its card").
 //!
 //! The pipeline, one module per stage:
 //!

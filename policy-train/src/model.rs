@@ -10,13 +10,13 @@
 //! Why one head: the paper does not give a head count, and the count sets the inference cost
 //! without changing the parameter count. With 4 heads of 16 dimensions the pacer's tract run took
 //! 935 us at best and 1.0 to 1.5 ms at the median on one core of the development machine
-//! (`cargo bench -p policy-train --bench inference`, 2026-11-30), against the 1-ms p99
-//! goal: a Softmax over every head's 120 x 128 scores cost 126 us per layer and the 16-wide
-//! attention products ran at low efficiency. One head took 580 us at best and 600 to 720 us at
-//! the median in the same session, and fits the training set as well (5-fold accuracy 0.998 with
-//! either count on the 60-hour set; `models/training.json`).
+//! (`cargo bench -p policy-train --bench inference`, 2026-11-30), against the 1-ms p99 goal: a
+//! Softmax over every head's 120 x 128 scores cost 126 us per layer and the 16-wide attention
+//! products ran at low efficiency. One head took 580 us at best and 600 to 720 us at the median
+//! in the same session, and fits the training set as well (5-fold accuracy 0.998 with either
+//! count on the 60-hour set; `models/training.json`).
 
-use pacer::handover_predictor::HORIZON_STEPS;
+use pacer::HORIZON_STEPS;
 use tch::nn::{self, Module};
 use tch::{Kind, Tensor};
 

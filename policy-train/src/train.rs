@@ -2,9 +2,9 @@
 //! interval's *forecast* (the state the policy sees at decision time), with cross-entropy.
 //!
 //! AdamW (learning rate 1e-3, weight decay 0.01), dropout 0.1, cosine annealing of the learning
-//! rate over the epochs, batches of 128, 100 epochs (the hyperparameters). 5-fold
-//! cross-validation on a seeded shuffle reports the held-out accuracy per fold and a confusion
-//! matrix; then the final network is fit on all the data.
+//! rate over the epochs, batches of 128, 100 epochs (the paper's hyperparameters, section III-C).
+//! 5-fold cross-validation on a seeded shuffle reports the held-out accuracy per fold and a
+//! confusion matrix; then the final network is fit on all the data.
 //!
 //! Identical samples are merged: intervals with the same forecast have the same label (the
 //! expert labels a forecast), so each distinct forecast of a training set is fed once per epoch
@@ -17,7 +17,7 @@
 
 use crate::expert::Expert;
 use crate::model::{PolicyNet, parameter_count};
-use pacer::handover_predictor::HORIZON_STEPS;
+use pacer::HORIZON_STEPS;
 use pacer::telemetry::IntervalRecord;
 use rand::SeedableRng;
 use rand::seq::SliceRandom;

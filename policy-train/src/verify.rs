@@ -1,5 +1,5 @@
 //! Checking an exported model as a user would load it: the card and sha256, tract against the
-//! golden vectors (through [`pacer::policy::OnnxPolicy::load`]), tract against an independent tch
+//! golden vectors (through [`pacer::OnnxPolicy::load`]), tract against an independent tch
 //! forward pass rebuilt from the file's own weights on random inputs, the behaviour on an
 //! all-zero forecast, and, where a Python with them is configured ([`ONNX_PYTHON_ENV`]), the
 //! ONNX project's checker and onnxruntime, since tract accepts some invalid files.
@@ -7,8 +7,7 @@
 use crate::export::weights_of;
 use crate::model::PolicyNet;
 use crate::train::logits_of;
-use pacer::handover_predictor::{HORIZON_STEPS, HandoverSteps};
-use pacer::policy::OnnxPolicy;
+use pacer::{HORIZON_STEPS, HandoverSteps, OnnxPolicy};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
@@ -76,7 +75,7 @@ pub fn reference_check(python: &Path, card_path: &Path) -> Result<serde_json::Va
 pub enum VerifyError {
     /// The loader refused the model.
     #[error(transparent)]
-    Load(#[from] pacer::policy::learned::LoadError),
+    Load(#[from] pacer::LoadError),
     /// The ONNX file could not be read back.
     #[error("cannot read the weights back from {path}: {message}")]
     Weights {

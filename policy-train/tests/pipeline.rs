@@ -6,7 +6,7 @@
 
 mod support;
 
-use pacer::policy::card::{CARD_SCHEMA, ModelCard, OPSET};
+use pacer::card::{CARD_SCHEMA, ModelCard, OPSET};
 use policy_train::expert::Expert;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;

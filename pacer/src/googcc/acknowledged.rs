@@ -8,30 +8,30 @@
 
 /// Window of the first sample (ms). libwebrtc `goog_cc/bitrate_estimator.cc`,
 /// `kInitialRateWindowMs`.
-pub const INITIAL_RATE_WINDOW_MS: i64 = 500;
+pub(super) const INITIAL_RATE_WINDOW_MS: i64 = 500;
 
 /// Window of later samples (ms). libwebrtc `goog_cc/bitrate_estimator.cc`, `kRateWindowMs`.
-pub const RATE_WINDOW_MS: i64 = 150;
+pub(super) const RATE_WINDOW_MS: i64 = 150;
 
 /// Sample uncertainty scale. libwebrtc `goog_cc/bitrate_estimator.cc`, `uncertainty_scale`
 /// (10.0; `scale_alr` and `scale_small` default to the same value).
-pub const UNCERTAINTY_SCALE: f32 = 10.0;
+pub(super) const UNCERTAINTY_SCALE: f32 = 10.0;
 
 /// Initial estimate variance. libwebrtc `goog_cc/bitrate_estimator.cc`,
 /// `bitrate_estimate_var_(50.0f)`.
-pub const INITIAL_VARIANCE: f32 = 50.0;
+pub(super) const INITIAL_VARIANCE: f32 = 50.0;
 
 /// Variance added before each update, modelling a changing rate. libwebrtc
 /// `goog_cc/bitrate_estimator.cc`, `Update` (`bitrate_estimate_var_ + 5.f`).
-pub const PROCESS_VARIANCE: f32 = 5.0;
+pub(super) const PROCESS_VARIANCE: f32 = 5.0;
 
 /// Variance added when ALR ends. libwebrtc `goog_cc/bitrate_estimator.cc`,
 /// `ExpectFastRateChange` (`+= 200`).
-pub const FAST_CHANGE_VARIANCE: f32 = 200.0;
+pub(super) const FAST_CHANGE_VARIANCE: f32 = 200.0;
 
 /// libwebrtc's `BitrateEstimator`.
 #[derive(Debug, Clone)]
-pub struct BitrateEstimator {
+pub(super) struct BitrateEstimator {
     sum: i64,
     current_window_ms: i64,
     prev_time_ms: Option<i64>,
@@ -53,7 +53,7 @@ impl Default for BitrateEstimator {
 
 impl BitrateEstimator {
     /// One acknowledged packet of `bytes`, received at `at_ms` (receiver clock).
-    pub fn update(&mut self, at_ms: i64, bytes: i64) {
+    pub(super) fn update(&mut self, at_ms: i64, bytes: i64) {
         let window = if self.estimate_kbps.is_none() {
             INITIAL_RATE_WINDOW_MS
         } else {
@@ -101,26 +101,26 @@ impl BitrateEstimator {
     }
 
     /// The estimate, bps.
-    pub fn bitrate_bps(&self) -> Option<f64> {
+    pub(super) fn bitrate_bps(&self) -> Option<f64> {
         self.estimate_kbps.map(|k| f64::from(k) * 1000.0)
     }
 
     /// Raises the variance so the next samples move the estimate fast.
-    pub fn expect_fast_rate_change(&mut self) {
+    pub(super) fn expect_fast_rate_change(&mut self) {
         self.variance += FAST_CHANGE_VARIANCE;
     }
 }
 
 /// libwebrtc's `AcknowledgedBitrateEstimator`.
 #[derive(Debug, Clone, Default)]
-pub struct AcknowledgedBitrateEstimator {
+pub(super) struct AcknowledgedBitrateEstimator {
     estimator: BitrateEstimator,
     alr_ended_us: Option<i64>,
 }
 
 impl AcknowledgedBitrateEstimator {
     /// One received packet: send time (µs, this side), receive time (ms, receiver clock), size.
-    pub fn on_packet(&mut self, send_us: i64, receive_ms: i64, bytes: i64) {
+    pub(super) fn on_packet(&mut self, send_us: i64, receive_ms: i64, bytes: i64) {
         if self.alr_ended_us.is_some_and(|ended| send_us > ended) {
             self.estimator.expect_fast_rate_change();
             self.alr_ended_us = None;
@@ -129,12 +129,12 @@ impl AcknowledgedBitrateEstimator {
     }
 
     /// ALR ended at `at_us`.
-    pub fn set_alr_ended(&mut self, at_us: i64) {
+    pub(super) fn set_alr_ended(&mut self, at_us: i64) {
         self.alr_ended_us = Some(at_us);
     }
 
     /// The acknowledged rate, bps.
-    pub fn bitrate_bps(&self) -> Option<f64> {
+    pub(super) fn bitrate_bps(&self) -> Option<f64> {
         self.estimator.bitrate_bps()
     }
 }

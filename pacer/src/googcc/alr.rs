@@ -6,23 +6,23 @@
 //! `modules/pacing/interval_budget.cc` (`IntervalBudget`), integer arithmetic as there.
 
 /// Budget window (ms). libwebrtc `modules/pacing/interval_budget.cc`, `kWindowMs`.
-pub const BUDGET_WINDOW_MS: i64 = 500;
+pub(super) const BUDGET_WINDOW_MS: i64 = 500;
 
 /// Fraction of the estimate the budget refills at. libwebrtc `goog_cc/alr_detector.cc`,
 /// `AlrDetectorConfig::bandwidth_usage_ratio` (0.65).
-pub const BANDWIDTH_USAGE_RATIO: f64 = 0.65;
+pub(super) const BANDWIDTH_USAGE_RATIO: f64 = 0.65;
 
 /// ALR starts above this budget level. libwebrtc `goog_cc/alr_detector.cc`,
 /// `AlrDetectorConfig::start_budget_level_ratio` (0.80).
-pub const START_BUDGET_LEVEL_RATIO: f64 = 0.80;
+pub(super) const START_BUDGET_LEVEL_RATIO: f64 = 0.80;
 
 /// ALR ends below this budget level. libwebrtc `goog_cc/alr_detector.cc`,
 /// `AlrDetectorConfig::stop_budget_level_ratio` (0.50).
-pub const STOP_BUDGET_LEVEL_RATIO: f64 = 0.50;
+pub(super) const STOP_BUDGET_LEVEL_RATIO: f64 = 0.50;
 
 /// libwebrtc's `IntervalBudget` with `can_build_up_underuse = true`.
 #[derive(Debug, Clone, Default)]
-pub struct IntervalBudget {
+pub(super) struct IntervalBudget {
     target_kbps: i64,
     max_bytes: i64,
     remaining: i64,
@@ -30,25 +30,25 @@ pub struct IntervalBudget {
 
 impl IntervalBudget {
     /// Sets the refill rate.
-    pub fn set_target_rate_kbps(&mut self, kbps: i64) {
+    pub(super) fn set_target_rate_kbps(&mut self, kbps: i64) {
         self.target_kbps = kbps;
         self.max_bytes = BUDGET_WINDOW_MS * kbps / 8;
         self.remaining = self.remaining.max(-self.max_bytes).min(self.max_bytes);
     }
 
     /// Refills for `delta_ms`.
-    pub fn increase(&mut self, delta_ms: i64) {
+    pub(super) fn increase(&mut self, delta_ms: i64) {
         let bytes = self.target_kbps * delta_ms / 8;
         self.remaining = (self.remaining + bytes).min(self.max_bytes);
     }
 
     /// Spends `bytes`.
-    pub fn use_budget(&mut self, bytes: i64) {
+    pub(super) fn use_budget(&mut self, bytes: i64) {
         self.remaining = (self.remaining - bytes).max(-self.max_bytes);
     }
 
     /// Remaining over maximum.
-    pub fn ratio(&self) -> f64 {
+    pub(super) fn ratio(&self) -> f64 {
         if self.max_bytes == 0 {
             0.0
         } else {
@@ -59,7 +59,7 @@ impl IntervalBudget {
 
 /// libwebrtc's `AlrDetector`.
 #[derive(Debug, Clone, Default)]
-pub struct AlrDetector {
+pub(super) struct AlrDetector {
     budget: IntervalBudget,
     last_send_ms: Option<i64>,
     alr_started_ms: Option<i64>,
@@ -67,7 +67,7 @@ pub struct AlrDetector {
 
 impl AlrDetector {
     /// `OnBytesSent`: `bytes` left at `send_ms`.
-    pub fn on_bytes_sent(&mut self, bytes: i64, send_ms: i64) {
+    pub(super) fn on_bytes_sent(&mut self, bytes: i64, send_ms: i64) {
         let Some(last) = self.last_send_ms.replace(send_ms) else {
             return;
         };
@@ -82,13 +82,13 @@ impl AlrDetector {
     }
 
     /// `SetEstimatedBitrate`.
-    pub fn set_estimated_bitrate(&mut self, bps: f64) {
+    pub(super) fn set_estimated_bitrate(&mut self, bps: f64) {
         self.budget
             .set_target_rate_kbps((bps * BANDWIDTH_USAGE_RATIO / 1000.0) as i64);
     }
 
     /// When the current ALR started (send clock, ms), if in ALR.
-    pub fn alr_start_ms(&self) -> Option<i64> {
+    pub(super) fn alr_start_ms(&self) -> Option<i64> {
         self.alr_started_ms
     }
 }

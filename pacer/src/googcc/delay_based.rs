@@ -13,11 +13,11 @@ use super::trendline::Trendline;
 
 /// Without feedback for this long the grouping and detector restart (µs).
 /// libwebrtc `goog_cc/delay_based_bwe.cc`, `kStreamTimeOut` (2 s).
-pub const STREAM_TIMEOUT_US: i64 = 2_000_000;
+pub(super) const STREAM_TIMEOUT_US: i64 = 2_000_000;
 
 /// One received packet, as the delay-based estimator sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Received {
+pub(super) struct Received {
     /// Send time on this side, µs.
     pub send_us: i64,
     /// Receive time on the receiver's clock, µs.
@@ -28,7 +28,7 @@ pub struct Received {
 
 /// What one feedback did to the delay-based estimate.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct DelayResult {
+pub(super) struct DelayResult {
     /// Whether the estimate was (re)computed.
     pub updated: bool,
     /// Whether it came from a probe.
@@ -43,7 +43,7 @@ pub struct DelayResult {
 
 /// libwebrtc's `DelayBasedBwe`.
 #[derive(Debug, Clone)]
-pub struct DelayBasedBwe {
+pub(super) struct DelayBasedBwe {
     inter_arrival: InterArrival,
     trendline: Trendline,
     detector: OveruseDetector,
@@ -53,7 +53,7 @@ pub struct DelayBasedBwe {
 
 impl DelayBasedBwe {
     /// Starts at `start_bps` within `[min_bps, max_bps]`.
-    pub fn new(start_bps: f64, min_bps: f64, max_bps: f64) -> Self {
+    pub(super) fn new(start_bps: f64, min_bps: f64, max_bps: f64) -> Self {
         Self {
             inter_arrival: InterArrival::new(),
             trendline: Trendline::new(),
@@ -64,22 +64,22 @@ impl DelayBasedBwe {
     }
 
     /// The detector.
-    pub fn detector(&self) -> &OveruseDetector {
+    pub(super) fn detector(&self) -> &OveruseDetector {
         &self.detector
     }
 
     /// The rate controller.
-    pub fn rate_control(&self) -> &AimdRateControl {
+    pub(super) fn rate_control(&self) -> &AimdRateControl {
         &self.rate_control
     }
 
     /// `OnRttUpdate` (µs).
-    pub fn on_rtt_update(&mut self, rtt_us: i64) {
+    pub(super) fn on_rtt_update(&mut self, rtt_us: i64) {
         self.rate_control.set_rtt(rtt_us);
     }
 
     /// `IncomingPacketFeedbackVector`: `packets` sorted by receive time.
-    pub fn incoming_feedback(
+    pub(super) fn incoming_feedback(
         &mut self,
         feedback_us: i64,
         packets: &[Received],

@@ -7,24 +7,24 @@
 
 /// Send-time span of one group: 5 ms.
 /// libwebrtc `goog_cc/delay_based_bwe.cc`, `kSendTimeGroupLength`.
-pub const SEND_TIME_GROUP_LENGTH_US: i64 = 5_000;
+pub(super) const SEND_TIME_GROUP_LENGTH_US: i64 = 5_000;
 
 /// A packet arriving within this long of the previous one, while the queue is draining
 /// (negative propagation delta), belongs to the same burst.
 /// libwebrtc `goog_cc/inter_arrival_delta.cc`, `kBurstDeltaThreshold` (5 ms).
-pub const BURST_DELTA_THRESHOLD_US: i64 = 5_000;
+pub(super) const BURST_DELTA_THRESHOLD_US: i64 = 5_000;
 
 /// A burst never spans more than this in arrival time.
 /// libwebrtc `goog_cc/inter_arrival_delta.cc`, `kMaxBurstDuration` (100 ms).
-pub const MAX_BURST_DURATION_US: i64 = 100_000;
+pub(super) const MAX_BURST_DURATION_US: i64 = 100_000;
 
 /// An arrival-clock jump this much larger than the feedback-clock delta resets the grouping.
 /// libwebrtc `goog_cc/inter_arrival_delta.cc`, `kArrivalTimeOffsetThreshold` (3 s).
-pub const ARRIVAL_TIME_OFFSET_THRESHOLD_US: i64 = 3_000_000;
+pub(super) const ARRIVAL_TIME_OFFSET_THRESHOLD_US: i64 = 3_000_000;
 
 /// Consecutive reordered groups that reset the grouping.
 /// libwebrtc `goog_cc/inter_arrival_delta.cc`, `kReorderedResetThreshold`.
-pub const REORDERED_RESET_THRESHOLD: u32 = 3;
+pub(super) const REORDERED_RESET_THRESHOLD: u32 = 3;
 
 #[derive(Debug, Clone, Copy, Default)]
 struct Group {
@@ -44,7 +44,7 @@ impl Group {
 
 /// The deltas between two consecutive groups.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Deltas {
+pub(super) struct Deltas {
     /// Send-time difference of the groups' last packets, µs.
     pub send_delta_us: i64,
     /// Arrival-time difference of the groups' last packets, µs.
@@ -55,7 +55,7 @@ pub struct Deltas {
 
 /// libwebrtc's `InterArrivalDelta`.
 #[derive(Debug, Clone, Default)]
-pub struct InterArrival {
+pub(super) struct InterArrival {
     current: Group,
     prev: Group,
     reordered: u32,
@@ -63,13 +63,13 @@ pub struct InterArrival {
 
 impl InterArrival {
     /// An empty grouper.
-    pub fn new() -> Self {
+    pub(super) fn new() -> Self {
         Self::default()
     }
 
     /// Feeds one received packet (send time and arrival time in µs, `system_us` the feedback
     /// time). Returns the deltas when this packet closes a group and a previous group exists.
-    pub fn compute_deltas(
+    pub(super) fn compute_deltas(
         &mut self,
         send_us: i64,
         arrival_us: i64,

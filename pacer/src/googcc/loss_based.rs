@@ -10,43 +10,43 @@ use std::collections::VecDeque;
 
 /// Below this loss fraction the estimate increases.
 /// libwebrtc `goog_cc/send_side_bandwidth_estimation.cc`, `kDefaultLowLossThreshold`.
-pub const LOW_LOSS_THRESHOLD: f32 = 0.02;
+pub(super) const LOW_LOSS_THRESHOLD: f32 = 0.02;
 
 /// Above this loss fraction the estimate decreases.
 /// libwebrtc `goog_cc/send_side_bandwidth_estimation.cc`, `kDefaultHighLossThreshold`.
-pub const HIGH_LOSS_THRESHOLD: f32 = 0.1;
+pub(super) const HIGH_LOSS_THRESHOLD: f32 = 0.1;
 
 /// Base spacing of loss-based decreases (µs), plus the RTT.
 /// libwebrtc `goog_cc/send_side_bandwidth_estimation.cc`, `kBweDecreaseInterval` (300 ms).
-pub const DECREASE_INTERVAL_US: i64 = 300_000;
+pub(super) const DECREASE_INTERVAL_US: i64 = 300_000;
 
 /// Window of the minimum-bitrate history the increase starts from (µs).
 /// libwebrtc `goog_cc/send_side_bandwidth_estimation.cc`, `kBweIncreaseInterval` (1000 ms).
-pub const INCREASE_INTERVAL_US: i64 = 1_000_000;
+pub(super) const INCREASE_INTERVAL_US: i64 = 1_000_000;
 
 /// Packets a loss fraction must be based on.
 /// libwebrtc `goog_cc/send_side_bandwidth_estimation.cc`, `kLimitNumPackets`.
-pub const LIMIT_NUM_PACKETS: i64 = 20;
+pub(super) const LIMIT_NUM_PACKETS: i64 = 20;
 
 /// During this long after the first loss report, with no loss, the delay-based estimate is
 /// trusted outright (µs). libwebrtc `goog_cc/send_side_bandwidth_estimation.cc`, `kStartPhase`
 /// (2 s).
-pub const START_PHASE_US: i64 = 2_000_000;
+pub(super) const START_PHASE_US: i64 = 2_000_000;
 
 /// A loss report older than 1.2 x this no longer drives decisions (µs).
 /// libwebrtc `goog_cc/send_side_bandwidth_estimation.cc`, `kMaxRtcpFeedbackInterval` (5 s).
-pub const MAX_RTCP_FEEDBACK_INTERVAL_US: i64 = 5_000_000;
+pub(super) const MAX_RTCP_FEEDBACK_INTERVAL_US: i64 = 5_000_000;
 
 /// Increase factor over the minimum of the last second, plus 1 kbit/s.
 /// libwebrtc `goog_cc/send_side_bandwidth_estimation.cc`, `UpdateEstimate` (`* 1.08 + 0.5`,
 /// `+ 1000`).
-pub const INCREASE_FACTOR: f64 = 1.08;
+pub(super) const INCREASE_FACTOR: f64 = 1.08;
 /// See [`INCREASE_FACTOR`].
-pub const INCREASE_OFFSET_BPS: f64 = 1_000.0;
+pub(super) const INCREASE_OFFSET_BPS: f64 = 1_000.0;
 
 /// libwebrtc's classic `SendSideBandwidthEstimation`.
 #[derive(Debug, Clone)]
-pub struct SendSideBandwidthEstimation {
+pub(super) struct SendSideBandwidthEstimation {
     min_bps: f64,
     max_bps: f64,
     current_bps: f64,
@@ -65,7 +65,7 @@ pub struct SendSideBandwidthEstimation {
 
 impl SendSideBandwidthEstimation {
     /// Starts at `start_bps`, bounded by `[min_bps, max_bps]`.
-    pub fn new(start_bps: f64, min_bps: f64, max_bps: f64) -> Self {
+    pub(super) fn new(start_bps: f64, min_bps: f64, max_bps: f64) -> Self {
         Self {
             min_bps,
             max_bps,
@@ -85,42 +85,42 @@ impl SendSideBandwidthEstimation {
     }
 
     /// The target: the loss-based state capped by the delay-based limit and the bounds.
-    pub fn target_bps(&self) -> f64 {
+    pub(super) fn target_bps(&self) -> f64 {
         self.current_bps
     }
 
     /// The last rate the loss rule itself proposed, before the delay-based cap.
-    pub fn loss_based_bps(&self) -> f64 {
+    pub(super) fn loss_based_bps(&self) -> f64 {
         self.loss_based_bps
     }
 
     /// The last loss fraction, in 1/256.
-    pub fn fraction_loss_q8(&self) -> u8 {
+    pub(super) fn fraction_loss_q8(&self) -> u8 {
         self.last_fraction_loss
     }
 
     /// `UpdateRtt` (the feedback minimum RTT), µs.
-    pub fn update_rtt(&mut self, rtt_us: i64) {
+    pub(super) fn update_rtt(&mut self, rtt_us: i64) {
         if rtt_us > 0 {
             self.last_rtt_us = rtt_us;
         }
     }
 
     /// `UpdateDelayBasedEstimate`.
-    pub fn update_delay_based_estimate(&mut self, at_us: i64, bps: f64) {
+    pub(super) fn update_delay_based_estimate(&mut self, at_us: i64, bps: f64) {
         self.delay_based_limit_bps = if bps == 0.0 { f64::INFINITY } else { bps };
         self.apply_target_limits(at_us);
     }
 
     /// `SetSendBitrate` (a probe result).
-    pub fn set_send_bitrate(&mut self, bps: f64, at_us: i64) {
+    pub(super) fn set_send_bitrate(&mut self, bps: f64, at_us: i64) {
         self.delay_based_limit_bps = f64::INFINITY;
         self.update_target(bps, at_us);
         self.min_history.clear();
     }
 
     /// `UpdatePacketsLost`: `lost` of `expected` packets, reported at `at_us`.
-    pub fn update_packets_lost(&mut self, lost: i64, expected: i64, at_us: i64) {
+    pub(super) fn update_packets_lost(&mut self, lost: i64, expected: i64, at_us: i64) {
         self.first_report_us.get_or_insert(at_us);
         if expected <= 0 {
             return;
@@ -146,7 +146,7 @@ impl SendSideBandwidthEstimation {
     }
 
     /// `UpdateEstimate`: the periodic (and per-loss-report) decision.
-    pub fn update_estimate(&mut self, at_us: i64) {
+    pub(super) fn update_estimate(&mut self, at_us: i64) {
         if self.last_fraction_loss == 0 && self.in_start_phase(at_us) {
             let mut new = self.current_bps;
             if self.delay_based_limit_bps.is_finite() {

@@ -1,120 +1,22 @@
-//! `GoogCc`: a libwebrtc-faithful GoogCC send-side bandwidth estimator for webrtc-rs.
-//!
-//! [`GoogCc`] implements webrtc-rs's [`BandwidthEstimator`], so it plugs into
-//! `CongestionControlBuilder::new(GoogCc::new(GoogCcConfig::default())).build()` (or
-//! `configure_congestion_control`) in place of webrtc-rs's own `Gcc`. It follows libwebrtc's
-//! `modules/congestion_controller/goog_cc/` (a 2025 tree) component by component:
-//!
-//! - [`inter_arrival`]: 5-ms send-time groups (`InterArrivalDelta`);
-//! - [`trendline`] and [`overuse`]: the trendline filter (window 20, smoothing 0.9) and the
-//!   detector on `min(num_deltas, 60) x trend x 4` with the adaptive threshold
-//!   (`TrendlineEstimator`);
-//! - [`acknowledged`]: the Bayesian acknowledged-bitrate estimator (`BitrateEstimator`);
-//! - [`aimd`]: AIMD with the link-capacity estimate (`AimdRateControl`, `LinkCapacityEstimator`);
-//! - [`delay_based`]: their composition (`DelayBasedBwe`);
-//! - [`loss_based`]: the classic loss-based estimator, which also combines the two halves into the
-//!   target (`SendSideBandwidthEstimation`);
-//! - [`rtt`]: RTT from feedback (`GoogCcNetworkController::OnTransportPacketsFeedback`);
-//! - [`alr`]: the budget-based `AlrDetector`;
-//! - [`probe`]: `ProbeController` and `ProbeBitrateEstimator`, with the pacer's `BitrateProber`
-//!   in [`crate::prober`] (see [Probing](#probing)).
-//!
-//! It is sans-I/O: the only time it knows is the `now` it is handed and the instants in the
-//! reports. Everything is deterministic. A [`GoogCcHandle`] taken before the estimator is boxed
-//! into the chain shows its state to the application.
-//!
-//! The target is announced by webrtc-rs's `CongestionControlInterceptor` after each feedback;
-//! the 25-ms process interval of libwebrtc (where the loss-based estimator ramps) runs from
-//! [`BandwidthEstimator::handle_timeout`] when the chain drives it, and otherwise at the next
-//! feedback.
-//!
-//! # Differences from libwebrtc that remain
-//!
-//! 1. Padding goes on a dedicated padding SSRC with its own sequence numbers
-//!    ([`PacingConfig::padding_ssrc`](crate::PacingConfig::padding_ssrc)), where libwebrtc sends
-//!    it on the RTX SSRC (`RTPSender::GeneratePadding`: resent history packets as payload
-//!    padding, or padding-only packets of at most 224 bytes). webrtc-rs numbers RTP before the
-//!    chain, so a pacer cannot insert packets into a sequence space that the NACK responder also
-//!    uses. Padding packets carry a zero filler payload with the padding bit set (rtc-rtp
-//!    marshals the padding field only to the next 4-byte boundary), up to 1200 bytes.
-//! 2. Loss-based estimation is the classic v1 (`SendSideBandwidthEstimation` with 2%/10%), not
-//!    `LossBasedBweV2`, which recent libwebrtc enables by default.
-//! 3. RTT and loss come from transport feedback only (libwebrtc's `packet_feedback_only` mode);
-//!    RTCP receiver reports are not used. The RTT-based back-off (`RttBasedBackoff`, 3-s limit)
-//!    and the receiver (REMB) limit are not implemented.
-//! 4. The ALR detector sees packets when their feedback arrives (send times are exact, but ALR
-//!    state lags by one feedback interval), because a `BandwidthEstimator` is not told about
-//!    sends.
-//! 5. `prior_unacked_data` is not known (webrtc-rs reports do not carry it), so the
-//!    acknowledged-bitrate estimator counts each packet's own size only.
-//! 6. Receive times are used on the receiver's clock directly instead of through
-//!    `TransportFeedbackAdapter`'s offset mapping (only differences of them are used, so the
-//!    result is the same except across the adapter's wrap handling).
-//! 7. Rates are `f64` bits per second, where libwebrtc rounds `DataRate` to whole bits per second
-//!    at each step; trajectories agree to within a few bits per second.
-//! 8. The configured maximum caps AIMD increases as older libwebrtc trees did; the modern tree
-//!    applies it only in `SendSideBandwidthEstimation`.
-//! 9. The congestion window / pushback controller, network-state predictor, separate audio
-//!    detector, and the `WebRTC-*` field trials (all at their defaults) are not implemented.
-//! 10. Pacing and padding rates (`GetPacingRates`) are not computed here: the pacer derives its
-//!     rate from the target.
-//! 11. The process interval runs only after the first feedback, and only through
-//!     `handle_timeout` or folded into the next `on_reports`; libwebrtc's task queue runs it
-//!     every 25 ms from construction.
-//! 12. Probe packets are matched to their cluster through a shared [`ProbeChannel`]: the pacer
-//!     records `(SSRC, RTP sequence number) -> cluster id` at release and the estimator looks
-//!     each `PacketReport` up, where libwebrtc carries `PacedPacketInfo` with the packet through
-//!     `SentPacket` into the feedback adapter. Cluster requests reach the pacer at its next
-//!     event; the initial probes are posted at construction ([`GoogCc::with_probing`]) and start
-//!     with the first media packet of 200 bytes or more, as `BitrateProber` does.
-//! 13. Of the prober: no 1-byte padding packet opening each cluster, no
-//!     `abort_delayed_probes` / `max_probe_delay`; padding is charged to the media debt (as
-//!     libwebrtc does) but not counted in the pacer's stats.
-//! 14. Of the probe controller: only the initial exponential probes, the further probes and
-//!     the recovery probe after a large drop in (or just after) ALR. Periodic ALR probing (off
-//!     by default in libwebrtc too), probing on a change of the allocated maximum
-//!     (`OnMaxTotalAllocatedBitrate`), network-estimate-driven probing and re-probing on a route
-//!     change are not implemented, and the maximum probe rate is the configured maximum (100
-//!     Mbit/s by default) rather than libwebrtc's 5 Mbit/s `kDefaultMaxProbingBitrate` for an
-//!     unbounded maximum.
-//! 15. No padding outside probes (`GetPacingRates`' padding rate, keep-alive padding).
-//!
-//! # Probing
-//!
-//! [`GoogCc::with_probing`] shares a [`ProbeChannel`] with the pacer
-//! ([`HandoverAwarePacerBuilder::probe_channel`](crate::HandoverAwarePacerBuilder::probe_channel));
-//! [`probe`] holds the `ProbeController` and `ProbeBitrateEstimator`, [`crate::prober`] the
-//! pacer's `BitrateProber`. A caller wires it as follows:
-//!
-//! - sender: `GoogCc::with_probing(config, channel.clone())` in `CongestionControl`, the pacer
-//!   built with `PacingConfig { padding_ssrc: Some(P), padding_payload_type: PT, .. }` and
-//!   `.probe_channel(channel)`, and the padding SSRC `P` bound with `bind_local_stream` as a
-//!   stream carrying the transport-wide-cc header extension (same id as the media streams):
-//!   without that binding `TwccSender` does not number padding and `CongestionControl` does not
-//!   record it, so the estimator never hears of it;
-//! - receiver: `TwccReceiver` records padding by the transport-wide extension id of any bound
-//!   stream, so binding `P` there is optional but harmless (do bind it, with the same
-//!   extension, if other receive-side interceptors should know the stream); the application
-//!   discards packets of SSRC `P` / payload type `PT`.
-//!
-//! Without a padding SSRC, probes carry queued media only.
+//! `GoogCc`: libwebrtc's GoogCC send-side bandwidth estimator, one file per component. What a user
+//! needs (the components, the differences from libwebrtc, probing) is documented on [`GoogCc`].
 
-pub mod acknowledged;
-pub mod aimd;
-pub mod alr;
-pub mod delay_based;
+mod acknowledged;
+mod aimd;
+mod alr;
+mod delay_based;
 mod handle;
-pub mod inter_arrival;
-pub mod loss_based;
-pub mod overuse;
-pub mod probe;
-pub mod rtt;
-pub mod trendline;
+mod inter_arrival;
+mod loss_based;
+mod overuse;
+mod probe;
+pub(crate) mod rtt;
+mod trendline;
 
 pub use handle::{GoogCcHandle, GoogCcSnapshot};
 pub use overuse::BandwidthUsage;
 
-pub use crate::prober::ProbeChannel;
+use crate::prober::ProbeChannel;
 use acknowledged::AcknowledgedBitrateEstimator;
 use alr::AlrDetector;
 use delay_based::{DelayBasedBwe, Received};
@@ -127,23 +29,23 @@ use std::time::{Duration, Instant};
 
 /// Start rate (bps): libwebrtc `api/transport/bitrate_settings.h` / `call/call_config`
 /// `kDefaultStartBitrateBps` (300 kbit/s), equal to webrtc-rs `GCC_INITIAL_BITRATE`.
-pub const DEFAULT_START_BPS: f64 = 300_000.0;
+pub(crate) const DEFAULT_START_BPS: f64 = 300_000.0;
 
 /// Minimum rate (bps): webrtc-rs `GCC_MIN_BITRATE` (100 kbit/s), so both estimators are bounded
 /// alike; libwebrtc's floor is `congestion_controller::GetMinBitrate()` (5 kbit/s).
-pub const DEFAULT_MIN_BPS: f64 = 100_000.0;
+pub(crate) const DEFAULT_MIN_BPS: f64 = 100_000.0;
 
 /// Maximum rate (bps): webrtc-rs `GCC_MAX_BITRATE` (100 Mbit/s); libwebrtc leaves it unbounded.
-pub const DEFAULT_MAX_BPS: f64 = 100_000_000.0;
+pub(crate) const DEFAULT_MAX_BPS: f64 = 100_000_000.0;
 
 /// Process interval (µs). libwebrtc `call/rtp_transport_controller_send.cc`, the
 /// `process_interval` of goog_cc's `NetworkControllerConfig` (25 ms,
 /// `GoogCcNetworkControllerFactory::GetProcessInterval`).
-pub const PROCESS_INTERVAL_US: i64 = 25_000;
+pub(crate) const PROCESS_INTERVAL_US: i64 = 25_000;
 
 /// Loss is handed to the loss-based estimator at most this often (µs). libwebrtc
 /// `goog_cc/goog_cc_network_control.cc`, `kLossUpdateInterval` (1000 ms).
-pub const LOSS_UPDATE_INTERVAL_US: i64 = 1_000_000;
+pub(crate) const LOSS_UPDATE_INTERVAL_US: i64 = 1_000_000;
 
 /// Start, minimum and maximum rates of a [`GoogCc`].
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -156,7 +58,7 @@ pub struct GoogCcConfig {
     pub max_bps: f64,
     /// The sum of the encoders' maximum bitrates, bps, when the application knows it (libwebrtc's
     /// `BitrateAllocator` hands it to `ProbeController::SetMaxTotalAllocatedBitrate`). Probes
-    /// then stop at twice it ([`probe::ALLOCATED_BITRATE_PROBE_SCALE`]), so an
+    /// then stop at twice it (libwebrtc's `max_total_allocated_bitrate_ * 2`), so an
     /// application-limited call on a fast path does not probe its estimate up to `max_bps`.
     /// `None` (the default) probes up to `max_bps`.
     #[serde(default)]
@@ -174,7 +76,107 @@ impl Default for GoogCcConfig {
     }
 }
 
-/// The GoogCC estimator. See the [module docs](self).
+/// A libwebrtc-faithful GoogCC send-side bandwidth estimator for webrtc-rs.
+///
+/// `GoogCc` implements webrtc-rs's [`BandwidthEstimator`], so it plugs into
+/// `CongestionControlBuilder::new(GoogCc::new(GoogCcConfig::default())).build()` (or
+/// `configure_congestion_control`) in place of webrtc-rs's own `Gcc`. It follows libwebrtc's
+/// `modules/congestion_controller/goog_cc/` (a 2025 tree) component by component:
+///
+/// - `googcc/inter_arrival.rs`: 5-ms send-time groups (`InterArrivalDelta`);
+/// - `googcc/trendline.rs` and `googcc/overuse.rs`: the trendline filter (window 20, smoothing
+///   0.9) and the detector on `min(num_deltas, 60) x trend x 4` with the adaptive threshold
+///   (`TrendlineEstimator`);
+/// - `googcc/acknowledged.rs`: the Bayesian acknowledged-bitrate estimator (`BitrateEstimator`);
+/// - `googcc/aimd.rs`: AIMD with the link-capacity estimate (`AimdRateControl`,
+///   `LinkCapacityEstimator`);
+/// - `googcc/delay_based.rs`: their composition (`DelayBasedBwe`);
+/// - `googcc/loss_based.rs`: the classic loss-based estimator, which also combines the two halves
+///   into the target (`SendSideBandwidthEstimation`);
+/// - `googcc/rtt.rs`: RTT from feedback (`GoogCcNetworkController::OnTransportPacketsFeedback`);
+/// - `googcc/alr.rs`: the budget-based `AlrDetector`;
+/// - `googcc/probe.rs`: `ProbeController` and `ProbeBitrateEstimator`, with the pacer's
+///   `BitrateProber` in `prober.rs` (see [Probing](#probing)).
+///
+/// It is sans-I/O: the only time it knows is the `now` it is handed and the instants in the
+/// reports. Everything is deterministic. A [`GoogCcHandle`] taken before the estimator is boxed
+/// into the chain shows its state to the application.
+///
+/// The target is announced by webrtc-rs's `CongestionControlInterceptor` after each feedback;
+/// the 25-ms process interval of libwebrtc (where the loss-based estimator ramps) runs from
+/// [`BandwidthEstimator::handle_timeout`] when the chain drives it, and otherwise at the next
+/// feedback.
+///
+/// # Differences from libwebrtc that remain
+///
+/// 1. Padding goes on a dedicated padding SSRC with its own sequence numbers
+///    ([`PacingConfig::padding_ssrc`](crate::PacingConfig::padding_ssrc)), where libwebrtc sends
+///    it on the RTX SSRC (`RTPSender::GeneratePadding`: resent history packets as payload
+///    padding, or padding-only packets of at most 224 bytes). webrtc-rs numbers RTP before the
+///    chain, so a pacer cannot insert packets into a sequence space that the NACK responder also
+///    uses. Padding packets carry a zero filler payload with the padding bit set (rtc-rtp
+///    marshals the padding field only to the next 4-byte boundary), up to 1200 bytes.
+/// 2. Loss-based estimation is the classic v1 (`SendSideBandwidthEstimation` with 2%/10%), not
+///    `LossBasedBweV2`, which recent libwebrtc enables by default.
+/// 3. RTT and loss come from transport feedback only (libwebrtc's `packet_feedback_only` mode);
+///    RTCP receiver reports are not used. The RTT-based back-off (`RttBasedBackoff`, 3-s limit)
+///    and the receiver (REMB) limit are not implemented.
+/// 4. The ALR detector sees packets when their feedback arrives (send times are exact, but ALR
+///    state lags by one feedback interval), because a `BandwidthEstimator` is not told about
+///    sends.
+/// 5. `prior_unacked_data` is not known (webrtc-rs reports do not carry it), so the
+///    acknowledged-bitrate estimator counts each packet's own size only.
+/// 6. Receive times are used on the receiver's clock directly instead of through
+///    `TransportFeedbackAdapter`'s offset mapping (only differences of them are used, so the
+///    result is the same except across the adapter's wrap handling).
+/// 7. Rates are `f64` bits per second, where libwebrtc rounds `DataRate` to whole bits per second
+///    at each step; trajectories agree to within a few bits per second.
+/// 8. The configured maximum caps AIMD increases as older libwebrtc trees did; the modern tree
+///    applies it only in `SendSideBandwidthEstimation`.
+/// 9. The congestion window / pushback controller, network-state predictor, separate audio
+///    detector, and the `WebRTC-*` field trials (all at their defaults) are not implemented.
+/// 10. Pacing and padding rates (`GetPacingRates`) are not computed here: the pacer derives its
+///     rate from the target.
+/// 11. The process interval runs only after the first feedback, and only through
+///     `handle_timeout` or folded into the next `on_reports`; libwebrtc's task queue runs it
+///     every 25 ms from construction.
+/// 12. Probe packets are matched to their cluster through a shared [`ProbeChannel`]: the pacer
+///     records `(SSRC, RTP sequence number) -> cluster id` at release and the estimator looks
+///     each `PacketReport` up, where libwebrtc carries `PacedPacketInfo` with the packet through
+///     `SentPacket` into the feedback adapter. Cluster requests reach the pacer at its next
+///     event; the initial probes are posted at construction ([`GoogCc::with_probing`]) and start
+///     with the first media packet of 200 bytes or more, as `BitrateProber` does.
+/// 13. Of the prober: no 1-byte padding packet opening each cluster, no
+///     `abort_delayed_probes` / `max_probe_delay`; padding is charged to the media debt (as
+///     libwebrtc does) but not counted in the pacer's stats.
+/// 14. Of the probe controller: only the initial exponential probes, the further probes and
+///     the recovery probe after a large drop in (or just after) ALR. Periodic ALR probing (off
+///     by default in libwebrtc too), probing on a change of the allocated maximum
+///     (`OnMaxTotalAllocatedBitrate`), network-estimate-driven probing and re-probing on a route
+///     change are not implemented, and the maximum probe rate is the configured maximum (100
+///     Mbit/s by default) rather than libwebrtc's 5 Mbit/s `kDefaultMaxProbingBitrate` for an
+///     unbounded maximum.
+/// 15. No padding outside probes (`GetPacingRates`' padding rate, keep-alive padding).
+///
+/// # Probing
+///
+/// [`GoogCc::with_probing`] shares a [`ProbeChannel`] with the pacer
+/// ([`HandoverAwarePacerBuilder::probe_channel`](crate::HandoverAwarePacerBuilder::probe_channel));
+/// `googcc/probe.rs` holds the `ProbeController` and `ProbeBitrateEstimator`, `prober.rs` the
+/// pacer's `BitrateProber`. A caller wires it as follows:
+///
+/// - sender: `GoogCc::with_probing(config, channel.clone())` in `CongestionControl`, the pacer
+///   built with `PacingConfig { padding_ssrc: Some(P), padding_payload_type: PT, .. }` and
+///   `.probe_channel(channel)`, and the padding SSRC `P` bound with `bind_local_stream` as a
+///   stream carrying the transport-wide-cc header extension (same id as the media streams):
+///   without that binding `TwccSender` does not number padding and `CongestionControl` does not
+///   record it, so the estimator never hears of it;
+/// - receiver: `TwccReceiver` records padding by the transport-wide extension id of any bound
+///   stream, so binding `P` there is optional but harmless (do bind it, with the same
+///   extension, if other receive-side interceptors should know the stream); the application
+///   discards packets of SSRC `P` / payload type `PT`.
+///
+/// Without a padding SSRC, probes carry queued media only.
 #[derive(Debug)]
 pub struct GoogCc {
     epoch: Option<Instant>,
@@ -259,8 +261,8 @@ impl GoogCc {
         cc
     }
 
-    /// An estimator that probes (libwebrtc's `ProbeController` and `ProbeBitrateEstimator`):
-    /// its probe clusters go to the pacer through `channel`, which the pacer must share
+    /// An estimator that probes (libwebrtc's `ProbeController` and `ProbeBitrateEstimator`): its
+    /// probe clusters go to the pacer through `channel`, which the pacer must share
     /// ([`HandoverAwarePacerBuilder::probe_channel`](crate::HandoverAwarePacerBuilder::probe_channel)).
     /// The initial probes, at 3x and 6x the start rate, are posted at once; the pacer sends them
     /// with the first media.

@@ -20,44 +20,44 @@ pub enum BandwidthUsage {
 
 /// Gain applied to the trend. libwebrtc `goog_cc/trendline_estimator.cc`,
 /// `kDefaultTrendlineThresholdGain`.
-pub const THRESHOLD_GAIN: f64 = 4.0;
+pub(super) const THRESHOLD_GAIN: f64 = 4.0;
 
 /// The number of deltas the trend is multiplied by is capped here.
 /// libwebrtc `goog_cc/trendline_estimator.cc`, `kMinNumDeltas`.
-pub const MIN_NUM_DELTAS: u32 = 60;
+pub(super) const MIN_NUM_DELTAS: u32 = 60;
 
 /// Overuse must last longer than this (ms). libwebrtc `goog_cc/trendline_estimator.cc`,
 /// `kOverUsingTimeThreshold`.
-pub const OVERUSING_TIME_THRESHOLD_MS: f64 = 10.0;
+pub(super) const OVERUSING_TIME_THRESHOLD_MS: f64 = 10.0;
 
 /// Initial threshold (ms). libwebrtc `goog_cc/trendline_estimator.cc`, `threshold_(12.5)`.
-pub const INITIAL_THRESHOLD_MS: f64 = 12.5;
+pub(super) const INITIAL_THRESHOLD_MS: f64 = 12.5;
 
 /// Threshold gain when `|modified trend|` is above it. libwebrtc
 /// `goog_cc/trendline_estimator.cc`, `k_up_(0.0087)`.
-pub const K_UP: f64 = 0.0087;
+pub(super) const K_UP: f64 = 0.0087;
 
 /// Threshold gain when `|modified trend|` is below it. libwebrtc
 /// `goog_cc/trendline_estimator.cc`, `k_down_(0.039)`.
-pub const K_DOWN: f64 = 0.039;
+pub(super) const K_DOWN: f64 = 0.039;
 
 /// No adaptation when `|modified trend|` exceeds the threshold by more than this (ms).
 /// libwebrtc `goog_cc/trendline_estimator.cc`, `kMaxAdaptOffsetMs`.
-pub const MAX_ADAPT_OFFSET_MS: f64 = 15.0;
+pub(super) const MAX_ADAPT_OFFSET_MS: f64 = 15.0;
 
 /// Threshold clamp (ms). libwebrtc `goog_cc/trendline_estimator.cc`,
 /// `SafeClamp(threshold_, 6.f, 600.f)`.
-pub const THRESHOLD_MIN_MS: f64 = 6.0;
+pub(super) const THRESHOLD_MIN_MS: f64 = 6.0;
 /// See [`THRESHOLD_MIN_MS`].
-pub const THRESHOLD_MAX_MS: f64 = 600.0;
+pub(super) const THRESHOLD_MAX_MS: f64 = 600.0;
 
 /// Longest time step of one threshold update (ms). libwebrtc
 /// `goog_cc/trendline_estimator.cc`, `kMaxTimeDeltaMs`.
-pub const MAX_TIME_DELTA_MS: i64 = 100;
+pub(super) const MAX_TIME_DELTA_MS: i64 = 100;
 
 /// The detector.
 #[derive(Debug, Clone)]
-pub struct OveruseDetector {
+pub(super) struct OveruseDetector {
     threshold_ms: f64,
     last_update_ms: Option<i64>,
     time_over_using_ms: Option<f64>,
@@ -75,7 +75,7 @@ impl Default for OveruseDetector {
 
 impl OveruseDetector {
     /// A detector in the normal state with the initial threshold.
-    pub fn new() -> Self {
+    pub(super) fn new() -> Self {
         Self {
             threshold_ms: INITIAL_THRESHOLD_MS,
             last_update_ms: None,
@@ -88,23 +88,23 @@ impl OveruseDetector {
     }
 
     /// The current hypothesis.
-    pub fn state(&self) -> BandwidthUsage {
+    pub(super) fn state(&self) -> BandwidthUsage {
         self.hypothesis
     }
 
     /// The current threshold, ms.
-    pub fn threshold_ms(&self) -> f64 {
+    pub(super) fn threshold_ms(&self) -> f64 {
         self.threshold_ms
     }
 
     /// The last modified trend, ms.
-    pub fn modified_trend(&self) -> f64 {
+    pub(super) fn modified_trend(&self) -> f64 {
         self.prev_modified_trend
     }
 
     /// `TrendlineEstimator::Detect`: one trend sample, the group's send delta (ms) and arrival
     /// time (ms).
-    pub fn detect(
+    pub(super) fn detect(
         &mut self,
         trend: f64,
         num_deltas: u32,

@@ -9,56 +9,56 @@ use std::collections::BTreeMap;
 
 /// First initial probe, as a multiple of the start rate. libwebrtc `probe_controller.cc`,
 /// `ProbeControllerConfig::first_exponential_probe_scale` (3.0).
-pub const FIRST_EXPONENTIAL_PROBE_SCALE: f64 = 3.0;
+pub(super) const FIRST_EXPONENTIAL_PROBE_SCALE: f64 = 3.0;
 
 /// Second initial probe, as a multiple of the start rate. libwebrtc `probe_controller.cc`,
 /// `ProbeControllerConfig::second_exponential_probe_scale` (6.0).
-pub const SECOND_EXPONENTIAL_PROBE_SCALE: f64 = 6.0;
+pub(super) const SECOND_EXPONENTIAL_PROBE_SCALE: f64 = 6.0;
 
 /// A further probe is at this multiple of the estimate. libwebrtc `probe_controller.cc`,
 /// `ProbeControllerConfig::further_exponential_probe_scale` (2.0).
-pub const FURTHER_EXPONENTIAL_PROBE_SCALE: f64 = 2.0;
+pub(super) const FURTHER_EXPONENTIAL_PROBE_SCALE: f64 = 2.0;
 
 /// A further probe follows when the estimate exceeds this fraction of the last probe rate.
 /// libwebrtc `probe_controller.cc`, `ProbeControllerConfig::further_probe_threshold` (0.7).
-pub const FURTHER_PROBE_THRESHOLD: f64 = 0.7;
+pub(super) const FURTHER_PROBE_THRESHOLD: f64 = 0.7;
 
 /// How long a probe result is waited for (µs). libwebrtc `probe_controller.cc`,
 /// `kMaxWaitingTimeForProbingResult` (1 s).
-pub const MAX_WAITING_TIME_FOR_PROBING_RESULT_US: i64 = 1_000_000;
+pub(super) const MAX_WAITING_TIME_FOR_PROBING_RESULT_US: i64 = 1_000_000;
 
 /// An estimate under this fraction of the previous one is a large drop. libwebrtc
 /// `probe_controller.cc`, `kBitrateDropThreshold` (0.66).
-pub const BITRATE_DROP_THRESHOLD: f64 = 0.66;
+pub(super) const BITRATE_DROP_THRESHOLD: f64 = 0.66;
 
 /// A recovery probe after a large drop is at this fraction of the rate before it. libwebrtc
 /// `probe_controller.cc`, `kProbeFractionAfterDrop` (0.85).
-pub const PROBE_FRACTION_AFTER_DROP: f64 = 0.85;
+pub(super) const PROBE_FRACTION_AFTER_DROP: f64 = 0.85;
 
 /// The recovery probe is sent only if `(1 - this) x` its rate exceeds the estimate. libwebrtc
 /// `probe_controller.cc`, `kProbeUncertainty` (0.05).
-pub const PROBE_UNCERTAINTY: f64 = 0.05;
+pub(super) const PROBE_UNCERTAINTY: f64 = 0.05;
 
 /// A recovery probe only within this long of the drop (µs). libwebrtc `probe_controller.cc`,
 /// `kBitrateDropTimeout` (5 s).
-pub const BITRATE_DROP_TIMEOUT_US: i64 = 5_000_000;
+pub(super) const BITRATE_DROP_TIMEOUT_US: i64 = 5_000_000;
 
 /// At most one recovery probe this often (µs). libwebrtc `probe_controller.cc`,
 /// `kMinTimeBetweenAlrProbes` (5 s).
-pub const MIN_TIME_BETWEEN_ALR_PROBES_US: i64 = 5_000_000;
+pub(super) const MIN_TIME_BETWEEN_ALR_PROBES_US: i64 = 5_000_000;
 
 /// ALR counts as just ended for this long (µs). libwebrtc `probe_controller.cc`,
 /// `kAlrEndedTimeout` (3 s).
-pub const ALR_ENDED_TIMEOUT_US: i64 = 3_000_000;
+pub(super) const ALR_ENDED_TIMEOUT_US: i64 = 3_000_000;
 
 /// Probes go up to this multiple of the encoders' total maximum bitrate when it is known.
 /// libwebrtc `probe_controller.cc`, `InitiateProbing`: "If a max allocated bitrate has been
 /// configured, allow probing up to 2x that rate" (`max_total_allocated_bitrate_ * 2`).
-pub const ALLOCATED_BITRATE_PROBE_SCALE: f64 = 2.0;
+pub(super) const ALLOCATED_BITRATE_PROBE_SCALE: f64 = 2.0;
 
 /// Where [`ProbeController`] is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ProbeState {
+pub(super) enum ProbeState {
     /// No probe asked for yet.
     Init,
     /// Probes sent; a result above the threshold asks for a further one.
@@ -70,7 +70,7 @@ pub enum ProbeState {
 /// libwebrtc's `ProbeController`, with the default configuration and without ALR periodic
 /// probing (off by default) or network-estimate caps.
 #[derive(Debug, Clone)]
-pub struct ProbeController {
+pub(super) struct ProbeController {
     state: ProbeState,
     max_bps: f64,
     max_total_allocated_bps: Option<f64>,
@@ -87,7 +87,7 @@ pub struct ProbeController {
 
 impl ProbeController {
     /// A controller probing up to `max_bps`.
-    pub fn new(max_bps: f64) -> Self {
+    pub(super) fn new(max_bps: f64) -> Self {
         Self {
             state: ProbeState::Init,
             max_bps,
@@ -109,12 +109,12 @@ impl ProbeController {
     /// [`ALLOCATED_BITRATE_PROBE_SCALE`] times it, so an application-limited call does not
     /// probe a fast path up to the configured maximum. `None` or a non-positive rate removes the
     /// cap. libwebrtc's allocation probe in ALR (`OnMaxTotalAllocatedBitrate`) is not modelled.
-    pub fn set_max_total_allocated_bitrate(&mut self, bps: Option<f64>) {
+    pub(super) fn set_max_total_allocated_bitrate(&mut self, bps: Option<f64>) {
         self.max_total_allocated_bps = bps.filter(|b| b.is_finite() && *b > 0.0);
     }
 
     /// The highest rate a probe may have now.
-    pub fn max_probe_bitrate(&self) -> f64 {
+    pub(super) fn max_probe_bitrate(&self) -> f64 {
         match self.max_total_allocated_bps {
             Some(allocated) => self.max_bps.min(ALLOCATED_BITRATE_PROBE_SCALE * allocated),
             None => self.max_bps,
@@ -122,12 +122,13 @@ impl ProbeController {
     }
 
     /// The state.
-    pub fn state(&self) -> ProbeState {
+    #[cfg(test)]
+    pub(super) fn state(&self) -> ProbeState {
         self.state
     }
 
     /// `InitiateExponentialProbing`: clusters at 3x and 6x `start_bps`.
-    pub fn initiate_exponential_probing(
+    pub(super) fn initiate_exponential_probing(
         &mut self,
         at_us: i64,
         start_bps: f64,
@@ -145,7 +146,11 @@ impl ProbeController {
 
     /// `SetEstimatedBitrate`: records large drops, and probes further while waiting for a
     /// result when the estimate exceeds 0.7 of the last probe.
-    pub fn set_estimated_bitrate(&mut self, at_us: i64, bps: f64) -> Vec<ProbeClusterConfig> {
+    pub(super) fn set_estimated_bitrate(
+        &mut self,
+        at_us: i64,
+        bps: f64,
+    ) -> Vec<ProbeClusterConfig> {
         if bps < BITRATE_DROP_THRESHOLD * self.estimated_bps {
             self.time_of_last_large_drop_us = at_us;
             self.bitrate_before_last_large_drop = self.estimated_bps;
@@ -160,18 +165,18 @@ impl ProbeController {
     }
 
     /// `SetAlrStartTimeMs`.
-    pub fn set_alr_start(&mut self, alr_start_us: Option<i64>) {
+    pub(super) fn set_alr_start(&mut self, alr_start_us: Option<i64>) {
         self.alr_start_us = alr_start_us;
     }
 
     /// `SetAlrEndedTimeMs`.
-    pub fn set_alr_ended(&mut self, at_us: i64) {
+    pub(super) fn set_alr_ended(&mut self, at_us: i64) {
         self.alr_end_us = Some(at_us);
     }
 
     /// `RequestProbe`: after recovering from a large drop while in (or just out of) ALR, one
     /// probe at 0.85 of the rate before the drop.
-    pub fn request_probe(&mut self, at_us: i64) -> Vec<ProbeClusterConfig> {
+    pub(super) fn request_probe(&mut self, at_us: i64) -> Vec<ProbeClusterConfig> {
         let in_alr = self.alr_start_us.is_some();
         let alr_ended_recently = self
             .alr_end_us
@@ -191,7 +196,7 @@ impl ProbeController {
     }
 
     /// `Process`: gives up waiting for a result after 1 s.
-    pub fn process(&mut self, at_us: i64) {
+    pub(super) fn process(&mut self, at_us: i64) {
         if self.state == ProbeState::WaitingForProbingResult
             && at_us - self.time_last_probing_initiated_us > MAX_WAITING_TIME_FOR_PROBING_RESULT_US
         {
@@ -243,36 +248,36 @@ impl ProbeController {
 
 /// At least this fraction of a cluster's probes must be acknowledged. libwebrtc
 /// `probe_bitrate_estimator.cc`, `kMinReceivedProbesRatio` (0.80).
-pub const MIN_RECEIVED_PROBES_RATIO: f64 = 0.80;
+pub(super) const MIN_RECEIVED_PROBES_RATIO: f64 = 0.80;
 
 /// At least this fraction of a cluster's bytes must be acknowledged. libwebrtc
 /// `probe_bitrate_estimator.cc`, `kMinReceivedBytesRatio` (0.80).
-pub const MIN_RECEIVED_BYTES_RATIO: f64 = 0.80;
+pub(super) const MIN_RECEIVED_BYTES_RATIO: f64 = 0.80;
 
 /// Send and receive intervals longer than this invalidate a cluster (µs). libwebrtc
 /// `probe_bitrate_estimator.cc`, `kMaxProbeInterval` (1 s).
-pub const MAX_PROBE_INTERVAL_US: i64 = 1_000_000;
+pub(super) const MAX_PROBE_INTERVAL_US: i64 = 1_000_000;
 
 /// A receive rate over this multiple of the send rate invalidates a cluster. libwebrtc
 /// `probe_bitrate_estimator.cc`, `kMaxValidRatio` (2.0).
-pub const MAX_VALID_RATIO: f64 = 2.0;
+pub(super) const MAX_VALID_RATIO: f64 = 2.0;
 
 /// Receiving under this fraction of the send rate means the link is saturated. libwebrtc
 /// `probe_bitrate_estimator.cc`, `kMinRatioForUnsaturatedLink` (0.9).
-pub const MIN_RATIO_FOR_UNSATURATED_LINK: f64 = 0.9;
+pub(super) const MIN_RATIO_FOR_UNSATURATED_LINK: f64 = 0.9;
 
 /// On a saturated link the result is this fraction of the receive rate. libwebrtc
 /// `probe_bitrate_estimator.cc`, `kTargetUtilizationFraction` (0.95).
-pub const TARGET_UTILIZATION_FRACTION: f64 = 0.95;
+pub(super) const TARGET_UTILIZATION_FRACTION: f64 = 0.95;
 
 /// Clusters whose last packet arrived longer ago than this are forgotten (µs). libwebrtc
 /// `probe_bitrate_estimator.cc`, `kMaxClusterHistory` (1 s).
-pub const MAX_CLUSTER_HISTORY_US: i64 = 1_000_000;
+pub(super) const MAX_CLUSTER_HISTORY_US: i64 = 1_000_000;
 
 /// A probe result never drops the estimate below this fraction of the acknowledged rate (when
 /// that is lower than the delay-based estimate). libwebrtc `goog_cc_network_control.cc`,
 /// `kProbeDropThroughputFraction` (0.85), with `limit_probes_lower_than_throughput_estimate`.
-pub const PROBE_DROP_THROUGHPUT_FRACTION: f64 = 0.85;
+pub(super) const PROBE_DROP_THROUGHPUT_FRACTION: f64 = 0.85;
 
 #[derive(Debug, Clone, Copy)]
 struct Aggregated {
@@ -288,7 +293,7 @@ struct Aggregated {
 
 /// One acknowledged probe packet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ProbePacket {
+pub(super) struct ProbePacket {
     /// The cluster it was sent in.
     pub cluster_id: i32,
     /// The cluster's `target_probe_count`.
@@ -305,7 +310,7 @@ pub struct ProbePacket {
 
 /// libwebrtc's `ProbeBitrateEstimator`.
 #[derive(Debug, Clone, Default)]
-pub struct ProbeBitrateEstimator {
+pub(super) struct ProbeBitrateEstimator {
     clusters: BTreeMap<i32, Aggregated>,
     estimate: Option<f64>,
 }
@@ -313,7 +318,7 @@ pub struct ProbeBitrateEstimator {
 impl ProbeBitrateEstimator {
     /// `HandleProbeAndEstimateBitrate`: adds an acknowledged probe packet; returns the
     /// cluster's rate once enough of it has been acknowledged.
-    pub fn handle_probe(&mut self, p: ProbePacket) -> Option<f64> {
+    pub(super) fn handle_probe(&mut self, p: ProbePacket) -> Option<f64> {
         self.clusters
             .retain(|_, c| p.recv_us - c.last_receive_us < MAX_CLUSTER_HISTORY_US);
         let c = self.clusters.entry(p.cluster_id).or_insert(Aggregated {
@@ -373,7 +378,7 @@ impl ProbeBitrateEstimator {
     }
 
     /// `FetchAndResetLastEstimatedBitrate`.
-    pub fn fetch_and_reset(&mut self) -> Option<f64> {
+    pub(super) fn fetch_and_reset(&mut self) -> Option<f64> {
         self.estimate.take()
     }
 }

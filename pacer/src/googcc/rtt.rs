@@ -11,18 +11,18 @@ use std::collections::VecDeque;
 
 /// Feedbacks in the mean-RTT window. libwebrtc `goog_cc/goog_cc_network_control.cc`,
 /// `kMaxFeedbackRttWindow`.
-pub const MAX_FEEDBACK_RTT_WINDOW: usize = 32;
+pub(crate) const MAX_FEEDBACK_RTT_WINDOW: usize = 32;
 
 /// RTT bookkeeping.
 #[derive(Debug, Clone, Default)]
-pub struct RttEstimator {
+pub(crate) struct RttEstimator {
     max_rtts_ms: VecDeque<i64>,
     min_rtt_us: Option<i64>,
 }
 
 /// What one feedback says about RTT.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RttUpdate {
+pub(crate) struct RttUpdate {
     /// Mean of the per-feedback maximum RTTs over the window, ms (libwebrtc truncates).
     pub mean_max_rtt_ms: i64,
     /// This feedback's minimum RTT with the receiver's waiting time removed, µs.
@@ -32,7 +32,11 @@ pub struct RttUpdate {
 impl RttEstimator {
     /// One feedback at `feedback_us` about received packets `(send_us, receive_us)`; the receive
     /// times may be on any clock (only their differences are used). `None` with no packets.
-    pub fn on_feedback(&mut self, feedback_us: i64, packets: &[(i64, i64)]) -> Option<RttUpdate> {
+    pub(crate) fn on_feedback(
+        &mut self,
+        feedback_us: i64,
+        packets: &[(i64, i64)],
+    ) -> Option<RttUpdate> {
         let max_recv = packets.iter().map(|p| p.1).max()?;
         let max_rtt = packets.iter().map(|p| feedback_us - p.0).max()?;
         let min_rtt = packets
@@ -53,13 +57,13 @@ impl RttEstimator {
     }
 
     /// The last minimum RTT, µs.
-    pub fn min_rtt_us(&self) -> Option<i64> {
+    pub(crate) fn min_rtt_us(&self) -> Option<i64> {
         self.min_rtt_us
     }
 }
 
 /// Microseconds to milliseconds, rounded to the nearest (libwebrtc `TimeDelta::ms()`).
-pub fn round_ms(us: i64) -> i64 {
+pub(crate) fn round_ms(us: i64) -> i64 {
     (us + if us >= 0 { 500 } else { -500 }) / 1000
 }
 

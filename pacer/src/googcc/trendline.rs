@@ -9,15 +9,15 @@ use std::collections::VecDeque;
 
 /// Groups in the regression window.
 /// libwebrtc `goog_cc/trendline_estimator.cc`, `kDefaultTrendlineWindowSize`.
-pub const WINDOW_SIZE: usize = 20;
+pub(super) const WINDOW_SIZE: usize = 20;
 
 /// Smoothing coefficient of the accumulated delay.
 /// libwebrtc `goog_cc/trendline_estimator.cc`, `kDefaultTrendlineSmoothingCoeff`.
-pub const SMOOTHING_COEFF: f64 = 0.9;
+pub(super) const SMOOTHING_COEFF: f64 = 0.9;
 
 /// Cap on the delta counter.
 /// libwebrtc `goog_cc/trendline_estimator.cc`, `kDeltaCounterMax`.
-pub const DELTA_COUNTER_MAX: u32 = 1000;
+pub(super) const DELTA_COUNTER_MAX: u32 = 1000;
 
 #[derive(Debug, Clone, Copy)]
 struct Point {
@@ -27,7 +27,7 @@ struct Point {
 
 /// The trendline filter.
 #[derive(Debug, Clone)]
-pub struct Trendline {
+pub(super) struct Trendline {
     num_deltas: u32,
     first_arrival_ms: Option<i64>,
     accumulated_delay_ms: f64,
@@ -44,7 +44,7 @@ impl Default for Trendline {
 
 impl Trendline {
     /// An empty filter with trend 0.
-    pub fn new() -> Self {
+    pub(super) fn new() -> Self {
         Self {
             num_deltas: 0,
             first_arrival_ms: None,
@@ -57,7 +57,12 @@ impl Trendline {
 
     /// Adds one group delta; returns the (possibly unchanged) trend. `arrival_ms` is the group's
     /// arrival time in whole milliseconds, as libwebrtc passes `receive_time.ms()`.
-    pub fn update(&mut self, recv_delta_ms: f64, send_delta_ms: f64, arrival_ms: i64) -> f64 {
+    pub(super) fn update(
+        &mut self,
+        recv_delta_ms: f64,
+        send_delta_ms: f64,
+        arrival_ms: i64,
+    ) -> f64 {
         let delta_ms = recv_delta_ms - send_delta_ms;
         self.num_deltas = (self.num_deltas + 1).min(DELTA_COUNTER_MAX);
         let first = *self.first_arrival_ms.get_or_insert(arrival_ms);
@@ -80,17 +85,13 @@ impl Trendline {
     }
 
     /// Deltas seen so far (capped at [`DELTA_COUNTER_MAX`]).
-    pub fn num_deltas(&self) -> u32 {
+    pub(super) fn num_deltas(&self) -> u32 {
         self.num_deltas
     }
 
-    /// The current slope (ms of smoothed delay per ms of arrival time).
-    pub fn trend(&self) -> f64 {
-        self.trend
-    }
-
     /// The current smoothed accumulated delay, ms.
-    pub fn smoothed_delay_ms(&self) -> f64 {
+    #[cfg(test)]
+    pub(super) fn smoothed_delay_ms(&self) -> f64 {
         self.smoothed_delay_ms
     }
 }

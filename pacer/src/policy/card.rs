@@ -1,4 +1,5 @@
-//! The model card: what a learned policy file promises (DESIGN section 6).
+//! The model card: what a learned policy file promises (docs/architecture.md, "The model and its
+//! card").
 //!
 //! `policy.json` sits beside `policy.onnx` and says what the network reads and writes, which
 //! queue time limits its outputs stand for, how it was trained and how well it did, the sha256 of
@@ -84,7 +85,7 @@ pub struct Golden {
     pub logits: Vec<f32>,
 }
 
-/// The card (DESIGN section 6).
+/// The card: `policy.json`, beside the ONNX file it describes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ModelCard {
     /// [`CARD_SCHEMA`].

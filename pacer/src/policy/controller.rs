@@ -6,8 +6,8 @@ use handover_predictor::{Forecast, HandoverSource};
 use std::fmt;
 use std::time::{Duration, Instant};
 
-/// What one decision did, for logs and telemetry (DESIGN section 5: `policy`, `action_ms`,
-/// `forecast`).
+/// What one decision did, for logs and telemetry: the interval record's `policy`, `action_ms` and
+/// `forecast` (docs/architecture.md, "The telemetry contract").
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Decision {
     /// 0-based count of decisions made before this one. A late call that skips boundaries still
@@ -16,7 +16,8 @@ pub struct Decision {
     /// The instant the decision was made: the `now` handed to
     /// [`PolicyController::handle_timeout`], which is also the forecast's `t0`.
     pub at: Instant,
-    /// The limit handed to the pacer, after clamping to [50 ms, 10 s] (DESIGN section 4).
+    /// The limit handed to the pacer, after clamping to [50 ms, 10 s]
+    /// (docs/architecture.md, "Queue policies and decisions").
     pub queue_time_limit: Duration,
     /// What the policy asked for before clamping; `None` when the decision fell back.
     pub requested: Option<Duration>,
@@ -55,7 +56,8 @@ impl std::fmt::Display for Decision {
 /// Boundaries are at `start`, `start + interval`, `start + 2 x interval`, ... At each one the
 /// controller asks its [`HandoverSource`] for the forecast at `now`, asks its [`QueuePolicy`] for
 /// a limit, clamps it to [50 ms, 10 s], hands it to the pacer through the [`PacerHandle`] and
-/// returns a [`Decision`]. The limit then holds until the next boundary (DESIGN section 4).
+/// returns a [`Decision`]. The limit then holds until the next boundary
+/// (docs/architecture.md, "Queue policies and decisions").
 ///
 /// Nothing here reads a clock: the driver calls [`poll_timeout`](Self::poll_timeout) to learn
 /// when to come back and [`handle_timeout`](Self::handle_timeout) with the current (real or

@@ -8,9 +8,9 @@ use std::time::Duration;
 /// Always the same limit, whatever the forecast.
 ///
 /// [`Fixed::webrtc_default`] is 2000 ms, libwebrtc's `kMaxExpectedQueueLength`: the `default`
-/// baseline of DESIGN section 4, and the limit the [`PolicyController`](super::PolicyController)
-/// falls back to whenever a source or a policy fails, because it is what an unmodified WebRTC
-/// sender would do.
+/// baseline (docs/architecture.md, "Queue policies and decisions"), and the limit the
+/// [`PolicyController`](super::PolicyController) falls back to whenever a source or a policy
+/// fails, because it is what an unmodified WebRTC sender would do.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Fixed {
     limit: Duration,
@@ -18,7 +18,8 @@ pub struct Fixed {
 }
 
 impl Fixed {
-    /// WebRTC's default, 2000 ms, named `"default"` in telemetry (DESIGN section 5).
+    /// WebRTC's default, 2000 ms, named `"default"` in telemetry
+    /// (docs/architecture.md, "The telemetry contract").
     pub fn webrtc_default() -> Self {
         Self {
             limit: WEBRTC_DEFAULT_QUEUE_TIME_LIMIT,
@@ -26,8 +27,9 @@ impl Fixed {
         }
     }
 
-    /// A constant `limit`, named `"fixed:<ms>"` in telemetry (whole milliseconds; DESIGN
-    /// section 5). The limit is returned as given; the policy controller clamps it.
+    /// A constant `limit`, named `"fixed:<ms>"` in telemetry (whole milliseconds;
+    /// docs/architecture.md, "The telemetry contract"). The limit is returned as given; the policy
+    /// controller clamps it.
     pub fn new(limit: Duration) -> Self {
         Self {
             limit,

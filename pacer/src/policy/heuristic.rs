@@ -1,10 +1,11 @@
-//! The handover-count heuristic of DESIGN section 4.
+//! The handover-count heuristic (docs/architecture.md, "Queue policies and decisions").
 
 use super::{PolicyError, QueuePolicy};
 use handover_predictor::Forecast;
 use std::time::Duration;
 
-/// Picks the limit from the number of handovers in the forecast (DESIGN section 4):
+/// Picks the limit from the number of handovers in the forecast
+/// (docs/architecture.md, "Queue policies and decisions"):
 ///
 /// | handovers | limit   |
 /// |-----------|---------|

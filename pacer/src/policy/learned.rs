@@ -1,12 +1,13 @@
 //! The learned policy: a transformer over the 120-s forecast, exported to ONNX by `policy-train`
 //! and run here with tract (pure Rust, no libtorch at run time).
 //!
-//! [`OnnxPolicy::load`] reads the card (DESIGN section 6), checks the ONNX file's sha256 against
-//! it, loads and optimises the model for the fixed `[1, 120, 2]` input (a symbolic batch makes
-//! batch-1 inference about 1.8x slower, reference onnx-export-with-tract.md), checks the output
-//! shape and replays every golden vector. Any failure is a [`LoadError`] that names what was
-//! wrong; a caller that cannot load the model runs [`super::Fixed::webrtc_default`] instead. At
-//! decision time the policy takes the argmax of the logits and answers the card's action for it.
+//! [`OnnxPolicy::load`] reads the card (docs/architecture.md, "The model and its card"), checks
+//! the ONNX file's sha256 against it, loads and optimises the model for the fixed `[1, 120, 2]`
+//! input (a symbolic batch makes batch-1 inference about 1.8x slower, reference
+//! onnx-export-with-tract.md), checks the output shape and replays every golden vector. Any
+//! failure is a [`LoadError`] that names what was wrong; a caller that cannot load the model runs
+//! [`super::Fixed::webrtc_default`] instead. At decision time the policy takes the argmax of the
+//! logits and answers the card's action for it.
 
 use super::card::{CardError, ModelCard};
 use super::{PolicyError, QueuePolicy};
@@ -22,7 +23,7 @@ use tract_onnx::prelude::*;
 /// The trainer computes golden logits with libtorch; tract's kernels order sums differently, so
 /// float32 results differ by about 1e-7 (reference onnx-export-with-tract.md: 1.8e-7 against an
 /// f64 pass). 1e-4 leaves room for that and still catches any wrong weight or op.
-pub const GOLDEN_TOLERANCE: f32 = 1e-4;
+pub(super) const GOLDEN_TOLERANCE: f32 = 1e-4;
 
 /// Why a learned policy could not be loaded.
 #[derive(Debug, thiserror::Error)]
@@ -313,7 +314,7 @@ fn optimise(bytes: &[u8]) -> TractResult<Plan> {
 }
 
 /// The lowercase hex sha256 of `bytes`.
-pub fn hex_sha256(bytes: &[u8]) -> String {
+pub(super) fn hex_sha256(bytes: &[u8]) -> String {
     Sha256::digest(bytes)
         .iter()
         .map(|b| format!("{b:02x}"))

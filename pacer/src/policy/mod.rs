@@ -5,8 +5,9 @@
 //!
 //! - [`QueuePolicy`]: anything that maps a [`Forecast`] to a limit. [`Fixed`] (WebRTC's 2000 ms,
 //!   also the fallback), [`Random`] (data collection) and [`Heuristic`] (the handover-count table)
-//!   are the baselines of DESIGN section 4; [`OnnxPolicy`] (feature `learned`, on by default)
-//!   runs the learned transformer with tract, checked against its [`card`].
+//!   are the baselines (docs/architecture.md, "Queue policies and decisions"); [`OnnxPolicy`]
+//!   (feature `learned`, on by default) runs the learned transformer with tract, checked against
+//!   its [`card`].
 //! - [`PolicyController`]: the sans-I/O loop that, at every decision boundary, takes a forecast
 //!   from a [`HandoverSource`](handover_predictor::HandoverSource), asks the policy, clamps the
 //!   answer, hands it to the pacer through its [`PacerHandle`](crate::PacerHandle) and returns a
@@ -17,27 +18,29 @@ mod controller;
 mod fixed;
 mod heuristic;
 #[cfg(feature = "learned")]
-pub mod learned;
+mod learned;
 mod random;
 
 pub use controller::{Decision, PolicyController};
 pub use fixed::Fixed;
 pub use heuristic::Heuristic;
 #[cfg(feature = "learned")]
-pub use learned::OnnxPolicy;
+pub use learned::{LoadError, OnnxPolicy};
 pub use random::Random;
 
 use handover_predictor::Forecast;
 use std::time::Duration;
 
 /// The 15 queue time limits, in ms, a data-collection run draws from uniformly each interval
-/// (DESIGN section 4; paper section III-B: "one of 15 queue limits ranging from 100 to 4000 ms").
+/// (docs/architecture.md, "Queue policies and decisions"; paper section III-B: "one of 15 queue
+/// limits ranging from 100 to 4000 ms").
 pub const COLLECTION_ACTIONS_MS: [u64; 15] = [
     100, 200, 300, 400, 500, 600, 700, 800, 900, 1000, 1500, 2000, 2500, 3000, 4000,
 ];
 
-/// How long one decision holds: 120 s by default (DESIGN section 4), the length of the forecast
-/// horizon, so that every decision sees exactly the interval it governs.
+/// How long one decision holds: 120 s by default (docs/architecture.md, "Queue policies and
+/// decisions"), the length of the forecast horizon, so that every decision sees exactly the
+/// interval it governs.
 pub const DEFAULT_DECISION_INTERVAL: Duration = Duration::from_secs(120);
 
 /// Why a policy could not choose a limit.
@@ -70,11 +73,12 @@ pub enum PolicyError {
 /// Chooses the queue time limit for one decision interval from the forecast of its handovers.
 ///
 /// A policy may keep state between decisions (a random generator, a loaded model). It returns the
-/// limit it wants; the [`PolicyController`] clamps it to [50 ms, 10 s] (DESIGN section 4) before
-/// the pacer sees it, so a policy need not clamp.
+/// limit it wants; the [`PolicyController`] clamps it to [50 ms, 10 s] (docs/architecture.md,
+/// "Queue policies and decisions") before the pacer sees it, so a policy need not clamp.
 pub trait QueuePolicy: Send {
-    /// The policy string written into telemetry (DESIGN section 5): `"default"`, `"random"`,
-    /// `"heuristic"`, `"fixed:<ms>"` or `"learned:<model sha256 prefix>"`.
+    /// The policy string written into telemetry: `"default"`, `"random"`, `"heuristic"`,
+    /// `"fixed:<ms>"` or `"learned:<model sha256 prefix>"` (docs/architecture.md, "The telemetry
+    /// contract").
     fn name(&self) -> String;
 
     /// The limit for the interval the forecast covers.

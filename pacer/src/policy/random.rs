@@ -7,12 +7,13 @@ use rand_chacha::ChaCha8Rng;
 use std::time::Duration;
 
 /// Draws one of the 15 [`COLLECTION_ACTIONS_MS`] uniformly at random each interval, ignoring the
-/// forecast (DESIGN section 4; paper section III-B). Logs collected under it cover every action
-/// in every kind of interval, which is what the offline clustering needs.
+/// forecast (docs/architecture.md, "Queue policies and decisions"; paper section III-B). Logs
+/// collected under it cover every action in every kind of interval, which is what the offline
+/// clustering needs.
 ///
 /// The generator is ChaCha8 seeded with the given seed, whose output is specified independently
 /// of platform and word size, so the same seed gives the same sequence everywhere and a simulated
-/// call stays reproducible from its seed (DESIGN section 7).
+/// call stays reproducible from its seed (docs/architecture.md, "The determinism rule").
 #[derive(Debug, Clone)]
 pub struct Random {
     rng: ChaCha8Rng,

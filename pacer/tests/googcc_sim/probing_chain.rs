@@ -313,7 +313,7 @@ pub fn run(setup: Setup, duration: Duration) -> Trace {
                 .push((t, bps, busy_until.saturating_duration_since(now)));
             if googcc_handle
                 .as_ref()
-                .is_some_and(|h| h.state() == pacer::googcc::BandwidthUsage::Overusing)
+                .is_some_and(|h| h.state() == pacer::BandwidthUsage::Overusing)
             {
                 trace.overusing.push(t);
             }

@@ -9,12 +9,11 @@
 
 #![allow(dead_code)]
 
-use pacer::handover_predictor::{ForecastSource, HORIZON_STEPS, HandoverSteps};
-use pacer::policy::COLLECTION_ACTIONS_MS;
 use pacer::telemetry::{
     ForecastRecord, GccRecord, IntervalRecord, ObservedRecord, PacerRecord, QoeRecord, SCHEMA,
     TelemetryWriter,
 };
+use pacer::{COLLECTION_ACTIONS_MS, ForecastSource, HORIZON_STEPS, HandoverSteps};
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

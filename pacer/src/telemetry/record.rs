@@ -1,0 +1,466 @@
+//! The interval record and its parts, with the checks a record passes before it is written and
+//! after it is read.
+
+use crate::cwnd::CwndMode;
+use handover_predictor::{Forecast, ForecastError, ForecastSource, HORIZON_STEPS, HandoverSteps};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The schema tag every interval record carries. A reader refuses any other.
+pub const SCHEMA: &str = "leopace.interval.v1";
+
+/// One decision interval of one call (docs/architecture.md, "The telemetry contract").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IntervalRecord {
+    /// Always [`SCHEMA`]; the writer refuses anything else.
+    pub schema: String,
+    /// Unique per call.
+    pub call_id: String,
+    /// The scenario the call ran in (e.g. `"starlink"`, `"sparse-leo"`, `"terrestrial-lte"`,
+    /// `"live"`).
+    pub scenario: String,
+    /// The simulation seed; `None` (JSON `null`) for a real call.
+    pub seed: Option<u64>,
+    /// 0-based index of the interval within the call.
+    pub interval_index: u64,
+    /// Call-relative start of the interval, ms.
+    pub start_ms: u64,
+    /// Length of the interval, ms (the last interval of a call may be shorter).
+    pub duration_ms: u64,
+    /// The policy in force: `"default"`, `"random"`, `"heuristic"`, `"learned:<sha prefix>"` or
+    /// `"fixed:<ms>"` ([`QueuePolicy::name`](crate::QueuePolicy::name)).
+    pub policy: String,
+    /// The queue time limit in force for the interval, ms.
+    pub action_ms: u64,
+    /// What the policy saw.
+    pub forecast: ForecastRecord,
+    /// What happened (ground truth or the handover detector).
+    pub observed: ObservedRecord,
+    /// Call quality over the interval.
+    pub qoe: QoeRecord,
+    /// What the pacer did over the interval.
+    pub pacer: PacerRecord,
+    /// What the bandwidth estimator did over the interval.
+    pub gcc: GccRecord,
+    /// How the sender was configured; optional until every writer fills it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sender: Option<SenderRecord>,
+}
+
+/// The forecast a decision was made on: the model input (docs/architecture.md, "The forecast
+/// contract" and "The model and its card").
+///
+/// The cumulative channel is redundant with the bits and stored so that a log is readable on its
+/// own; deserialising checks it against the bits (within 1e-6), so a record that is read is
+/// always consistent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "RawForecastRecord")]
+pub struct ForecastRecord {
+    /// Where the forecast came from.
+    pub source: ForecastSource,
+    /// The 120 handover bits.
+    pub handover: HandoverSteps,
+    /// `cumulative[k] = (handover[0] + ... + handover[k]) / 8`, 120 values.
+    pub cumulative: Vec<f32>,
+}
+
+/// The unchecked wire form of a [`ForecastRecord`].
+#[derive(Deserialize)]
+struct RawForecastRecord {
+    source: ForecastSource,
+    handover: HandoverSteps,
+    cumulative: Vec<f32>,
+}
+
+impl TryFrom<RawForecastRecord> for ForecastRecord {
+    type Error = ForecastError;
+
+    fn try_from(raw: RawForecastRecord) -> Result<Self, Self::Error> {
+        raw.handover.check_cumulative(&raw.cumulative)?;
+        Ok(Self {
+            source: raw.source,
+            handover: raw.handover,
+            cumulative: raw.cumulative,
+        })
+    }
+}
+
+impl ForecastRecord {
+    /// The record of `forecast`, with its derived cumulative channel.
+    pub fn from_forecast(forecast: &Forecast) -> Self {
+        Self {
+            source: forecast.source(),
+            handover: *forecast.steps(),
+            cumulative: forecast.cumulative().to_vec(),
+        }
+    }
+
+    /// Checks the stored cumulative channel against the bits.
+    pub fn check(&self) -> Result<(), ForecastError> {
+        self.handover.check_cumulative(&self.cumulative)
+    }
+
+    /// The model input `[1, 120, 2]` in row-major order, as
+    /// [`HandoverSteps::to_tensor`] lays it out: the handover bit then the cumulative value of
+    /// each step, derived from the bits (which a read record's cumulative channel equals).
+    pub fn to_tensor(&self) -> [f32; 2 * HORIZON_STEPS] {
+        self.handover.to_tensor()
+    }
+}
+
+/// The handovers that actually happened during the interval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ObservedRecord {
+    /// Where the observation came from (`oracle` for the emulated link's ground truth, `mirror`
+    /// or `hybrid` for the dish's handover detector, ...).
+    pub source: ForecastSource,
+    /// The 120 handover bits, one per second from the interval's start.
+    pub handover: HandoverSteps,
+}
+
+/// Call quality over the interval, with WebRTC's definitions (docs/architecture.md, "The telemetry
+/// contract").
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct QoeRecord {
+    /// Mean received video bitrate, kbit/s.
+    pub video_bitrate_kbps: f64,
+    /// Freezes (rendered-frame gap >= max(3 x mean gap, mean gap + 150 ms)).
+    pub freeze_count: u64,
+    /// Freezes x 60 000 / video duration in ms.
+    pub freezes_per_min: f64,
+    /// Total time spent frozen, ms.
+    pub total_freeze_ms: u64,
+    /// Rendered frames per second.
+    pub frame_rate: f64,
+    /// Median capture-to-render delay, ms.
+    pub e2e_delay_p50_ms: f64,
+    /// 95th-percentile capture-to-render delay, ms.
+    pub e2e_delay_p95_ms: f64,
+    /// RTP packets never received (after retransmission) / packets sent, percent.
+    pub packet_loss_pct: f64,
+    /// Frames rendered.
+    pub frames_rendered: u64,
+}
+
+/// What the pacer did over the interval.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct PacerRecord {
+    /// Longest time a packet waited in the queue, ms.
+    pub max_queue_ms: f64,
+    /// Mean time packets waited in the queue, ms.
+    pub mean_queue_ms: f64,
+    /// Time the drain rule raised the send rate above the pacing rate, ms.
+    pub drain_boost_ms: f64,
+    /// Time the encoder was asked to pause, ms.
+    pub encoder_paused_ms: f64,
+}
+
+/// What the bandwidth estimator did over the interval.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct GccRecord {
+    /// Mean target bitrate, kbit/s.
+    pub mean_target_kbps: f64,
+    /// Lowest target bitrate, kbit/s.
+    pub min_target_kbps: f64,
+}
+
+/// Which send-side bandwidth estimator ran: the `sender.bwe` field (`"googcc"` | `"webrtc-rs"`;
+/// docs/architecture.md, "The telemetry contract").
+///
+/// This is the schema's name for a choice the caller makes, not a setting of this crate: the
+/// application that builds the sender (rtc-client) maps its own estimator choice onto it when it
+/// writes a record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Bwe {
+    /// This project's libwebrtc-faithful `GoogCc`.
+    #[serde(rename = "googcc")]
+    GoogCc,
+    /// webrtc-rs's own `Gcc`.
+    #[serde(rename = "webrtc-rs")]
+    WebrtcRs,
+}
+
+/// How the sender was configured and what its drop/flush mechanisms did.
+///
+/// The congestion-window figures are sampled at every video frame, the instants the encoder
+/// reads the window (as the interval's `pacer` and `gcc` figures are): `window_bytes` is the mean
+/// of the window over the interval's samples, `pushback_ratio` the minimum of the pushback
+/// controller's ratio. Both are absent when there is nothing to sample: no window (`cwnd_mode`
+/// `"off"`, or no transport feedback yet), and for `pushback_ratio` also a mode without pushback
+/// (`"pacer"`). Lines written before these fields existed read back with them absent.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct SenderRecord {
+    /// The bandwidth estimator.
+    pub bwe: Bwe,
+    /// The congestion-window mode.
+    pub cwnd_mode: CwndMode,
+    /// Whether a key frame flushes the pacer queue.
+    pub keyframe_flush: bool,
+    /// Frames the sender dropped.
+    pub frames_dropped: u64,
+    /// Packets flushed from the pacer queue.
+    pub packets_flushed: u64,
+    /// Which NACK pair recovered losses; absent in lines written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nack: Option<NackMode>,
+    /// The congestion window, bytes: its mean over the interval (sampled at every frame while a
+    /// window exists), rounded to a whole byte. A mean rather than the value at the interval's
+    /// end: the window follows RTT x target and moves by an order of magnitude around a
+    /// handover, so one instant says little about a 120-s interval; the mean sits beside
+    /// `pacer.mean_queue_ms` and `gcc.mean_target_kbps`, taken at the same instants. Absent
+    /// without a window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_bytes: Option<u64>,
+    /// The pushback controller's encoding-rate ratio, in (0, 1]: its minimum over the interval
+    /// (sampled at every frame while a window exists), the deepest pushback the encoder was
+    /// asked for. Absent without a window or without pushback (`cwnd_mode` `"pacer"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pushback_ratio: Option<f64>,
+}
+
+/// Which NACK generator and responder ran: the `sender.nack` field (`"stock"` | `"libwebrtc"` |
+/// `"off"`; docs/architecture.md, "The telemetry contract").
+///
+/// Like [`Bwe`], this is the schema's name for a choice the caller makes (this crate has no NACK
+/// logic): the application that builds the sender maps its own NACK choice onto it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NackMode {
+    /// webrtc-rs's stock `NackGeneratorInterceptor` and `NackResponderInterceptor`.
+    Stock,
+    /// The libwebrtc-like pair with RTX (`rtc_client::nack`).
+    Libwebrtc,
+    /// No NACK at all.
+    Off,
+}
+
+impl IntervalRecord {
+    /// Checks what the types alone cannot: the schema tag, the forecast's cumulative channel
+    /// against its bits, and that every float is finite (JSON cannot carry NaN or infinity, and
+    /// serde_json would write them as `null`).
+    pub fn validate(&self) -> Result<(), RecordError> {
+        if self.schema != SCHEMA {
+            return Err(RecordError::WrongSchema {
+                found: Value::String(self.schema.clone()).to_string(),
+            });
+        }
+        self.forecast.check().map_err(|error| RecordError::Field {
+            field: "forecast",
+            message: error.to_string(),
+        })?;
+        let numbers = [
+            ("qoe.video_bitrate_kbps", self.qoe.video_bitrate_kbps),
+            ("qoe.freezes_per_min", self.qoe.freezes_per_min),
+            ("qoe.frame_rate", self.qoe.frame_rate),
+            ("qoe.e2e_delay_p50_ms", self.qoe.e2e_delay_p50_ms),
+            ("qoe.e2e_delay_p95_ms", self.qoe.e2e_delay_p95_ms),
+            ("qoe.packet_loss_pct", self.qoe.packet_loss_pct),
+            ("pacer.max_queue_ms", self.pacer.max_queue_ms),
+            ("pacer.mean_queue_ms", self.pacer.mean_queue_ms),
+            ("pacer.drain_boost_ms", self.pacer.drain_boost_ms),
+            ("pacer.encoder_paused_ms", self.pacer.encoder_paused_ms),
+            ("gcc.mean_target_kbps", self.gcc.mean_target_kbps),
+            ("gcc.min_target_kbps", self.gcc.min_target_kbps),
+        ];
+        let optional = [(
+            "sender.pushback_ratio",
+            self.sender.and_then(|s| s.pushback_ratio),
+        )];
+        let optional = optional
+            .into_iter()
+            .filter_map(|(field, value)| value.map(|v| (field, v)));
+        match numbers
+            .into_iter()
+            .chain(optional)
+            .find(|(_, value)| !value.is_finite())
+        {
+            Some((field, value)) => Err(RecordError::NotFinite { field, value }),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Why one record (one line) is not a valid interval record.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RecordError {
+    /// The line is not JSON.
+    #[error("not valid JSON: {0}")]
+    NotJson(String),
+    /// The line is JSON but not an object.
+    #[error("not a JSON object")]
+    NotAnObject,
+    /// The object has no `schema` field.
+    #[error("no \"schema\" field; expected \"{SCHEMA}\"")]
+    MissingSchema,
+    /// The object's `schema` is not [`SCHEMA`].
+    #[error("schema is {found}, expected \"{SCHEMA}\"")]
+    WrongSchema {
+        /// The schema found, as JSON text (a string keeps its quotes).
+        found: String,
+    },
+    /// A required field is absent.
+    #[error("missing field `{0}`")]
+    MissingField(&'static str),
+    /// A field is present but invalid.
+    #[error("{field}: {message}")]
+    Field {
+        /// The top-level field.
+        field: &'static str,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// A number is NaN or infinite.
+    #[error("{field} is {value}; every number must be finite")]
+    NotFinite {
+        /// The field, as `section.name`.
+        field: &'static str,
+        /// The offending value.
+        value: f64,
+    },
+}
+
+/// Sample records for the tests of this module and of the JSON-lines reader and writer.
+#[cfg(test)]
+pub(super) mod fixtures {
+    use super::*;
+    use std::time::Instant;
+
+    pub(crate) fn bits_with(at: &[usize]) -> HandoverSteps {
+        let mut bits = [0u8; HORIZON_STEPS];
+        for &k in at {
+            bits[k] = 1;
+        }
+        HandoverSteps::from_bits(&bits).unwrap()
+    }
+
+    pub(crate) fn sample(index: u64) -> IntervalRecord {
+        let forecast = Forecast::new(
+            ForecastSource::Orbital,
+            Instant::now(),
+            bits_with(&[0, 11, 26, 41, 56, 71, 86, 101]),
+        );
+        IntervalRecord {
+            schema: SCHEMA.to_owned(),
+            call_id: "call-7".to_owned(),
+            scenario: "starlink".to_owned(),
+            seed: Some(7),
+            interval_index: index,
+            start_ms: index * 120_000,
+            duration_ms: 120_000,
+            policy: "heuristic".to_owned(),
+            action_ms: 4000,
+            forecast: ForecastRecord::from_forecast(&forecast),
+            observed: ObservedRecord {
+                source: ForecastSource::Oracle,
+                handover: bits_with(&[12, 27, 42]),
+            },
+            qoe: QoeRecord {
+                video_bitrate_kbps: 1834.25,
+                freeze_count: 2,
+                freezes_per_min: 1.0,
+                total_freeze_ms: 640,
+                frame_rate: 29.7,
+                e2e_delay_p50_ms: 143.5,
+                e2e_delay_p95_ms: 412.0,
+                packet_loss_pct: 0.1,
+                frames_rendered: 3564,
+            },
+            pacer: PacerRecord {
+                max_queue_ms: 911.0,
+                mean_queue_ms: 37.25,
+                drain_boost_ms: 0.0,
+                encoder_paused_ms: 120.0,
+            },
+            gcc: GccRecord {
+                mean_target_kbps: 2010.5,
+                min_target_kbps: 300.0,
+            },
+            sender: Some(SenderRecord {
+                bwe: Bwe::GoogCc,
+                cwnd_mode: CwndMode::Pushback,
+                keyframe_flush: true,
+                frames_dropped: 3,
+                packets_flushed: 41,
+                nack: None,
+                window_bytes: None,
+                pushback_ratio: None,
+            }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fixtures::{bits_with, sample};
+    use super::*;
+    use std::time::Instant;
+
+    #[test]
+    fn validation_names_another_schema_a_number_that_is_not_finite_and_a_stale_cumulative() {
+        assert_eq!(sample(0).validate(), Ok(()));
+
+        let mut record = sample(0);
+        record.schema = "leopace.interval.v0".into();
+        assert_eq!(
+            record.validate().unwrap_err().to_string(),
+            "schema is \"leopace.interval.v0\", expected \"leopace.interval.v1\""
+        );
+
+        let mut record = sample(0);
+        if let Some(sender) = record.sender.as_mut() {
+            sender.pushback_ratio = Some(f64::NAN);
+        }
+        assert_eq!(
+            record.validate().unwrap_err().to_string(),
+            "sender.pushback_ratio is NaN; every number must be finite"
+        );
+
+        let mut record = sample(0);
+        record.forecast.cumulative[0] = 0.0;
+        assert!(matches!(
+            record.validate(),
+            Err(RecordError::Field {
+                field: "forecast",
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn the_sender_enums_serialise_to_the_names_of_the_contract() {
+        for (bwe, text) in [(Bwe::GoogCc, "googcc"), (Bwe::WebrtcRs, "webrtc-rs")] {
+            assert_eq!(serde_json::to_value(bwe).unwrap(), serde_json::json!(text));
+        }
+        for (mode, text) in [
+            (CwndMode::Off, "off"),
+            (CwndMode::Pushback, "pushback"),
+            (CwndMode::Pacer, "pacer"),
+        ] {
+            assert_eq!(serde_json::to_value(mode).unwrap(), serde_json::json!(text));
+        }
+        for (mode, text) in [
+            (NackMode::Stock, "stock"),
+            (NackMode::Libwebrtc, "libwebrtc"),
+            (NackMode::Off, "off"),
+        ] {
+            assert_eq!(serde_json::to_value(mode).unwrap(), serde_json::json!(text));
+        }
+    }
+
+    #[test]
+    fn the_forecast_record_carries_the_model_input() {
+        let t0 = Instant::now();
+        let forecast = Forecast::new(ForecastSource::Hybrid, t0, bits_with(&[1, 119]));
+        let record = ForecastRecord::from_forecast(&forecast);
+        assert_eq!(record.source, ForecastSource::Hybrid);
+        assert_eq!(record.cumulative.len(), 120);
+        assert_eq!(record.cumulative[0], 0.0);
+        assert_eq!(record.cumulative[1], 0.125);
+        assert_eq!(record.cumulative[119], 0.25);
+        let tensor = record.to_tensor();
+        assert_eq!(tensor, forecast.to_tensor());
+        assert_eq!(&tensor[0..4], &[0.0, 0.0, 1.0, 0.125]);
+        assert_eq!(&tensor[238..240], &[1.0, 0.25]);
+    }
+}
