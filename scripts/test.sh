@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs every check the project has: formatting, lints, all tests, and the fuzz target's build.
+# Runs every check the project has: import circles, formatting, lints, all tests, the API docs
+# and the fuzz target's build.
 #
 # Usage: scripts/test.sh
 #
@@ -24,14 +25,23 @@ step "libtorch for policy-train (installed once into $cache, outside the checkou
 eval "$(scripts/setup-libtorch.sh)"
 echo "LIBTORCH=$LIBTORCH"
 
+step "no import circle between the files of any crate (scripts/module-cycles.py)"
+python3 scripts/module-cycles.py
+
 step "cargo fmt --check"
 cargo fmt --all -- --check
 
 step "cargo clippy --workspace --all-targets -- -D warnings"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
+step "the pacer builds as a plugin alone, without the learned policy or telemetry files"
+cargo check -p pacer --no-default-features --locked
+
 step "cargo test --workspace"
 cargo test --workspace --locked
+
+step "cargo doc (warnings are errors)"
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --all-features --locked
 
 if [ -f pacer/fuzz/Cargo.toml ]; then
   step "fuzz target builds (stable, without instrumentation)"

@@ -485,7 +485,8 @@ fn bad_collect_arguments_fail_clearly() {
 
 #[test]
 fn the_scenario_files_sender_table_reaches_every_call_and_a_flag_overrides_it() {
-    use pacer::telemetry::{CwndMode, read_intervals_file};
+    use pacer::CwndMode;
+    use pacer::telemetry::read_intervals_file;
     let dir = scratch_in("sender-table");
     let text =
         std::fs::read_to_string(cli_support::root().join("traces/scenarios/terrestrial-lte.toml"))

@@ -257,7 +257,8 @@ fn sender_of(
 
 #[test]
 fn the_scenario_files_sender_table_sets_the_call_and_each_flag_overrides_it() {
-    use pacer::telemetry::{Bwe, CwndMode, NackMode};
+    use pacer::CwndMode;
+    use pacer::telemetry::{Bwe, NackMode};
     let dir = scratch_in("sender_table");
     let scenario = starlink_with_sender(
         &dir,

@@ -30,7 +30,7 @@
 mod live_support;
 
 use live_support::{Answerer, config};
-use pacer::telemetry::CwndMode;
+use pacer::CwndMode;
 use rtc_client::call::{BweChoice, NackChoice, PolicyChoice, SenderOptions};
 use rtc_client::link::{
     Buffer, Capacity, CapacityChange, Delay, HandoverEffect, HandoverEvent, LinkConfig, Time,

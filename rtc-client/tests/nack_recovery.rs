@@ -45,7 +45,7 @@ fn call(name: &str, forward_events: Vec<HandoverEvent>, nack: NackChoice) -> Cal
     // The NACK comparison was measured without a congestion window; encoder pushback, now the
     // default, caps the stock pair's storm (the squeeze's pacer queue 2.1 s instead of 4.3 s,
     // recovery as fast as libwebrtc's), so these cases keep the window off.
-    config.cwnd = pacer::telemetry::CwndMode::Off;
+    config.cwnd = pacer::CwndMode::Off;
     run_call(&config, Instant::now()).expect("the call runs")
 }
 

@@ -3,7 +3,7 @@
 
 mod scenario_support;
 
-use pacer::telemetry::CwndMode;
+use pacer::CwndMode;
 use rtc_client::call::{BweChoice, NackChoice, PolicyChoice, SenderOptions, SenderOverrides};
 use rtc_client::scenario::{Scenario, ScenarioError};
 use rtc_client::sim::CallConfig;

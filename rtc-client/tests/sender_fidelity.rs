@@ -6,7 +6,8 @@
 //! its aftermath. Run with `--nocapture` to see the table; `--ignored` adds the sweep over the
 //! queue time limit (500, 2000, 4000 ms).
 
-use pacer::telemetry::{CwndMode, IntervalRecord};
+use pacer::CwndMode;
+use pacer::telemetry::IntervalRecord;
 use rtc_client::call::PolicyChoice;
 use rtc_client::link::{
     Buffer, Capacity, CapacityChange, Delay, HandoverEffect, HandoverEvent, LinkConfig, OutageMode,

@@ -135,7 +135,7 @@ fn capacity_drop_call(limit_ms: u64) -> CallResult {
     // Without a congestion window, as measured before the congestion window existed: with encoder pushback (now the
     // default) the 4000-ms call's queue peaks at 1.7 s and the encoder never pauses
     // (`tests/sender_fidelity.rs` compares the modes).
-    config.cwnd = pacer::telemetry::CwndMode::Off;
+    config.cwnd = pacer::CwndMode::Off;
     run(&config)
 }
 

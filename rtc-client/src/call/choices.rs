@@ -67,7 +67,7 @@ impl PolicyChoice {
 /// Which send-side bandwidth estimator the call runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum BweChoice {
-    /// This project's libwebrtc-faithful [`GoogCc`] (the default: it is what the paper's
+    /// This project's libwebrtc-faithful [`GoogCc`](pacer::GoogCc) (the default: it is what the paper's
     /// client ran).
     #[default]
     GoogCc,

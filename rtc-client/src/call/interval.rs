@@ -6,10 +6,11 @@
 use super::options::SenderOptions;
 use crate::link::Time;
 use handover_predictor::{ForecastSource, HandoverSource};
-use pacer::cwnd::CwndSnapshot;
+use pacer::CwndMode;
+use pacer::CwndSnapshot;
 use pacer::telemetry::{
-    CwndMode, ForecastRecord, GccRecord, IntervalRecord, ObservedRecord, PacerRecord, QoeRecord,
-    SCHEMA, SenderRecord,
+    ForecastRecord, GccRecord, IntervalRecord, ObservedRecord, PacerRecord, QoeRecord, SCHEMA,
+    SenderRecord,
 };
 use pacer::{Decision, PacerStats};
 use std::time::{Duration, Instant};

@@ -20,7 +20,7 @@
 //! `collect`, and a real call) lays its command line over it.
 
 use super::choices::{BweChoice, NackChoice};
-use pacer::telemetry::CwndMode;
+use pacer::CwndMode;
 
 /// The names a scenario file and `--cwnd` accept, in [`CWND_MODES`] order.
 pub const CWND_NAMES: [&str; 3] = ["pushback", "pacer", "off"];

@@ -6,12 +6,12 @@ use super::choices::BweChoice;
 use super::streams::{PADDING_SSRC, frame_info};
 use crate::link::Time;
 use crate::media::encoder::{Encoder, EncoderConfig};
-use pacer::cwnd::{CwndSnapshot, frame_drop_interval};
-use pacer::telemetry::CwndMode;
+use pacer::CwndMode;
 use pacer::{
     CwndChannel, CwndConfig, GoogCc, GoogCcConfig, HandoverAwarePacer, PacerHandle, PacingConfig,
     ProbeChannel,
 };
+use pacer::{CwndSnapshot, frame_drop_interval};
 use rtc_interceptor::{BandwidthEstimator, Gcc, PacketReport};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};

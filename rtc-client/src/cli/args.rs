@@ -5,8 +5,8 @@
 use anyhow::Result;
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use pacer::CwndMode;
 use pacer::OnnxPolicy;
-use pacer::telemetry::CwndMode;
 use rtc_client::call::{BweChoice, NackChoice, PolicyChoice, SenderOverrides};
 use rtc_client::experiment::batch::{self, FinishedCall};
 use rtc_client::experiment::run::{CallSettings, CallSpec};

@@ -217,7 +217,7 @@ impl Report {
     }
 
     /// The report as markdown: one table per scenario, a row per metric, a column per policy,
-    /// each entry "mean [CI]" and, against the baseline, "change %, p" with `*` when p < 0.05.
+    /// each entry "mean \[CI\]" and, against the baseline, "change %, p" with `*` when p < 0.05.
     pub fn markdown(&self) -> String {
         let mut md = String::new();
         let plan = &self.plan;

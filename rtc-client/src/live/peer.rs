@@ -8,7 +8,7 @@
 //! with transport-wide feedback (it registers `transport-cc` and the TWCC header extension in the
 //! media engine), whose slots are then filled with this project's pieces: the congestion
 //! controller over the estimator wrapper that publishes the target and feeds the congestion
-//! window ([`crate::call::sender::ObservedEstimator`]), the TWCC sender, the [`HandoverAwarePacer`] at
+//! window ([`crate::call::sender::ObservedEstimator`]), the TWCC sender, the [`HandoverAwarePacer`](pacer::HandoverAwarePacer) at
 //! `Slot::Pacer` with its congestion window, probe channel and key-frame flushing, and the NACK
 //! pair ([`NackChoice`]): the libwebrtc-like responder with its tap and RTX, webrtc-rs's stock
 //! pair (`configure_nack`), or none.
@@ -395,7 +395,7 @@ fn implied_streams(video: &StreamInfo) -> Vec<StreamInfo> {
 }
 
 /// An interceptor that, when the video stream is bound, also binds the streams it implies
-/// ([`implied_streams`]) on the interceptor it wraps, first (see the module documentation).
+/// (`implied_streams`) on the interceptor it wraps, first (see the module documentation).
 pub struct BindAlso<I> {
     inner: I,
 }

@@ -6,8 +6,8 @@ use crate::scenario::build::Realization;
 use crate::scenario::orbit::OrbitPredictorInputs;
 use crate::scenario::timeline::HandoverTimeline;
 use chrono::{DateTime, Utc};
-use pacer::policy::DEFAULT_DECISION_INTERVAL;
-use pacer::telemetry::CwndMode;
+use pacer::CwndMode;
+use pacer::DEFAULT_DECISION_INTERVAL;
 use std::time::Duration;
 
 /// Where the policy's forecast comes from.
@@ -189,7 +189,7 @@ pub enum SimError {
          use the oracle or mirror forecast"
     )]
     NoOrbits(String),
-    /// The call is too long to represent as an [`Instant`] offset.
+    /// The call is too long to represent as an [`Instant`](std::time::Instant) offset.
     #[error("call duration {0:?} is out of range")]
     Duration(Duration),
 }

@@ -2,8 +2,9 @@
 
 use crate::call::NackChoice;
 use crate::media::qoe::QoeReport;
+use pacer::CwndMode;
 use pacer::Decision;
-use pacer::telemetry::{CwndMode, IntervalRecord};
+use pacer::telemetry::IntervalRecord;
 use std::time::Duration;
 
 /// What one call produced.

@@ -3,8 +3,9 @@
 
 #![allow(dead_code)]
 
+use pacer::CwndMode;
 use pacer::Decision;
-use pacer::telemetry::{CwndMode, IntervalRecord};
+use pacer::telemetry::IntervalRecord;
 use rtc_client::call::{BweChoice, NackChoice, PolicyChoice, SenderOptions};
 use rtc_client::live::answer::{AnswerConfig, AnswerEvent, AnswerServer};
 use rtc_client::live::call::{LinkSetup, LiveCallConfig, StatusEvent};
