@@ -17,6 +17,9 @@
 //!   [`Forecast`], [`HandoverSource`], [`TimelineSource`], [`NoHandovers`], ...);
 //! - [`GoogCc`]: a libwebrtc-faithful GoogCC bandwidth estimator for webrtc-rs, which probes
 //!   through the pacer, and libwebrtc's congestion window ([`CwndChannel`]);
+//! - loss protection: [`LossProtection`], an interceptor for `Slot::FecEncoder` that drives
+//!   webrtc-rs's FlexFEC-03 encoder with libwebrtc's adaptive FEC, built with a
+//!   [`ProtectionHandle`], and its sans-I/O parts ([`ProtectionController`], [`BlockGenerator`]);
 //! - the telemetry records every call writes and the trainer reads ([`telemetry`]), and the
 //!   model card of a learned policy ([`card`]).
 //!
@@ -171,6 +174,20 @@
 //! # }
 //! ```
 //!
+//! # Loss protection (FEC)
+//!
+//! On a long-RTT path a retransmission arrives about an RTT after its frame was due, so libwebrtc
+//! protects key frames, and from an RTT of 20 ms on delta frames too, with forward error
+//! correction, and lets NACK repair the rest.
+//! [`LossProtection`] does the same at `Slot::FecEncoder`: its [`ProtectionController`]
+//! (libwebrtc's `FecControllerDefault` with the hybrid NACK/FEC method and `kFecRateTable`) turns
+//! the loss of the receiver reports, the target, RTT, frame rate and resolution into protection
+//! factors, and its [`BlockGenerator`] (libwebrtc's `UlpfecGenerator`) decides which media packets
+//! each block of FlexFEC repair packets protects. The driver sets the target and RTT through the
+//! [`ProtectionHandle`], reads cumulative [`ProtectionStats`], and asks it for the media target
+//! that leaves protection its measured share ([`media_target_bps`]). [`FecMode`] also offers a
+//! fixed block shape and no FEC at all.
+//!
 //! # Features
 //!
 //! - `learned` (default): `OnnxPolicy`, the learned policy, an ONNX transformer run with tract
@@ -191,6 +208,7 @@ mod interceptor;
 mod packet;
 mod policy;
 mod prober;
+mod protection;
 mod queue;
 mod stats;
 pub mod telemetry;
@@ -222,4 +240,9 @@ pub use policy::{
 #[cfg(feature = "learned")]
 pub use policy::{LoadError, OnnxPolicy};
 pub use prober::{ProbeChannel, ProbeClusterConfig};
+pub use protection::{
+    Block, BlockGenerator, BlockShape, FecMode, LossFilter, LossProtection, LossProtectionBuilder,
+    MAX_BLOCK_MEDIA_PACKETS, PacketInfo, Protection, ProtectionController, ProtectionHandle,
+    ProtectionInputs, ProtectionStats, fec_rate_table, media_target_bps, without_header_extension,
+};
 pub use stats::PacerStats;

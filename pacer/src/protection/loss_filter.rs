@@ -102,7 +102,11 @@ mod tests {
         assert_eq!(filter.filtered(t0 + ms(9_000)), 40);
         // 40 was recorded at 1 s: still counted at 11 s (10 s old), gone after.
         assert_eq!(filter.filtered(t0 + ms(11_000)), 40);
-        assert_eq!(filter.filtered(t0 + ms(11_001)), 20, "20 (at 3 s) is the next largest");
+        assert_eq!(
+            filter.filtered(t0 + ms(11_001)),
+            20,
+            "20 (at 3 s) is the next largest"
+        );
         assert_eq!(filter.filtered(t0 + ms(13_001)), 0);
     }
 
@@ -132,7 +136,11 @@ mod tests {
         assert_eq!(filter.filtered(t0 + ms(1_200)), 30);
         // The entries (0 ms, 10) and (1000 ms, 30): the 30 seen at 300 ms expires with its entry.
         assert_eq!(filter.filtered(t0 + ms(11_000)), 30);
-        assert_eq!(filter.filtered(t0 + ms(11_001)), 7, "only the 7 since the newest entry is left");
+        assert_eq!(
+            filter.filtered(t0 + ms(11_001)),
+            7,
+            "only the 7 since the newest entry is left"
+        );
     }
 
     #[test]

@@ -277,8 +277,8 @@ impl<W: Write> TelemetryWriter<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::telemetry::record::fixtures::sample;
     use crate::telemetry::record::NackMode;
+    use crate::telemetry::record::fixtures::sample;
 
     fn line_of(record: &IntervalRecord) -> String {
         let mut writer = TelemetryWriter::new(Vec::new());
