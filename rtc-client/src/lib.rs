@@ -26,6 +26,7 @@
 
 pub mod call;
 pub mod experiment;
+pub mod fec;
 pub mod link;
 #[cfg(feature = "live")]
 pub mod live;

@@ -409,7 +409,7 @@ fn collect_fills_the_hours_with_random_calls_and_a_manifest() {
         assert_eq!(
             manifest["scenarios"][s]["sender"],
             serde_json::json!({"bwe": "googcc", "nack": "libwebrtc", "cwnd": "pushback",
-                "keyframe_flush": false})
+                "keyframe_flush": false, "fec": "libwebrtc"})
         );
     }
     let files = manifest["files"].as_array().unwrap();
@@ -537,13 +537,13 @@ fn the_scenario_files_sender_table_reaches_every_call_and_a_flag_overrides_it() 
         assert_eq!(
             report["plan"]["senders"],
             serde_json::json!([{"bwe": "googcc", "nack": "libwebrtc", "cwnd": cwnd_name,
-                "keyframe_flush": flush}]),
+                "keyframe_flush": flush, "fec": "libwebrtc"}]),
             "{name}"
         );
         let md = std::fs::read_to_string(out.join("report.md")).unwrap();
         assert!(
             md.contains(&format!(
-                "Sender: bwe googcc, nack libwebrtc, cwnd {cwnd_name}, keyframe_flush {flush}."
+                "Sender: bwe googcc, nack libwebrtc, cwnd {cwnd_name}, keyframe_flush {flush}, fec libwebrtc."
             )),
             "{name}: {md}"
         );

@@ -31,7 +31,7 @@ mod live_support;
 
 use live_support::{Answerer, config};
 use pacer::CwndMode;
-use rtc_client::call::{BweChoice, NackChoice, PolicyChoice, SenderOptions};
+use rtc_client::call::{BweChoice, FecChoice, NackChoice, PolicyChoice, SenderOptions};
 use rtc_client::link::{
     Buffer, Capacity, CapacityChange, Delay, HandoverEffect, HandoverEvent, LinkConfig, Time,
 };
@@ -177,6 +177,8 @@ async fn call(answerer: &Answerer, nack: NackChoice) -> Row {
         // As tests/nack_recovery.rs: the comparison is without a congestion window.
         cwnd: CwndMode::Off,
         keyframe_flush: false,
+        // NACK alone: FEC would repair some of the losses this test counts.
+        fec: FecChoice::Off,
     };
     let outcome = run(&config, |_| {}, std::future::pending())
         .await

@@ -4,7 +4,9 @@
 mod scenario_support;
 
 use pacer::CwndMode;
-use rtc_client::call::{BweChoice, NackChoice, PolicyChoice, SenderOptions, SenderOverrides};
+use rtc_client::call::{
+    BweChoice, FecChoice, NackChoice, PolicyChoice, SenderOptions, SenderOverrides,
+};
 use rtc_client::scenario::{Scenario, ScenarioError};
 use rtc_client::sim::CallConfig;
 use scenario_support as support;
@@ -276,7 +278,24 @@ fn every_sender_key_is_optional_and_each_value_reaches_the_realised_call() {
             },
         ),
         (
-            "bwe = \"googcc\"\nnack = \"libwebrtc\"\ncwnd = \"pushback\"\nkeyframe_flush = false",
+            "fec = \"fixed:10/2\"",
+            SenderOptions {
+                fec: FecChoice::Fixed {
+                    media: 10,
+                    repair: 2,
+                },
+                ..SenderOptions::default()
+            },
+        ),
+        (
+            "fec = \"off\"",
+            SenderOptions {
+                fec: FecChoice::Off,
+                ..SenderOptions::default()
+            },
+        ),
+        (
+            "bwe = \"googcc\"\nnack = \"libwebrtc\"\ncwnd = \"pushback\"\nkeyframe_flush = false\nfec = \"libwebrtc\"",
             SenderOptions::default(),
         ),
     ] {
@@ -308,6 +327,7 @@ fn a_command_line_flag_beats_the_scenario_file_which_beats_the_default() {
             nack: NackChoice::Off,
             cwnd: CwndMode::Pacer,
             keyframe_flush: false,
+            fec: FecChoice::Libwebrtc,
         }
     );
 }
@@ -337,6 +357,18 @@ fn a_bad_sender_value_is_refused_naming_the_file_the_key_and_the_allowed_values(
         assert!(msg.contains(allowed), "{body}: {msg}");
         let value = body.split('"').nth(1).unwrap();
         assert!(msg.contains(&format!("{value:?}")), "{body}: {msg}");
+    }
+    for (body, expected) in [
+        (
+            "fec = \"ulpfec\"",
+            "test.toml: sender.fec: unknown FEC mode `ulpfec`: expected libwebrtc, off or fixed:<media>/<repair> (e.g. fixed:10/2)",
+        ),
+        (
+            "fec = \"fixed:4/5\"",
+            "test.toml: sender.fec: bad fixed FEC shape `fixed:4/5`: expected fixed:<media>/<repair> with 1 <= repair <= media <= 48, e.g. fixed:10/2",
+        ),
+    ] {
+        assert_eq!(error(&with_sender(body)), expected, "{body}");
     }
 }
 

@@ -1,8 +1,8 @@
 //! One call in virtual time through the real webrtc-rs chain (`rtc_client::sim`).
 
-use rtc_client::call::PolicyChoice;
+use rtc_client::call::{FecChoice, PolicyChoice};
 use rtc_client::link::{
-    Capacity, Delay, HandoverEffect, HandoverEvent, LinkConfig, OutageMode, Time,
+    Capacity, Delay, HandoverEffect, HandoverEvent, LinkConfig, Loss, OutageMode, Time,
 };
 use rtc_client::sim::{CallConfig, CallResult, run_call};
 use std::time::{Duration, Instant};
@@ -140,5 +140,123 @@ fn a_ten_minute_call_at_2_5_mbit_takes_this_long() {
         result.qoe.frames_rendered,
         result.rtp_packets_sent,
         result.qoe.video_bitrate_kbps()
+    );
+}
+
+/// A 60-s call over 5 Mbit/s with a 150-ms RTT (75 ms each way) and Bernoulli loss `loss` on
+/// the forward link only, with loss protection `fec`.
+fn lossy_call(loss: f64, fec: FecChoice) -> CallResult {
+    let one_way = Delay::constant(Duration::from_millis(75));
+    let forward = LinkConfig::new(Capacity::constant(5_000_000))
+        .with_delay(one_way.clone())
+        .with_loss(Loss::Bernoulli { probability: loss });
+    let reverse = LinkConfig::new(Capacity::constant(5_000_000)).with_delay(one_way);
+    let mut config = CallConfig::over_links("lossy", forward, reverse, 11, Duration::from_secs(60));
+    config.decision_interval = Duration::from_secs(20);
+    config.fec = fec;
+    run(&config)
+}
+
+#[test]
+fn with_five_percent_loss_libwebrtc_fec_recovers_most_losses_within_its_protection_factor() {
+    let protected = lossy_call(0.05, FecChoice::Libwebrtc);
+    let unprotected = lossy_call(0.05, FecChoice::Off);
+    let r = &protected.recovery;
+    eprintln!(
+        "5 % loss, 150 ms RTT, 60 s: FEC on {} freezes, {} lost, {} recovered, {} repair packets \
+         ({:.1} % of video bytes), {:.0} kbit/s; FEC off {} freezes, {:.0} kbit/s",
+        protected.qoe.freeze_count,
+        r.media_packets_lost,
+        r.fec_recovered,
+        r.fec_packets_sent,
+        r.fec_share_pct,
+        protected.qoe.video_bitrate_kbps(),
+        unprotected.qoe.freeze_count,
+        unprotected.qoe.video_bitrate_kbps()
+    );
+    assert!(
+        r.fec_recovered * 2 >= r.media_packets_lost,
+        "{} of {} lost media packets recovered by FEC",
+        r.fec_recovered,
+        r.media_packets_lost
+    );
+    assert!(
+        protected.qoe.freeze_count < unprotected.qoe.freeze_count,
+        "{} freezes with FEC, {} without",
+        protected.qoe.freeze_count,
+        unprotected.qoe.freeze_count
+    );
+    assert_eq!(unprotected.recovery.fec_packets_sent, 0);
+    // The overhead stays within the factors in force: repair packets per media packet at most
+    // the largest mean delta factor of an interval (of 256), plus the generator's rounding (at
+    // most one repair packet per block, blocks of at least one frame of several packets) and
+    // the key frames' larger factor.
+    let max_factor = protected
+        .telemetry
+        .iter()
+        .filter_map(|t| t.fec.as_ref())
+        .map(|f| f.mean_delta_factor)
+        .fold(0.0, f64::max);
+    assert!(max_factor > 0.0, "the controller protected");
+    let per_media = r.fec_packets_sent as f64 / protected.media_packets as f64;
+    assert!(
+        per_media <= max_factor / 256.0 * 1.25,
+        "{per_media:.3} repair packets per media packet against factors up to {max_factor:.1}/256"
+    );
+    for record in &protected.telemetry {
+        let fec = record.fec.as_ref().expect("a FEC record in every interval");
+        assert_eq!(fec.mode, "libwebrtc");
+        assert!(fec.packets_received <= fec.packets_sent);
+        assert!(
+            fec.share_pct > 0.0 && fec.share_pct < 50.0,
+            "{}",
+            fec.share_pct
+        );
+    }
+}
+
+#[test]
+fn without_loss_libwebrtc_fec_sends_no_repair_packets() {
+    let result = lossy_call(0.0, FecChoice::Libwebrtc);
+    assert_eq!(result.recovery.fec_packets_sent, 0);
+    assert_eq!(result.recovery.fec_recovered, 0);
+    assert!(
+        result
+            .telemetry
+            .iter()
+            .all(|t| t.fec.as_ref().is_some_and(|f| f.packets_sent == 0))
+    );
+}
+
+#[test]
+fn a_fixed_fec_shape_sends_its_ratio_whatever_the_loss() {
+    let result = lossy_call(
+        0.0,
+        FecChoice::Fixed {
+            media: 10,
+            repair: 2,
+        },
+    );
+    let r = &result.recovery;
+    let ratio = r.fec_packets_sent as f64 / result.media_packets as f64;
+    assert!((ratio - 0.2).abs() < 0.01, "{ratio}");
+    // A lossless link: every repair packet arrives (but those still in flight at the end),
+    // and there is nothing to recover.
+    assert!(
+        r.fec_packets_received <= r.fec_packets_sent
+            && r.fec_packets_received + 10 >= r.fec_packets_sent,
+        "{} of {} repair packets arrived",
+        r.fec_packets_received,
+        r.fec_packets_sent
+    );
+    assert!(
+        r.fec_recovered <= r.media_packets_lost,
+        "{} recovered, {} lost",
+        r.fec_recovered,
+        r.media_packets_lost
+    );
+    assert_eq!(
+        result.telemetry[0].fec.as_ref().map(|f| f.mode.as_str()),
+        Some("fixed:10/2")
     );
 }

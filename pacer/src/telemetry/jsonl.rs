@@ -179,6 +179,7 @@ fn parse_line(text: &str) -> Result<IntervalRecord, RecordError> {
         pacer: fields.required("pacer")?,
         gcc: fields.required("gcc")?,
         sender: fields.optional("sender")?,
+        fec: fields.optional("fec")?,
     };
     record.validate()?;
     Ok(record)

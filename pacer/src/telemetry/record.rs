@@ -45,6 +45,10 @@ pub struct IntervalRecord {
     /// How the sender was configured; optional until every writer fills it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sender: Option<SenderRecord>,
+    /// What loss protection (FEC) did over the interval; absent when the call ran without FEC,
+    /// and in lines written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fec: Option<FecRecord>,
 }
 
 /// The forecast a decision was made on: the model input (docs/architecture.md, "The forecast
@@ -218,6 +222,28 @@ pub struct SenderRecord {
     pub pushback_ratio: Option<f64>,
 }
 
+/// Loss protection over one interval: the `fec` object (docs/architecture.md, "The telemetry
+/// contract"). The counts are the interval's; the factor is the mean of the delta-frame
+/// protection factor in force at each video frame, out of 256 (relative to media packets, as
+/// libwebrtc's RTP module takes it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FecRecord {
+    /// The protection: `"libwebrtc"` (adaptive) or `"fixed:<media>/<repair>"`.
+    pub mode: String,
+    /// Repair packets the sender sent.
+    pub packets_sent: u64,
+    /// Repair packets that reached the receiver.
+    pub packets_received: u64,
+    /// Media packets the receiver rebuilt from repair packets (they count as received).
+    pub packets_recovered: u64,
+    /// The repair bytes' share of the video the sender sent (media and repair bytes as the
+    /// protection interceptor wrote them, before header extensions; retransmissions and padding
+    /// not counted), %.
+    pub share_pct: f64,
+    /// The mean delta-frame protection factor, of 256 (0 with a fixed shape).
+    pub mean_delta_factor: f64,
+}
+
 /// Which NACK generator and responder ran: the `sender.nack` field (`"stock"` | `"libwebrtc"` |
 /// `"off"`; docs/architecture.md, "The telemetry contract").
 ///
@@ -262,10 +288,15 @@ impl IntervalRecord {
             ("gcc.mean_target_kbps", self.gcc.mean_target_kbps),
             ("gcc.min_target_kbps", self.gcc.min_target_kbps),
         ];
-        let optional = [(
-            "sender.pushback_ratio",
-            self.sender.and_then(|s| s.pushback_ratio),
-        )];
+        let fec = self.fec.as_ref();
+        let optional = [
+            (
+                "sender.pushback_ratio",
+                self.sender.and_then(|s| s.pushback_ratio),
+            ),
+            ("fec.share_pct", fec.map(|f| f.share_pct)),
+            ("fec.mean_delta_factor", fec.map(|f| f.mean_delta_factor)),
+        ];
         let optional = optional
             .into_iter()
             .filter_map(|(field, value)| value.map(|v| (field, v)));
@@ -386,6 +417,7 @@ pub(super) mod fixtures {
                 window_bytes: None,
                 pushback_ratio: None,
             }),
+            fec: None,
         }
     }
 }

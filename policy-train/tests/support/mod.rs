@@ -183,6 +183,7 @@ fn record(
             min_target_kbps: 800.0,
         },
         sender: None,
+        fec: None,
     }
 }
 

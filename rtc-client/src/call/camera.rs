@@ -89,6 +89,7 @@ impl Camera {
             &mut self.encoder,
             now,
             stats.target_bitrate_bps,
+            &sender.protection,
             &window,
             &sender.cwnd.config(),
         );
@@ -100,6 +101,7 @@ impl Camera {
                 target_bps,
                 pause.then_some(self.frame_interval),
                 &window,
+                sender.protection.stats().delta_factor,
             );
         }
         let frame = self.encoder.poll_frame(now, pause);

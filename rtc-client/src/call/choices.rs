@@ -1,11 +1,12 @@
-//! What a call chooses: the queue policy, the bandwidth estimator and the NACK pair.
+//! What a call chooses: the queue policy, the bandwidth estimator, the NACK pair and the loss
+//! protection.
 //!
-//! Each choice has the name `--policy`, `--bwe` and `--nack` take, scenario files use and
+//! Each choice has the name `--policy`, `--bwe`, `--nack` and `--fec` take, scenario files use and
 //! telemetry writes. Simulated and real calls build their sender from the same choices
 //! (docs/architecture.md, "The call engine").
 
 use pacer::telemetry::{Bwe, NackMode};
-use pacer::{Fixed, Heuristic, OnnxPolicy, QueuePolicy, Random};
+use pacer::{FecMode, Fixed, Heuristic, OnnxPolicy, QueuePolicy, Random};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -140,5 +141,147 @@ impl NackChoice {
             Self::Libwebrtc => NackMode::Libwebrtc,
             Self::Off => NackMode::Off,
         }
+    }
+}
+
+/// The most media packets a fixed FEC block may hold: libwebrtc's `kUlpfecMaxMediaPackets`
+/// (`pacer::MAX_BLOCK_MEDIA_PACKETS`).
+pub const MAX_FIXED_FEC_MEDIA: u32 = pacer::MAX_BLOCK_MEDIA_PACKETS as u32;
+
+/// Which loss protection (FEC) the sender runs: FlexFEC-03 on its own repair SSRC
+/// (`a=ssrc-group:FEC-FR`), built by [`pacer::LossProtection`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FecChoice {
+    /// libwebrtc's adaptive protection: hybrid NACK/FEC with the rate table, driven by the
+    /// receiver reports' loss, the RTT and the target (the default: what a browser does once
+    /// FEC is negotiated).
+    #[default]
+    Libwebrtc,
+    /// No FEC.
+    Off,
+    /// A fixed block shape: every `media` consecutive media packets get `repair` repair packets.
+    Fixed {
+        /// Media packets per block, 1 to [`MAX_FIXED_FEC_MEDIA`].
+        media: u32,
+        /// Repair packets per block, 1 to `media`.
+        repair: u32,
+    },
+}
+
+/// Why a `--fec` value or a `[sender] fec` key is not a loss protection.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FecChoiceError {
+    /// Neither a name nor `fixed:<media>/<repair>`.
+    #[error(
+        "unknown FEC mode `{0}`: expected libwebrtc, off or fixed:<media>/<repair> (e.g. fixed:10/2)"
+    )]
+    Unknown(String),
+    /// `fixed:` with counts that are not two whole numbers or out of range.
+    #[error(
+        "bad fixed FEC shape `{0}`: expected fixed:<media>/<repair> with 1 <= repair <= media <= {MAX_FIXED_FEC_MEDIA}, e.g. fixed:10/2"
+    )]
+    BadShape(String),
+}
+
+impl FecChoice {
+    /// The protection named `text`: `libwebrtc`, `off` or `fixed:<media>/<repair>`.
+    ///
+    /// # Errors
+    ///
+    /// [`FecChoiceError`] naming the text.
+    pub fn parse(text: &str) -> Result<Self, FecChoiceError> {
+        match text {
+            "libwebrtc" => return Ok(Self::Libwebrtc),
+            "off" => return Ok(Self::Off),
+            _ => {}
+        }
+        let Some(shape) = text.strip_prefix("fixed:") else {
+            return Err(FecChoiceError::Unknown(text.to_owned()));
+        };
+        let bad = || FecChoiceError::BadShape(text.to_owned());
+        let (media, repair) = shape.split_once('/').ok_or_else(bad)?;
+        let media: u32 = media.parse().map_err(|_| bad())?;
+        let repair: u32 = repair.parse().map_err(|_| bad())?;
+        if !(1..=MAX_FIXED_FEC_MEDIA).contains(&media) || !(1..=media).contains(&repair) {
+            return Err(bad());
+        }
+        Ok(Self::Fixed { media, repair })
+    }
+
+    /// The name `--fec` takes and telemetry writes.
+    pub fn name(self) -> String {
+        match self {
+            Self::Libwebrtc => "libwebrtc".to_owned(),
+            Self::Off => "off".to_owned(),
+            Self::Fixed { media, repair } => format!("fixed:{media}/{repair}"),
+        }
+    }
+
+    /// Whether the call sends FEC at all (and negotiates a repair stream).
+    pub fn is_on(self) -> bool {
+        self != Self::Off
+    }
+
+    /// The protection interceptor's mode.
+    pub fn mode(self) -> FecMode {
+        match self {
+            Self::Libwebrtc => FecMode::Libwebrtc,
+            Self::Off => FecMode::Off,
+            Self::Fixed { media, repair } => FecMode::Fixed { media, repair },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fec_choices_read_back_from_their_names() {
+        for choice in [
+            FecChoice::Libwebrtc,
+            FecChoice::Off,
+            FecChoice::Fixed {
+                media: 10,
+                repair: 2,
+            },
+            FecChoice::Fixed {
+                media: 48,
+                repair: 48,
+            },
+        ] {
+            assert_eq!(FecChoice::parse(&choice.name()), Ok(choice));
+        }
+        assert_eq!(FecChoice::default(), FecChoice::Libwebrtc);
+        assert!(!FecChoice::Off.is_on() && FecChoice::Libwebrtc.is_on());
+    }
+
+    #[test]
+    fn bad_fec_values_name_what_was_wrong() {
+        assert_eq!(
+            FecChoice::parse("ulpfec").unwrap_err().to_string(),
+            "unknown FEC mode `ulpfec`: expected libwebrtc, off or fixed:<media>/<repair> (e.g. fixed:10/2)"
+        );
+        for bad in [
+            "fixed:",
+            "fixed:10",
+            "fixed:0/1",
+            "fixed:5/6",
+            "fixed:49/2",
+            "fixed:a/b",
+            "fixed:10/0",
+        ] {
+            assert_eq!(
+                FecChoice::parse(bad),
+                Err(FecChoiceError::BadShape(bad.to_owned())),
+                "{bad}"
+            );
+        }
+        assert!(
+            FecChoice::parse("fixed:49/2")
+                .unwrap_err()
+                .to_string()
+                .contains("repair <= media <= 48")
+        );
     }
 }

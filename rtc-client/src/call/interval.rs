@@ -9,10 +9,10 @@ use handover_predictor::{ForecastSource, HandoverSource};
 use pacer::CwndMode;
 use pacer::CwndSnapshot;
 use pacer::telemetry::{
-    ForecastRecord, GccRecord, IntervalRecord, ObservedRecord, PacerRecord, QoeRecord, SCHEMA,
-    SenderRecord,
+    FecRecord, ForecastRecord, GccRecord, IntervalRecord, ObservedRecord, PacerRecord, QoeRecord,
+    SCHEMA, SenderRecord,
 };
-use pacer::{Decision, PacerStats};
+use pacer::{Decision, PacerStats, ProtectionStats};
 use std::time::{Duration, Instant};
 
 /// What every record of a call names: the call, its scenario, its seed and its sender.
@@ -28,21 +28,71 @@ pub struct CallLabels {
     pub sender: SenderOptions,
 }
 
+/// A call's loss-protection counters so far, cumulative: the sender's (its
+/// [`ProtectionStats`]) and the receiver's. An interval records the difference between its
+/// close and its open.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FecTotals {
+    /// Repair packets sent.
+    pub packets_sent: u64,
+    /// Their bytes.
+    pub bytes_sent: u64,
+    /// Media bytes the protection interceptor saw (protected or not).
+    pub media_bytes: u64,
+    /// Repair packets that reached the receiver.
+    pub packets_received: u64,
+    /// Media packets the receiver rebuilt from repair packets.
+    pub packets_recovered: u64,
+}
+
+impl FecTotals {
+    /// The sender's half from its protection stats, with the receiver's counts.
+    pub fn new(sender: &ProtectionStats, packets_received: u64, packets_recovered: u64) -> Self {
+        Self {
+            packets_sent: sender.fec_packets_sent,
+            bytes_sent: sender.fec_bytes_sent,
+            media_bytes: sender.media_bytes_seen,
+            packets_received,
+            packets_recovered,
+        }
+    }
+
+    fn since(self, start: Self) -> Self {
+        Self {
+            packets_sent: self.packets_sent.saturating_sub(start.packets_sent),
+            bytes_sent: self.bytes_sent.saturating_sub(start.bytes_sent),
+            media_bytes: self.media_bytes.saturating_sub(start.media_bytes),
+            packets_received: self.packets_received.saturating_sub(start.packets_received),
+            packets_recovered: self
+                .packets_recovered
+                .saturating_sub(start.packets_recovered),
+        }
+    }
+}
+
 /// The interval in progress: the decision that opened it and the sender's samples since.
 pub struct OpenInterval {
     decision: Decision,
     start: Time,
     samples: IntervalSamples,
+    fec_start: FecTotals,
 }
 
 impl OpenInterval {
-    /// Opens an interval at `start` with the decision taken there; `stats` and `frames_dropped`
-    /// (the encoder's count so far) are where its counters start.
-    pub fn open(decision: Decision, start: Time, stats: &PacerStats, frames_dropped: u64) -> Self {
+    /// Opens an interval at `start` with the decision taken there; `stats`, `frames_dropped`
+    /// (the encoder's count so far) and `fec` are where its counters start.
+    pub fn open(
+        decision: Decision,
+        start: Time,
+        stats: &PacerStats,
+        frames_dropped: u64,
+        fec: FecTotals,
+    ) -> Self {
         Self {
             decision,
             start,
             samples: IntervalSamples::new(stats, frames_dropped),
+            fec_start: fec,
         }
     }
 
@@ -52,21 +102,26 @@ impl OpenInterval {
     }
 
     /// Samples the sender at a frame: the pacer's queue, the estimator's target, whether the
-    /// encoder was paused (for how long: one frame interval), and the congestion window.
+    /// encoder was paused (for how long: one frame interval), the congestion window and the
+    /// delta-frame protection factor in force.
     pub fn sample(
         &mut self,
         stats: &PacerStats,
         target_bps: f64,
         paused_for: Option<Duration>,
         window: &CwndSnapshot,
+        delta_factor: u8,
     ) {
         self.samples.sample(stats, target_bps, paused_for);
         self.samples.sample_window(window);
+        self.samples.delta_factor_sum += u64::from(delta_factor);
     }
 
     /// Closes the interval at `end` into its telemetry record: `qoe` is the receiver's over the
-    /// interval, `observed` the truth over the 120 s from its start, `stats` the pacer's now and
-    /// `frames_dropped` the encoder's count now.
+    /// interval, `observed` the truth over the 120 s from its start, `stats` the pacer's now,
+    /// `frames_dropped` the encoder's count now and `fec` the protection counters now (recorded
+    /// only when the call runs FEC).
+    #[allow(clippy::too_many_arguments)]
     pub fn close(
         self,
         end: Time,
@@ -75,8 +130,26 @@ impl OpenInterval {
         observed: ObservedRecord,
         stats: &PacerStats,
         frames_dropped: u64,
+        fec: FecTotals,
     ) -> IntervalRecord {
         let sender = labels.sender;
+        let fec = sender.fec.is_on().then(|| {
+            let counts = fec.since(self.fec_start);
+            let video_bytes = counts.media_bytes + counts.bytes_sent;
+            FecRecord {
+                mode: sender.fec.name(),
+                packets_sent: counts.packets_sent,
+                packets_received: counts.packets_received,
+                packets_recovered: counts.packets_recovered,
+                share_pct: if video_bytes == 0 {
+                    0.0
+                } else {
+                    100.0 * counts.bytes_sent as f64 / video_bytes as f64
+                },
+                mean_delta_factor: self.samples.delta_factor_sum as f64
+                    / f64::from(self.samples.samples.max(1)),
+            }
+        });
         IntervalRecord {
             schema: SCHEMA.to_owned(),
             call_id: labels.call_id.clone(),
@@ -105,6 +178,7 @@ impl OpenInterval {
                 window_bytes: self.samples.mean_window_bytes(),
                 pushback_ratio: self.samples.pushback_min,
             }),
+            fec,
         }
     }
 }
@@ -142,6 +216,8 @@ struct IntervalSamples {
     window_samples: u32,
     /// Smallest pushback ratio among the samples that had a window (pushback mode).
     pushback_min: Option<f64>,
+    /// Sum of the delta-frame protection factor over the samples.
+    delta_factor_sum: u64,
 }
 
 impl IntervalSamples {

@@ -3,7 +3,8 @@
 //! A call, whether [`crate::sim`] runs it in virtual time or [`crate::live`] over real peer
 //! connections, is built from the same pieces:
 //!
-//! - [`choices`]: the queue policy, the bandwidth estimator and the NACK pair;
+//! - [`choices`]: the queue policy, the bandwidth estimator, the NACK pair and the loss
+//!   protection;
 //! - [`options`]: the sender's options and how a command line, a scenario file and the defaults
 //!   combine;
 //! - [`streams`]: the negotiated streams (video, RTX, padding), their SSRCs and payload types,
@@ -25,7 +26,7 @@ pub mod sender;
 pub mod streams;
 
 pub use camera::{Camera, FrameStep};
-pub use choices::{BweChoice, NackChoice, PolicyChoice};
+pub use choices::{BweChoice, FecChoice, NackChoice, PolicyChoice};
 pub use interval::{CallLabels, OpenInterval};
 pub use options::{SenderNames, SenderOptions, SenderOverrides};
 pub use sender::{PacedSender, SenderHandles, paced_sender};

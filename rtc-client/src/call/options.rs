@@ -1,14 +1,15 @@
 //! The sender's options and how their sources combine.
 //!
-//! Four choices shape the sending side of a call: the bandwidth estimator ([`BweChoice`]), the
-//! NACK pair ([`NackChoice`]), where libwebrtc's congestion window acts ([`CwndMode`]) and
-//! whether a key frame flushes the pacer's video backlog. [`SenderOptions`] holds one value of
-//! each; its [`Default`] is this project's default sender (GoogCC, libwebrtc's NACK with RTX,
-//! congestion-window pushback, no key-frame flush).
+//! Five choices shape the sending side of a call: the bandwidth estimator ([`BweChoice`]), the
+//! NACK pair ([`NackChoice`]), where libwebrtc's congestion window acts ([`CwndMode`]), whether a
+//! key frame flushes the pacer's video backlog, and the loss protection ([`FecChoice`]).
+//! [`SenderOptions`] holds one value of each; its [`Default`] is this project's default sender
+//! (GoogCC, libwebrtc's NACK with RTX, congestion-window pushback, no key-frame flush,
+//! libwebrtc's adaptive FEC).
 //!
 //! The options come from three places, in this order of precedence:
 //!
-//! 1. an explicit command-line flag (`--bwe`, `--nack`, `--cwnd`, `--keyframe-flush`);
+//! 1. an explicit command-line flag (`--bwe`, `--nack`, `--cwnd`, `--keyframe-flush`, `--fec`);
 //! 2. the scenario file's optional `[sender]` table (see [`crate::scenario::schema::SenderSpec`]);
 //! 3. the default.
 //!
@@ -19,7 +20,7 @@
 //! ([`crate::scenario::Realization::sender`]); whoever runs the call (`sim`, `experiment`,
 //! `collect`, and a real call) lays its command line over it.
 
-use super::choices::{BweChoice, NackChoice};
+use super::choices::{BweChoice, FecChoice, NackChoice};
 use pacer::CwndMode;
 
 /// The names a scenario file and `--cwnd` accept, in [`CWND_MODES`] order.
@@ -52,17 +53,21 @@ pub struct SenderOptions {
     pub cwnd: CwndMode,
     /// Whether a new key frame flushes the video stream's queued packets from the pacer.
     pub keyframe_flush: bool,
+    /// The loss protection.
+    pub fec: FecChoice,
 }
 
 impl Default for SenderOptions {
     /// GoogCC, libwebrtc's NACK with RTX, congestion-window pushback (libwebrtc's default since
-    /// about M80), no key-frame flush.
+    /// about M80), no key-frame flush, libwebrtc's adaptive FEC (hybrid NACK/FEC, what a
+    /// browser runs once FEC is negotiated).
     fn default() -> Self {
         Self {
             bwe: BweChoice::GoogCc,
             nack: NackChoice::Libwebrtc,
             cwnd: CwndMode::Pushback,
             keyframe_flush: false,
+            fec: FecChoice::Libwebrtc,
         }
     }
 }
@@ -76,6 +81,7 @@ impl SenderOptions {
             nack: overrides.nack.unwrap_or(self.nack),
             cwnd: overrides.cwnd.unwrap_or(self.cwnd),
             keyframe_flush: overrides.keyframe_flush.unwrap_or(self.keyframe_flush),
+            fec: overrides.fec.unwrap_or(self.fec),
         }
     }
 
@@ -97,13 +103,14 @@ impl SenderOptions {
             nack: self.nack.as_str(),
             cwnd: self.cwnd_name(),
             keyframe_flush: self.keyframe_flush,
+            fec: self.fec.name(),
         }
     }
 }
 
 /// [`SenderOptions`] by name, as experiment reports and collection manifests record the sender
 /// of each scenario's calls (the `[sender]` table's keys and values).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct SenderNames {
     /// `bwe`.
     pub bwe: &'static str,
@@ -113,14 +120,16 @@ pub struct SenderNames {
     pub cwnd: &'static str,
     /// `keyframe_flush`.
     pub keyframe_flush: bool,
+    /// `fec`.
+    pub fec: String,
 }
 
 impl std::fmt::Display for SenderNames {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "bwe {}, nack {}, cwnd {}, keyframe_flush {}",
-            self.bwe, self.nack, self.cwnd, self.keyframe_flush
+            "bwe {}, nack {}, cwnd {}, keyframe_flush {}, fec {}",
+            self.bwe, self.nack, self.cwnd, self.keyframe_flush, self.fec
         )
     }
 }
@@ -137,6 +146,8 @@ pub struct SenderOverrides {
     pub cwnd: Option<CwndMode>,
     /// `keyframe_flush`, if set.
     pub keyframe_flush: Option<bool>,
+    /// `fec`, if set.
+    pub fec: Option<FecChoice>,
 }
 
 impl SenderOverrides {
@@ -146,6 +157,7 @@ impl SenderOverrides {
         nack: None,
         cwnd: None,
         keyframe_flush: None,
+        fec: None,
     };
 
     /// Whether nothing is set.
@@ -160,6 +172,7 @@ impl SenderOverrides {
             nack: Some(options.nack),
             cwnd: Some(options.cwnd),
             keyframe_flush: Some(options.keyframe_flush),
+            fec: Some(options.fec),
         }
     }
 }
@@ -176,27 +189,32 @@ mod tests {
             nack: NackChoice::Off,
             cwnd: CwndMode::Pacer,
             keyframe_flush: true,
+            fec: FecChoice::Fixed {
+                media: 10,
+                repair: 2,
+            },
         };
         assert_eq!(
             o.names().to_string(),
-            "bwe webrtc-rs, nack off, cwnd pacer, keyframe_flush true"
+            "bwe webrtc-rs, nack off, cwnd pacer, keyframe_flush true, fec fixed:10/2"
         );
         assert_eq!(
             serde_json::to_string(&SenderOptions::default().names()).unwrap(),
-            r#"{"bwe":"googcc","nack":"libwebrtc","cwnd":"pushback","keyframe_flush":false}"#
+            r#"{"bwe":"googcc","nack":"libwebrtc","cwnd":"pushback","keyframe_flush":false,"fec":"libwebrtc"}"#
         );
     }
 
     #[test]
-    fn the_defaults_are_googcc_libwebrtc_pushback_and_no_flush() {
+    fn the_defaults_are_googcc_libwebrtc_pushback_no_flush_and_libwebrtc_fec() {
         let d = SenderOptions::default();
         assert_eq!(
-            (d.bwe, d.nack, d.cwnd, d.keyframe_flush),
+            (d.bwe, d.nack, d.cwnd, d.keyframe_flush, d.fec),
             (
                 BweChoice::GoogCc,
                 NackChoice::Libwebrtc,
                 CwndMode::Pushback,
-                false
+                false,
+                FecChoice::Libwebrtc
             )
         );
         assert_eq!(d.bwe, BweChoice::default());

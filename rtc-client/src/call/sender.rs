@@ -1,15 +1,15 @@
 //! The sending half of a call, built the same way for simulated and real calls: the pacer at
 //! `Slot::Pacer`, the bandwidth estimator in the congestion controller, the congestion window
-//! they share, and how the encoder follows them.
+//! they share, the loss protection at `Slot::FecEncoder`, and how the encoder follows them.
 
-use super::choices::BweChoice;
+use super::choices::{BweChoice, FecChoice};
 use super::streams::{PADDING_SSRC, frame_info};
 use crate::link::Time;
-use crate::media::encoder::{Encoder, EncoderConfig};
+use crate::media::encoder::{Encoder, EncoderConfig, NOMINAL_RESOLUTION};
 use pacer::CwndMode;
 use pacer::{
-    CwndChannel, CwndConfig, GoogCc, GoogCcConfig, HandoverAwarePacer, PacerHandle, PacingConfig,
-    ProbeChannel,
+    CwndChannel, CwndConfig, GoogCc, GoogCcConfig, HandoverAwarePacer, LossProtection, PacerHandle,
+    PacingConfig, ProbeChannel, ProtectionHandle,
 };
 use pacer::{CwndSnapshot, frame_drop_interval};
 use rtc_interceptor::{BandwidthEstimator, Gcc, PacketReport};
@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 /// The handles through which a call reads its sender while it runs: the pacer's (stats, queue
-/// time limit), the estimator's latest target and the congestion window.
+/// time limit), the estimator's latest target, the congestion window and the loss protection.
 #[derive(Clone)]
 pub struct SenderHandles {
     /// The pacer's handle.
@@ -27,6 +27,9 @@ pub struct SenderHandles {
     pub target: Arc<AtomicU64>,
     /// The congestion window shared by the estimator and the pacer.
     pub cwnd: CwndChannel,
+    /// The loss protection's handle (network inputs in, FEC counters out). Present in every
+    /// mode: without FEC it still measures the video rate for the media target.
+    pub protection: ProtectionHandle,
 }
 
 impl SenderHandles {
@@ -111,10 +114,12 @@ impl BandwidthEstimator for ObservedEstimator {
     }
 }
 
-/// The pacing half of a call's sender: the interceptors for `Slot::Pacer` and
-/// `Slot::CongestionControl` (this one still to be wrapped in webrtc-rs's congestion-control
+/// The pacing half of a call's sender: the interceptors for `Slot::FecEncoder`, `Slot::Pacer`
+/// and `Slot::CongestionControl` (this one still to be wrapped in webrtc-rs's congestion-control
 /// builder) and the handles into them.
 pub struct PacedSender {
+    /// The interceptor for `Slot::FecEncoder`: FlexFEC-03 repair packets, paced as video.
+    pub protection: LossProtection,
     /// The interceptor for `Slot::Pacer`.
     pub pacer: HandoverAwarePacer,
     /// The estimator for `Slot::CongestionControl`, publishing its target and feeding the window.
@@ -126,15 +131,25 @@ pub struct PacedSender {
     pub padding: bool,
 }
 
-/// Builds the pacer and the estimator of a sender: GoogCC ([`googcc_config`]) probes through
-/// the pacer, or webrtc-rs's `Gcc`; the congestion window in `cwnd` mode; padding (probes and
-/// pacer-mode keep-alives) on [`PADDING_SSRC`] with `padding_payload_type`.
+/// Builds the loss protection, the pacer and the estimator of a sender: `fec` protects the
+/// streams bound with a repair SSRC (hybrid NACK/FEC when `nack` runs); GoogCC
+/// ([`googcc_config`]) probes through the pacer, or webrtc-rs's `Gcc`; the congestion window in
+/// `cwnd` mode; padding (probes and pacer-mode keep-alives) on [`PADDING_SSRC`] with
+/// `padding_payload_type`.
 pub fn paced_sender(
     bwe: BweChoice,
     cwnd: CwndMode,
     keyframe_flush: bool,
+    fec: FecChoice,
+    nack: bool,
     padding_payload_type: u8,
 ) -> PacedSender {
+    let (protection, protection_handle) = LossProtection::builder(fec.mode())
+        .frame_info(frame_info)
+        .nack_enabled(nack)
+        .build();
+    let (width, height) = NOMINAL_RESOLUTION;
+    protection_handle.set_resolution(width, height);
     let probing = bwe == BweChoice::GoogCc;
     // The padding stream also carries the pacer-mode keep-alives.
     let padding = probing || cwnd == CwndMode::Pacer;
@@ -168,34 +183,41 @@ pub fn paced_sender(
     }
     let (pacer, handle) = pacer.build();
     PacedSender {
+        protection,
         pacer,
         estimator,
         handles: SenderHandles {
             pacer: handle,
             target,
             cwnd,
+            protection: protection_handle,
         },
         padding,
     }
 }
 
-/// Hands the encoder the pacer's target and the congestion window's pushback (libwebrtc
-/// `MaybeTriggerOnNetworkChanged`): in pushback mode with DropFrame the encoder keeps the target
-/// and drops one frame in [`frame_drop_interval`] of the reduce ratio; without DropFrame the
-/// target becomes the pushback target. In the other modes (or before the window has a target)
-/// the encoder just follows the pacer's target.
+/// Hands the encoder the pacer's target less the protection overhead, and the congestion
+/// window's pushback (libwebrtc `MaybeTriggerOnNetworkChanged`, then
+/// `FecControllerDefault::UpdateFecRates`, which leaves the media the target less the share
+/// NACK and FEC took over the last second, at most half: [`ProtectionHandle::media_target_bps`]).
+/// In pushback mode with DropFrame the encoder keeps that target and drops one frame in
+/// [`frame_drop_interval`] of the reduce ratio; without DropFrame the target becomes the
+/// pushback target. In the other modes (or before the window has a target) the encoder just
+/// follows the media target.
 pub fn steer_encoder(
     encoder: &mut Encoder,
     now: Time,
     target_bps: u64,
+    protection: &ProtectionHandle,
     window: &CwndSnapshot,
     cwnd_config: &CwndConfig,
 ) {
+    let media_target_bps = protection.media_target_bps(target_bps);
     let pushback = cwnd_config.mode == CwndMode::Pushback && window.target_bps > 0;
     let encoder_target = if pushback && !cwnd_config.drop_frame {
-        target_bps.min(window.pushback_target_bps)
+        media_target_bps.min(window.pushback_target_bps)
     } else {
-        target_bps
+        media_target_bps
     };
     encoder.set_target(now, encoder_target);
     encoder.set_frame_drop_interval(

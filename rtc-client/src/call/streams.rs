@@ -1,8 +1,9 @@
 //! The streams a call negotiates and how media packets become RTP.
 //!
 //! One video stream (VP8 payload type, transport-wide congestion control and NACK feedback), its
-//! RTX stream (RFC 4588) when libwebrtc's NACK pair runs, and a padding stream for GoogCC's probes
-//! and the congestion window's keep-alives. The SSRCs are fixed so that telemetry and the relay's
+//! RTX stream (RFC 4588) when libwebrtc's NACK pair runs, its FlexFEC-03 repair stream when the
+//! sender protects it (`a=ssrc-group:FEC-FR`), and a padding stream for GoogCC's probes and the
+//! congestion window's keep-alives. The SSRCs are fixed so that telemetry and the relay's
 //! counters name the same streams in simulated and real calls.
 
 use crate::media::packetizer::MediaPacket;
@@ -26,6 +27,12 @@ pub const PADDING_PAYLOAD_TYPE: u8 = 127;
 pub const VIDEO_RTX_SSRC: u32 = 0x5A7E_111F;
 /// The video stream's RTX payload type (`video/rtx`, `apt` = [`VIDEO_PAYLOAD_TYPE`]).
 pub const VIDEO_RTX_PAYLOAD_TYPE: u8 = 97;
+/// The video stream's FlexFEC-03 repair SSRC (`a=ssrc-group:FEC-FR`), when FEC is on.
+pub const VIDEO_FEC_SSRC: u32 = 0x5A7E_1FEC;
+/// The repair stream's RTP payload type (`video/flexfec-03`).
+pub const VIDEO_FEC_PAYLOAD_TYPE: u8 = 98;
+/// The id of the transport-wide sequence number header extension on every stream.
+pub const TRANSPORT_CC_EXTENSION_ID: u8 = 5;
 /// The receiver's SSRC (the sender of its PLIs).
 pub const RECEIVER_SSRC: u32 = 0x0000_0E11;
 /// At most this many NACKs per missing packet: libwebrtc's `kMaxNackRetries` = 10
@@ -69,13 +76,16 @@ fn transport_cc() -> RTCPFeedback {
 }
 
 /// The video stream as the simulated call negotiates it (VP8 on [`VIDEO_PAYLOAD_TYPE`],
-/// transport-cc and NACK feedback, the transport-wide sequence number as header extension 5);
-/// with `rtx` it names its RTX stream.
-pub fn video_stream(rtx: bool) -> StreamInfo {
+/// transport-cc and NACK feedback, the transport-wide sequence number as header extension
+/// [`TRANSPORT_CC_EXTENSION_ID`]); with `rtx` it names its RTX stream, with `fec` its repair
+/// stream.
+pub fn video_stream(rtx: bool, fec: bool) -> StreamInfo {
     StreamInfo {
         ssrc: VIDEO_SSRC,
         ssrc_rtx: rtx.then_some(VIDEO_RTX_SSRC),
         payload_type_rtx: rtx.then_some(VIDEO_RTX_PAYLOAD_TYPE),
+        ssrc_fec: fec.then_some(VIDEO_FEC_SSRC),
+        payload_type_fec: fec.then_some(VIDEO_FEC_PAYLOAD_TYPE),
         clock_rate: 90_000,
         mime_type: "video/VP8".to_owned(),
         payload_type: VIDEO_PAYLOAD_TYPE,
@@ -88,7 +98,7 @@ pub fn video_stream(rtx: bool) -> StreamInfo {
         ],
         rtp_header_extensions: vec![RTPHeaderExtension {
             uri: TRANSPORT_CC_URI.to_owned(),
-            id: 5,
+            id: u16::from(TRANSPORT_CC_EXTENSION_ID),
         }],
         ..Default::default()
     }
@@ -106,6 +116,24 @@ pub fn rtx_stream(video: &StreamInfo) -> Option<StreamInfo> {
         mime_type: "video/rtx".to_owned(),
         payload_type,
         sdp_fmtp_line: format!("apt={}", video.payload_type),
+        rtcp_feedback: vec![transport_cc()],
+        rtp_header_extensions: video.rtp_header_extensions.clone(),
+        ..Default::default()
+    })
+}
+
+/// The repair stream a video stream names (none if it names none), bound on its own as the RTX
+/// stream is, so that the TWCC sender numbers repair packets and the congestion controller and
+/// the TWCC receiver record them: `video/flexfec-03` with the video stream's header extensions
+/// and transport-cc feedback. Bound before the video stream, so that the pacer classes it as FEC.
+pub fn fec_stream(video: &StreamInfo) -> Option<StreamInfo> {
+    let (ssrc, payload_type) = (video.ssrc_fec?, video.payload_type_fec?);
+    Some(StreamInfo {
+        ssrc,
+        clock_rate: video.clock_rate,
+        mime_type: "video/flexfec-03".to_owned(),
+        payload_type,
+        sdp_fmtp_line: "repair-window=10000000".to_owned(),
         rtcp_feedback: vec![transport_cc()],
         rtp_header_extensions: video.rtp_header_extensions.clone(),
         ..Default::default()

@@ -7,7 +7,7 @@ use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use pacer::CwndMode;
 use pacer::OnnxPolicy;
-use rtc_client::call::{BweChoice, NackChoice, PolicyChoice, SenderOverrides};
+use rtc_client::call::{BweChoice, FecChoice, NackChoice, PolicyChoice, SenderOverrides};
 use rtc_client::experiment::batch::{self, FinishedCall};
 use rtc_client::experiment::run::{CallSettings, CallSpec};
 use rtc_client::scenario::{Scenario, ScenarioPaths};
@@ -100,6 +100,17 @@ pub struct SenderArgs {
         value_parser = clap::builder::BoolishValueParser::new()
     )]
     pub keyframe_flush: Option<bool>,
+    /// Loss protection: libwebrtc (adaptive FlexFEC, hybrid NACK/FEC from the receiver reports'
+    /// loss, the RTT and the target, as a browser runs it), off, or fixed:<media>/<repair> (e.g.
+    /// fixed:10/2: every 10 media packets get 2 repair packets) [default: the scenario file's
+    /// sender.fec, else libwebrtc].
+    #[arg(long, value_name = "MODE", value_parser = parse_fec)]
+    pub fec: Option<FecChoice>,
+}
+
+/// `--fec`: a [`FecChoice`] by name.
+fn parse_fec(text: &str) -> Result<FecChoice, String> {
+    FecChoice::parse(text).map_err(|e| e.to_string())
 }
 
 impl SenderArgs {
@@ -110,6 +121,7 @@ impl SenderArgs {
             nack: self.nack.map(NackArg::choice),
             cwnd: self.cwnd.map(CwndArg::choice),
             keyframe_flush: self.keyframe_flush,
+            fec: self.fec,
         }
     }
 }

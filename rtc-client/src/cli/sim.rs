@@ -103,6 +103,10 @@ struct Counts {
     nack_requests: u64,
     nacked_packets: u64,
     nack_give_ups: u64,
+    fec_packets_sent: u64,
+    fec_packets_received: u64,
+    fec_recovered: u64,
+    fec_share_pct: f64,
 }
 
 impl Counts {
@@ -127,6 +131,10 @@ impl Counts {
             nack_requests: result.recovery.nack_requests,
             nacked_packets: result.recovery.nacked_packets,
             nack_give_ups: result.recovery.give_ups,
+            fec_packets_sent: result.recovery.fec_packets_sent,
+            fec_packets_received: result.recovery.fec_packets_received,
+            fec_recovered: result.recovery.fec_recovered,
+            fec_share_pct: result.recovery.fec_share_pct,
         }
     }
 }
@@ -145,6 +153,7 @@ struct SimReport<'a> {
     bwe: &'static str,
     cwnd: &'static str,
     keyframe_flush: bool,
+    fec: String,
     duration_s: f64,
     interval_s: f64,
     qoe: QoeRecord,
@@ -212,6 +221,7 @@ pub fn run(args: SimArgs, epoch: Instant) -> Result<()> {
         bwe: config.bwe.as_str(),
         cwnd: config.sender().cwnd_name(),
         keyframe_flush: config.keyframe_flush,
+        fec: config.fec.name(),
         duration_s: duration.as_secs_f64(),
         interval_s: args.interval.as_secs_f64(),
         qoe: result.qoe.to_record(),
@@ -271,7 +281,7 @@ fn text(out: &mut impl Write, r: &SimReport<'_>) -> Result<()> {
     writeln!(
         out,
         "sim {} ({}), seed {}, {:.0} s, policy {}, handovers {}, interval {:.0} s, nack {}, bwe {}, \
-         cwnd {}, keyframe flush {}",
+         cwnd {}, keyframe flush {}, fec {}",
         r.scenario,
         r.file,
         r.seed,
@@ -282,7 +292,8 @@ fn text(out: &mut impl Write, r: &SimReport<'_>) -> Result<()> {
         r.nack,
         r.bwe,
         r.cwnd,
-        if r.keyframe_flush { "on" } else { "off" }
+        if r.keyframe_flush { "on" } else { "off" },
+        r.fec
     )?;
     writeln!(
         out,
@@ -347,6 +358,14 @@ fn text(out: &mut impl Write, r: &SimReport<'_>) -> Result<()> {
         c.retransmissions_lost,
         c.nack_give_ups
     )?;
+    if r.fec != "off" {
+        writeln!(
+            out,
+            "  loss protection ({}): {} repair packets ({:.1} % of the video bytes), {} received, \
+             {} media packets recovered",
+            r.fec, c.fec_packets_sent, c.fec_share_pct, c.fec_packets_received, c.fec_recovered
+        )?;
+    }
     if let Some(path) = &r.telemetry {
         writeln!(out, "telemetry: {path} ({} lines)", c.intervals)?;
     }

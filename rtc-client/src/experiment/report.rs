@@ -470,7 +470,7 @@ mod tests {
         assert!(md.contains("## s\n"), "{md}");
         assert!(
             md.contains(
-                "Sender: bwe googcc, nack libwebrtc, cwnd pushback, keyframe_flush false.\n"
+                "Sender: bwe googcc, nack libwebrtc, cwnd pushback, keyframe_flush false, fec libwebrtc.\n"
             ),
             "{md}"
         );

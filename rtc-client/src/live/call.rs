@@ -37,7 +37,7 @@ use super::signal::{
 use super::sources::{self, HandoverSpec};
 use super::status::StatusLine;
 use crate::call::camera::Camera;
-use crate::call::interval::{CallLabels, OpenInterval, observe};
+use crate::call::interval::{CallLabels, FecTotals, OpenInterval, observe};
 use crate::call::streams::rtp_of;
 use crate::call::{NackChoice, PolicyChoice, SenderOptions};
 use crate::link::{Link, LinkConfig, Time};
@@ -428,6 +428,12 @@ impl SenderLoop<'_> {
         }
     }
 
+    /// The loss protection's counters so far. The sender's come from its protection handle; the
+    /// receiver's repair and recovered counts are the far end's and are not read back (0).
+    fn fec_totals(&self) -> FecTotals {
+        FecTotals::new(&self.handles.sender.protection.stats(), 0, 0)
+    }
+
     /// Closes `open` at `now` into a telemetry record, with the receiver's QoE read through the
     /// side channel.
     async fn close(
@@ -447,6 +453,7 @@ impl SenderLoop<'_> {
             observed,
             &self.handles.sender.pacer.stats(),
             frames_dropped,
+            self.fec_totals(),
         )
     }
 
@@ -487,6 +494,8 @@ impl SenderLoop<'_> {
         // (longest expected queue, ms; the limit then, ms)
         let mut max_queue = (0.0f64, 0.0f64);
         let mut bytes_at_last_second = 0u64;
+        let mut rtt = Duration::ZERO;
+        let mut resent_bytes_at_last_second = 0u64;
         let mut second = tokio::time::interval_at(
             tokio::time::Instant::now() + Duration::from_secs(1),
             Duration::from_secs(1),
@@ -523,12 +532,19 @@ impl SenderLoop<'_> {
                     // with a link, the round trip through it now is taken when longer, as the
                     // simulator hands the responder the links' delays.
                     let path = self.path_rtt.as_ref().and_then(|f| f());
-                    let rtt = match (ice_rtt(peer).await, path) {
+                    let measured = match (ice_rtt(peer).await, path) {
                         (Some(i), Some(p)) => Some(i.max(p)),
                         (i, p) => i.or(p),
                     };
-                    if let (Some(responder), Some(rtt)) = (&self.handles.responder, rtt) {
+                    if let (Some(responder), Some(rtt)) = (&self.handles.responder, measured) {
                         responder.set_rtt(rtt);
+                    }
+                    rtt = measured.unwrap_or(rtt);
+                    if let Some(responder) = &self.handles.responder {
+                        let resent = responder.stats().retransmission_bytes;
+                        let bits = resent.saturating_sub(resent_bytes_at_last_second) * 8;
+                        resent_bytes_at_last_second = resent;
+                        self.handles.sender.protection.set_nack_rate(bits);
                     }
                     let snapshot = self.qoe(camera.packets_sent(), false).await;
                     let stats = handle.stats();
@@ -572,6 +588,7 @@ impl SenderLoop<'_> {
                     now,
                     &handle.stats(),
                     camera.encoder().frames_dropped(),
+                    self.fec_totals(),
                 ));
             }
 
@@ -585,6 +602,10 @@ impl SenderLoop<'_> {
                     plis += 1;
                     camera.request_key_frame();
                 }
+                self.handles
+                    .sender
+                    .protection
+                    .set_network(handle.stats().target_bitrate_bps, rtt);
                 let step = camera.capture(now, &self.handles.sender, open.as_mut(), &mut media);
                 let queue_ms = step.stats.expected_queue_time.as_secs_f64() * 1000.0;
                 if queue_ms > max_queue.0 {

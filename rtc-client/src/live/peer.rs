@@ -143,6 +143,7 @@ pub fn sender_chain(
     // The padding stream rides in the negotiated VP8 payload type: the pacer's probes and
     // keep-alives are padding-only packets that the receiver's TWCC records and then drops.
     let PacedSender {
+        protection,
         pacer,
         estimator,
         handles,
@@ -151,6 +152,8 @@ pub fn sender_chain(
         setup.bwe,
         setup.cwnd,
         setup.keyframe_flush,
+        setup.fec,
+        setup.nack != NackChoice::Off,
         VIDEO_PAYLOAD_TYPE,
     );
 
@@ -173,7 +176,8 @@ pub fn sender_chain(
             Slot::TwccSender,
             BindAlso::new(TwccSenderBuilder::new().build()),
         )
-        .with(Slot::Pacer, pacer);
+        .with(Slot::Pacer, pacer)
+        .with(Slot::FecEncoder, protection);
     let pli = Arc::new(AtomicBool::new(false));
     let mut responder_handle = None;
     match setup.nack {

@@ -27,6 +27,11 @@ const NANOS_PER_SEC: u128 = 1_000_000_000;
 /// The RTP clock rate of video (RFC 3551 §5 / RFC 6184 / RFC 7741: 90 kHz).
 pub const RTP_VIDEO_CLOCK_HZ: u64 = 90_000;
 
+/// The frame size the synthetic encoder stands for, width x height: 1280x720, the stream whose
+/// maximum [`EncoderConfig::max_bps`] is modelled on. The loss protection's rate table reads the
+/// resolution (libwebrtc `media_opt_util.cc`, the resolution factor and the FEC cut-off).
+pub const NOMINAL_RESOLUTION: (u32, u32) = (1280, 720);
+
 /// The encoder's settings.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EncoderConfig {

@@ -13,7 +13,7 @@
 //! shared data directory, `../shared/data` by default, never copied into the repository) or
 //! relative to the workspace root (e.g. `traces/tle/sparse-80.tle`).
 
-use crate::call::choices::{BWE_NAMES, BweChoice, NACK_NAMES, NackChoice};
+use crate::call::choices::{BWE_NAMES, BweChoice, FecChoice, NACK_NAMES, NackChoice};
 use crate::call::options::{CWND_NAMES, SenderOverrides, cwnd_from_name};
 use serde::{Deserialize, Serialize};
 
@@ -51,7 +51,7 @@ pub struct ScenarioFile {
     pub sender: Option<SenderSpec>,
 }
 
-/// The optional `[sender]` table: how the call's sender is configured (issues 8, 9, 10).
+/// The optional `[sender]` table: how the call's sender is configured.
 ///
 /// ```toml
 /// [sender]
@@ -59,10 +59,11 @@ pub struct ScenarioFile {
 /// nack = "libwebrtc"      # or "stock", "off"
 /// cwnd = "pushback"       # or "pacer", "off"
 /// keyframe_flush = false  # or true
+/// fec = "libwebrtc"       # or "off", "fixed:<media>/<repair>"
 /// ```
 ///
 /// Every key is optional; an unset key takes the command line's flag if one is given, else the
-/// default (`googcc`, `libwebrtc`, `pushback`, `false`). The names are kept as written and
+/// default (`googcc`, `libwebrtc`, `pushback`, `false`, `libwebrtc`). The names are kept as written and
 /// checked by [`ScenarioFile::validate`], whose error names the key and the allowed values.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -79,6 +80,9 @@ pub struct SenderSpec {
     /// Whether a new key frame flushes the pacer's video backlog (as `--keyframe-flush`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub keyframe_flush: Option<bool>,
+    /// The loss protection: `libwebrtc`, `off` or `fixed:<media>/<repair>` (as `--fec`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fec: Option<String>,
 }
 
 impl SenderSpec {
@@ -110,6 +114,12 @@ impl SenderSpec {
             nack: pick("nack", &self.nack, &NACK_NAMES, NackChoice::from_name)?,
             cwnd: pick("cwnd", &self.cwnd, &CWND_NAMES, cwnd_from_name)?,
             keyframe_flush: self.keyframe_flush,
+            fec: self
+                .fec
+                .as_deref()
+                .map(FecChoice::parse)
+                .transpose()
+                .map_err(|e| Invalid::new("sender.fec".to_owned(), e.to_string()))?,
         })
     }
 }

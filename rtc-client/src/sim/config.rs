@@ -1,6 +1,6 @@
 //! What one simulated call needs, and why it may not run.
 
-use crate::call::{BweChoice, CallLabels, NackChoice, PolicyChoice, SenderOptions};
+use crate::call::{BweChoice, CallLabels, FecChoice, NackChoice, PolicyChoice, SenderOptions};
 use crate::link::{LinkConfig, LinkConfigError};
 use crate::scenario::build::Realization;
 use crate::scenario::orbit::OrbitPredictorInputs;
@@ -73,6 +73,8 @@ pub struct CallConfig {
     /// Whether a new key frame flushes the video stream's queued packets from the pacer
     /// (default off).
     pub keyframe_flush: bool,
+    /// The loss protection (default: [`FecChoice::Libwebrtc`]).
+    pub fec: FecChoice,
 }
 
 impl CallConfig {
@@ -103,6 +105,7 @@ impl CallConfig {
             bwe: BweChoice::default(),
             cwnd: CwndMode::Pushback,
             keyframe_flush: false,
+            fec: FecChoice::default(),
         }
     }
 
@@ -132,6 +135,7 @@ impl CallConfig {
             bwe: sender.bwe,
             cwnd: sender.cwnd,
             keyframe_flush: sender.keyframe_flush,
+            fec: sender.fec,
         }
     }
 
@@ -142,6 +146,7 @@ impl CallConfig {
             nack: self.nack,
             cwnd: self.cwnd,
             keyframe_flush: self.keyframe_flush,
+            fec: self.fec,
         }
     }
 
@@ -161,6 +166,7 @@ impl CallConfig {
         self.nack = options.nack;
         self.cwnd = options.cwnd;
         self.keyframe_flush = options.keyframe_flush;
+        self.fec = options.fec;
     }
 }
 

@@ -7,11 +7,14 @@ use super::in_flight::InFlight;
 use super::result::{CallResult, RecoveryCounts, SenderCounts};
 use crate::call::NackChoice;
 use crate::call::camera::Camera;
-use crate::call::interval::{CallLabels, OpenInterval, ms, observe};
+use crate::call::interval::{CallLabels, FecTotals, OpenInterval, ms, observe};
 use crate::call::sender::{PacedSender, SenderHandles, paced_sender};
 use crate::call::streams::{
-    MAX_NACKS_PER_PACKET, PADDING_PAYLOAD_TYPE, RECEIVER_SSRC, VIDEO_SSRC, padding_stream, rtp_of,
-    rtx_stream, video_stream,
+    MAX_NACKS_PER_PACKET, PADDING_PAYLOAD_TYPE, RECEIVER_SSRC, VIDEO_FEC_SSRC, VIDEO_SSRC,
+    fec_stream, padding_stream, rtp_of, rtx_stream, video_stream,
+};
+use crate::fec::{
+    FEC_RECEIVER_SLOT, FecReceiver, FecReceiverHandle, RECEIVER_REPORT_SLOT, TWCC_RECEIVER_SLOT,
 };
 use crate::link::{Link, Time};
 use crate::media::packetizer::MediaPacket;
@@ -26,8 +29,8 @@ use handover_predictor::{HandoverSource, TimelineSource};
 use pacer::{Decision, PolicyController};
 use rtc_interceptor::{
     Attribute, AttributedPacket, BoxedInterceptor, CongestionControlBuilder, NackGeneratorBuilder,
-    NackResponderBuilder, Packet, Registry, Slot, TaggedPacket, TwccReceiverBuilder,
-    TwccSenderBuilder,
+    NackResponderBuilder, Packet, ReceiverReportBuilder, Registry, Slot, TaggedPacket,
+    TwccReceiverBuilder, TwccSenderBuilder,
 };
 use rtc_rtcp::payload_feedbacks::picture_loss_indication::PictureLossIndication;
 use rtc_rtcp::transport_feedbacks::transport_layer_nack::TransportLayerNack;
@@ -36,8 +39,9 @@ use rtc_shared::marshal::MarshalSize;
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
-/// How often the simulated call hands the NACK pair the RTT, as RTCP receiver reports would
-/// (libwebrtc's video RTCP report interval, 1 s).
+/// How often the simulated call hands the NACK pair and the loss protection the RTT, as RTCP
+/// receiver reports would, and the receiver sends its reports (libwebrtc's video RTCP report
+/// interval, 1 s).
 pub const RTCP_INTERVAL: Duration = Duration::from_secs(1);
 /// The webrtc-rs driver serves a deadline that is not in the future this much later
 /// (webrtc-rs's `MIN_IMMEDIATE_TIMEOUT_INTERVAL`).
@@ -56,6 +60,7 @@ pub struct SimCall {
     receiver: BoxedInterceptor,
     handles: SenderHandles,
     nack_handles: Option<(NackGeneratorHandle, NackResponderHandle)>,
+    fec_receiver: FecReceiverHandle,
     camera: Camera,
     media: Vec<MediaPacket>,
     media_receiver: Receiver,
@@ -78,6 +83,10 @@ pub struct SimCall {
     forward_delay: Option<Duration>,
     reverse_delay: Option<Duration>,
     next_rtt_report: Time,
+    /// The RTT of the last report (the sum of the latest one-way delays).
+    rtt: Duration,
+    /// Retransmission bytes sent since the last report, for the NACK rate.
+    retransmitted_bytes: u64,
 }
 
 fn sender_err(e: rtc_shared::error::Error) -> SimError {
@@ -124,6 +133,7 @@ impl SimCall {
         }
 
         let PacedSender {
+            protection,
             pacer,
             estimator,
             handles,
@@ -132,6 +142,8 @@ impl SimCall {
             config.bwe,
             config.cwnd,
             config.keyframe_flush,
+            config.fec,
+            config.nack != NackChoice::Off,
             PADDING_PAYLOAD_TYPE,
         );
         let mut sender = Registry::new()
@@ -140,9 +152,13 @@ impl SimCall {
                 CongestionControlBuilder::new(estimator).build(),
             )
             .with(Slot::TwccSender, TwccSenderBuilder::new().build())
-            .with(Slot::Pacer, pacer);
-        let mut receiver =
-            Registry::new().with(Slot::TwccReceiver, TwccReceiverBuilder::new().build());
+            .with(Slot::Pacer, pacer)
+            .with(Slot::FecEncoder, protection);
+        let (fec_receiver, fec_receiver_handle) = FecReceiver::new();
+        let mut receiver = Registry::new()
+            .with(RECEIVER_REPORT_SLOT, ReceiverReportBuilder::new().build())
+            .with(TWCC_RECEIVER_SLOT, TwccReceiverBuilder::new().build())
+            .with(FEC_RECEIVER_SLOT, fec_receiver);
         let mut nack_handles = None;
         match config.nack {
             NackChoice::Stock => {
@@ -169,12 +185,15 @@ impl SimCall {
         }
         let mut sender: BoxedInterceptor = Box::new(sender.build());
         let mut receiver: BoxedInterceptor = Box::new(receiver.build());
-        let video = video_stream(config.nack == NackChoice::Libwebrtc);
-        // The RTX stream first: the pacer classifies by the last binding of an SSRC, and the
-        // video stream's binding marks its RTX SSRC as retransmissions.
-        if let Some(rtx) = rtx_stream(&video) {
-            sender.bind_local_stream(&rtx);
-            receiver.bind_remote_stream(&rtx);
+        let video = video_stream(config.nack == NackChoice::Libwebrtc, config.fec.is_on());
+        // The RTX and repair streams first: the pacer classifies by the last binding of an SSRC,
+        // and the video stream's binding marks them as retransmissions and FEC.
+        for stream in [rtx_stream(&video), fec_stream(&video)]
+            .into_iter()
+            .flatten()
+        {
+            sender.bind_local_stream(&stream);
+            receiver.bind_remote_stream(&stream);
         }
         if padding {
             let padding = padding_stream(&video, PADDING_PAYLOAD_TYPE);
@@ -212,6 +231,7 @@ impl SimCall {
             receiver,
             handles,
             nack_handles,
+            fec_receiver: fec_receiver_handle,
             camera: Camera::new(config.seed, Time::ZERO),
             media: Vec::new(),
             media_receiver: Receiver::new(ReceiverConfig::default()),
@@ -240,6 +260,8 @@ impl SimCall {
             forward_delay: None,
             reverse_delay: None,
             next_rtt_report: Time::ZERO.saturating_add(RTCP_INTERVAL),
+            rtt: Duration::ZERO,
+            retransmitted_bytes: 0,
         })
     }
 
@@ -308,12 +330,26 @@ impl SimCall {
                 now,
                 &self.handles.pacer.stats(),
                 self.camera.encoder().frames_dropped(),
+                self.fec_totals(),
             ));
         }
     }
 
+    /// The loss protection's counters so far, the sender's and the receiver's.
+    fn fec_totals(&self) -> FecTotals {
+        let received = self.fec_receiver.stats();
+        FecTotals::new(
+            &self.handles.protection.stats(),
+            received.repair_received,
+            received.recovered(),
+        )
+    }
+
     /// The camera's frame; returns whether it wrote packets into the sender chain.
     fn capture(&mut self, now: Time, instant: Instant) -> Result<bool, SimError> {
+        self.handles
+            .protection
+            .set_network(self.handles.pacer.stats().target_bitrate_bps, self.rtt);
         let step = self
             .camera
             .capture(now, &self.handles, self.open.as_mut(), &mut self.media);
@@ -330,15 +366,22 @@ impl SimCall {
         Ok(step.encoded)
     }
 
-    /// The RTT an RTCP report would carry, to both ends of the NACK pair.
+    /// The RTT an RTCP report would carry, to both ends of the NACK pair and to the loss
+    /// protection, with the NACK rate of the last report interval.
     fn report_rtt(&mut self, now: Time) {
         if now >= self.next_rtt_report {
             self.next_rtt_report = now.saturating_add(RTCP_INTERVAL);
-            if let (Some((generator, responder)), Some(f), Some(r)) =
-                (&self.nack_handles, self.forward_delay, self.reverse_delay)
-            {
-                generator.set_rtt(Some(f + r));
-                responder.set_rtt(f + r);
+            let bits = self.retransmitted_bytes.saturating_mul(8);
+            self.retransmitted_bytes = 0;
+            self.handles
+                .protection
+                .set_nack_rate((bits as f64 / RTCP_INTERVAL.as_secs_f64()) as u64);
+            if let (Some(f), Some(r)) = (self.forward_delay, self.reverse_delay) {
+                self.rtt = f + r;
+                if let Some((generator, responder)) = &self.nack_handles {
+                    generator.set_rtt(Some(f + r));
+                    responder.set_rtt(f + r);
+                }
             }
         }
     }
@@ -375,19 +418,17 @@ impl SimCall {
             if is_rtp {
                 self.rtp_packets_sent += 1;
             }
+            let size = wire_size(&packet.message.packet);
             if resent {
                 self.recovery.retransmissions_sent += 1;
+                self.retransmitted_bytes += u64::from(size);
             }
-            if let Some(arrival) = self
-                .forward_link
-                .send(now, wire_size(&packet.message.packet))
-                .delivered_at()
-            {
+            if let Some(arrival) = self.forward_link.send(now, size).delivered_at() {
                 self.forward_delay = Some(arrival.saturating_duration_since(now));
                 self.forward.push(arrival, packet);
             } else if resent {
                 self.recovery.retransmissions_lost += 1;
-            } else if is_rtp {
+            } else if is_rtp && !is_repair(&packet.message.packet) {
                 self.recovery.media_packets_lost += 1;
             }
         }
@@ -490,6 +531,7 @@ impl SimCall {
         let qoe = self.meter.take_interval().to_record();
         let at = self.at(interval.start());
         let observed = observe(&mut self.truth, at);
+        let fec = self.fec_totals();
         self.telemetry.push(interval.close(
             now,
             &self.labels,
@@ -497,6 +539,7 @@ impl SimCall {
             observed,
             &self.handles.pacer.stats(),
             self.camera.encoder().frames_dropped(),
+            fec,
         ));
     }
 
@@ -514,6 +557,16 @@ impl SimCall {
             recovery.not_in_history = stats.not_in_history;
             recovery.over_budget = stats.over_budget;
         }
+        let fec = self.fec_totals();
+        recovery.fec_packets_sent = fec.packets_sent;
+        recovery.fec_packets_received = fec.packets_received;
+        recovery.fec_recovered = fec.packets_recovered;
+        let video_bytes = fec.media_bytes + fec.bytes_sent;
+        recovery.fec_share_pct = if video_bytes == 0 {
+            0.0
+        } else {
+            100.0 * fec.bytes_sent as f64 / video_bytes as f64
+        };
         let stats = self.handles.pacer.stats();
         let encoder = self.camera.encoder();
         let mut sender = self.sender_counts;
@@ -547,6 +600,11 @@ fn nacked_sequence_numbers(packet: &Packet) -> Vec<u16> {
         .filter_map(|p| p.as_any().downcast_ref::<TransportLayerNack>())
         .flat_map(|nack| nack.nacks.iter().flat_map(|pair| pair.packet_list()))
         .collect()
+}
+
+/// Whether `packet` is a FEC repair packet.
+fn is_repair(packet: &Packet) -> bool {
+    matches!(packet, Packet::Rtp(rtp) if rtp.header.ssrc == VIDEO_FEC_SSRC)
 }
 
 fn tagged(now: Instant, packet: Packet) -> TaggedPacket {

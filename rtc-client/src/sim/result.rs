@@ -86,4 +86,12 @@ pub struct RecoveryCounts {
     pub not_in_history: u64,
     /// Requests the responder dropped for its byte budget (libwebrtc pair only).
     pub over_budget: u64,
+    /// Repair (FEC) packets the sender sent.
+    pub fec_packets_sent: u64,
+    /// Repair packets that reached the receiver.
+    pub fec_packets_received: u64,
+    /// Media packets the receiver rebuilt from repair packets.
+    pub fec_recovered: u64,
+    /// The repair bytes' share of the video bytes sent (media and repair), %.
+    pub fec_share_pct: f64,
 }

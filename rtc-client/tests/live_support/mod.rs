@@ -6,7 +6,7 @@
 use pacer::CwndMode;
 use pacer::Decision;
 use pacer::telemetry::IntervalRecord;
-use rtc_client::call::{BweChoice, NackChoice, PolicyChoice, SenderOptions};
+use rtc_client::call::{BweChoice, FecChoice, NackChoice, PolicyChoice, SenderOptions};
 use rtc_client::live::answer::{AnswerConfig, AnswerEvent, AnswerServer};
 use rtc_client::live::call::{LinkSetup, LiveCallConfig, StatusEvent};
 use rtc_client::live::sources::HandoverSpec;
@@ -63,6 +63,7 @@ pub fn default_sender() -> SenderOptions {
         nack: NackChoice::Libwebrtc,
         cwnd: CwndMode::Pushback,
         keyframe_flush: false,
+        fec: FecChoice::Libwebrtc,
     }
 }
 
