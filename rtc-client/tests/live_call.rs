@@ -9,8 +9,9 @@ use chrono::Utc;
 use handover_predictor::ForecastSource;
 use handover_predictor::dish::{SimConfig, SkyTruth, SyntheticSky, serve};
 use live_support::{Answerer, Seen, config, parse_and_validate};
-use rtc_client::call::PolicyChoice;
-use rtc_client::live::call::{LinkSetup, run};
+use rtc_client::call::{FecChoice, PolicyChoice};
+use rtc_client::link::{Capacity, Delay, LinkConfig, Loss};
+use rtc_client::live::call::{CallOutcome, LinkSetup, run};
 use rtc_client::live::http::{PeerUrl, request_raw};
 use rtc_client::live::signal::ErrorBody;
 use rtc_client::live::sources::HandoverSpec;
@@ -296,4 +297,72 @@ async fn signalling_refuses_bad_input_with_the_reason() {
     let r = post(b"[]".to_vec(), "application/json").await;
     assert_eq!(r.status, 400);
     answerer.server.shutdown().await;
+}
+
+/// A 10-s call through the relay over 5 Mbit/s with 60 ms each way and 5 % Bernoulli loss on the
+/// forward link, to an answerer that accepts FlexFEC-03 (`answer_fec`) or not.
+async fn lossy_live_call(answer_fec: bool) -> CallOutcome {
+    let answerer = Answerer::with_fec(answer_fec).await;
+    let one_way = Delay::constant(Duration::from_millis(60));
+    let link = LinkSetup {
+        scenario: "lossy".into(),
+        forward: LinkConfig::new(Capacity::constant(5_000_000))
+            .with_delay(one_way.clone())
+            .with_loss(Loss::Bernoulli { probability: 0.05 }),
+        forward_seed: 5,
+        reverse: LinkConfig::new(Capacity::constant(5_000_000)).with_delay(one_way),
+        reverse_seed: 6,
+        timeline: HandoverTimeline::none(),
+    };
+    let config = config(
+        answerer.url(),
+        Duration::from_secs(10),
+        Duration::from_secs(5),
+        PolicyChoice::Default,
+        HandoverSpec::None,
+        Some(link),
+    );
+    assert_eq!(
+        config.sender.fec,
+        FecChoice::Libwebrtc,
+        "the default sender"
+    );
+    let outcome = run(&config, |_| {}, std::future::pending())
+        .await
+        .expect("the call runs");
+    answerer.server.shutdown().await;
+    outcome
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lossy_call_negotiates_flexfec_and_the_receiver_recovers_packets() {
+    let outcome = lossy_live_call(true).await;
+    assert_eq!(outcome.ended_by, "completed");
+    let fec = outcome.fec;
+    eprintln!(
+        "live 5 % loss, 120 ms RTT, 10 s: {fec:?}, relay {:?}",
+        outcome.relay
+    );
+    // Repair packets left the sender, crossed the relay and rebuilt lost media at the far end.
+    assert!(fec.packets_sent > 50, "{fec:?}");
+    assert!(
+        fec.packets_received > 0 && fec.packets_received <= fec.packets_sent,
+        "{fec:?}"
+    );
+    assert!(fec.packets_recovered > 0, "{fec:?}");
+    let recorded: u64 = outcome
+        .telemetry
+        .iter()
+        .map(|r| r.fec.as_ref().expect("a FEC record").packets_sent)
+        .sum();
+    assert_eq!(recorded, fec.packets_sent);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answerer_without_flexfec_gets_a_call_without_fec() {
+    let outcome = lossy_live_call(false).await;
+    assert_eq!(outcome.ended_by, "completed");
+    assert!(outcome.qoe.frames_rendered > 100, "{:?}", outcome.qoe);
+    assert_eq!(outcome.fec.packets_sent, 0, "{:?}", outcome.fec);
+    assert_eq!(outcome.fec.packets_received, 0, "{:?}", outcome.fec);
 }

@@ -24,6 +24,10 @@ pub struct AnswerArgs {
     /// Exit when the first call ends (for scripts).
     #[arg(long)]
     once: bool,
+    /// Refuse FlexFEC-03: offers that carry it are answered without it and the call runs
+    /// without FEC (as with an answerer that does not support it).
+    #[arg(long)]
+    no_fec: bool,
 }
 
 /// Runs `rtc-client answer` until Ctrl-C (or, with --once, the end of the first call).
@@ -50,6 +54,7 @@ async fn serve(args: AnswerArgs) -> Result<()> {
         AnswerConfig {
             listen,
             allow_non_loopback: explicit,
+            fec: !args.no_fec,
         },
         move |event| {
             let mut out = std::io::stdout().lock();

@@ -9,13 +9,14 @@
 //! reports a line per second. The caller reads the QoE through `POST /calls/{id}/qoe`.
 
 use super::LiveError;
-use super::peer::{Events, build_peer, receiver_chain, set_local_and_gather};
+use super::peer::{Events, ReceiverChain, build_peer, receiver_chain, set_local_and_gather};
 use super::signal::{
     AnswerResponse, ErrorBody, MAX_BODY_BYTES, OfferRequest, QoeQuery, QoeSnapshot,
     SessionDescription,
 };
 use crate::call::NackChoice;
 use crate::call::streams::{RECEIVER_SSRC, VIDEO_SSRC};
+use crate::fec::FecReceiverHandle;
 use crate::link::Time;
 use crate::media::qoe::QoeMeter;
 use crate::media::receiver::{Receiver, ReceiverConfig};
@@ -52,6 +53,9 @@ pub struct AnswerConfig {
     pub listen: SocketAddr,
     /// Serve a non-loopback address (off: refused, so nothing is exposed by accident).
     pub allow_non_loopback: bool,
+    /// Accept FlexFEC-03 when an offer carries it (off: the answer leaves it out and the call
+    /// runs without FEC, as with an answerer that does not support it).
+    pub fec: bool,
 }
 
 /// A report from the server, for whoever prints them.
@@ -93,6 +97,8 @@ struct CallState {
     rendered_per_second: Vec<u32>,
     connected: bool,
     last_pli: Option<Time>,
+    /// The FlexFEC receiver's counters.
+    fec: FecReceiverHandle,
 }
 
 struct CallEntry {
@@ -103,6 +109,7 @@ struct CallEntry {
 
 struct Server {
     ip: std::net::IpAddr,
+    fec: bool,
     calls: Mutex<HashMap<String, CallEntry>>,
     next_id: AtomicU64,
     report: Reporter,
@@ -141,6 +148,7 @@ impl AnswerServer {
             .map_err(LiveError::io("the listener has no address"))?;
         let server = Arc::new(Server {
             ip: addr.ip(),
+            fec: config.fec,
             calls: Mutex::new(HashMap::new()),
             next_id: AtomicU64::new(1),
             report: Arc::new(report),
@@ -298,7 +306,12 @@ async fn answer(
     let offer = RTCSessionDescription::offer(request.offer.sdp)
         .map_err(|e| bad(format!("malformed SDP offer: {e}")))?;
     let epoch = caller_epoch(request.epoch_unix_ns);
-    let (media, registry, generator) = receiver_chain(nack).map_err(internal)?;
+    let ReceiverChain {
+        media,
+        registry,
+        generator,
+        fec,
+    } = receiver_chain(nack, server.fec).map_err(internal)?;
     let (events, state_rx, mut tracks) = Events::new();
     let peer: Arc<dyn PeerConnection> = Arc::from(
         build_peer(media, registry, &events, server.ip)
@@ -335,6 +348,7 @@ async fn answer(
         rendered_per_second: Vec::new(),
         connected: false,
         last_pli: None,
+        fec,
     }));
     let task = {
         let server = Arc::clone(server);
@@ -588,6 +602,8 @@ async fn query_qoe(
             plis_sent: s.plis_sent,
             connected: s.connected,
             rendered_per_second: s.rendered_per_second.clone(),
+            fec_repair_received: s.fec.stats().repair_received,
+            fec_recovered: s.fec.stats().recovered(),
         },
     )
 }

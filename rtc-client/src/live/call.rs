@@ -154,6 +154,9 @@ pub struct CallOutcome {
     pub queue_limit_at_max_ms: f64,
     /// The libwebrtc-like responder's counters at the end ([`NackChoice::Libwebrtc`]).
     pub nack_responder: Option<crate::nack::NackResponderStats>,
+    /// What loss protection did: repair packets sent (and their bytes, with the media bytes
+    /// beside them), and at the receiver repair packets received and packets recovered.
+    pub fec: FecTotals,
 }
 
 /// Runs one real call (see the module documentation). `on_status` gets the status line each
@@ -203,7 +206,10 @@ pub async fn run(
     let (events, mut connection, _tracks) = Events::new();
     let peer = build_peer(media, registry, &events, config.local_ip).await?;
     let outcome = async {
-        let track = video_track(config.sender.nack == NackChoice::Libwebrtc);
+        let track = video_track(
+            config.sender.nack == NackChoice::Libwebrtc,
+            config.sender.fec.is_on(),
+        );
         peer.add_track(track.clone() as std::sync::Arc<dyn TrackLocal>)
             .await
             .map_err(LiveError::webrtc)?;
@@ -322,6 +328,7 @@ pub async fn run(
             path_rtt: relay.as_ref().map(|r| {
                 Box::new(r.path_rtt_reader()) as Box<dyn Fn() -> Option<Duration> + Send + Sync>
             }),
+            receiver_fec: (0, 0),
         };
         let result = sender
             .run(
@@ -388,6 +395,9 @@ struct SenderLoop<'a> {
     truth: Box<dyn HandoverSource>,
     /// With a link: the round trip through the emulated links now (queueing included).
     path_rtt: Option<Box<dyn Fn() -> Option<Duration> + Send + Sync>>,
+    /// The receiver's FEC counts at its last QoE answer: repair packets received, packets
+    /// recovered.
+    receiver_fec: (u64, u64),
 }
 
 impl SenderLoop<'_> {
@@ -428,10 +438,11 @@ impl SenderLoop<'_> {
         }
     }
 
-    /// The loss protection's counters so far. The sender's come from its protection handle; the
-    /// receiver's repair and recovered counts are the far end's and are not read back (0).
+    /// The loss protection's counters so far: the sender's from its protection handle, the
+    /// receiver's from its last QoE answer.
     fn fec_totals(&self) -> FecTotals {
-        FecTotals::new(&self.handles.sender.protection.stats(), 0, 0)
+        let (received, recovered) = self.receiver_fec;
+        FecTotals::new(&self.handles.sender.protection.stats(), received, recovered)
     }
 
     /// Closes `open` at `now` into a telemetry record, with the receiver's QoE read through the
@@ -444,6 +455,9 @@ impl SenderLoop<'_> {
         frames_dropped: u64,
     ) -> IntervalRecord {
         let snapshot = self.qoe(packets_sent, true).await;
+        if let Some(s) = &snapshot {
+            self.receiver_fec = (s.fec_repair_received, s.fec_recovered);
+        }
         let qoe = snapshot.and_then(|s| s.interval).unwrap_or_default();
         let observed = observe(self.truth.as_mut(), open.start().to_instant(self.epoch));
         open.close(
@@ -637,7 +651,11 @@ impl SenderLoop<'_> {
             .as_ref()
             .map(|s| s.rendered_per_second.clone())
             .unwrap_or_default();
+        if let Some(s) = &last {
+            self.receiver_fec = (s.fec_repair_received, s.fec_recovered);
+        }
         let qoe = last.map(|s| s.total).unwrap_or_default();
+        let fec = self.fec_totals();
         Ok(CallOutcome {
             call_id: self.call_id.clone(),
             setup_time,
@@ -660,6 +678,7 @@ impl SenderLoop<'_> {
             max_pacer_queue_ms: max_queue.0,
             queue_limit_at_max_ms: max_queue.1,
             nack_responder: self.handles.responder.as_ref().map(|r| r.stats()),
+            fec,
         })
     }
 }

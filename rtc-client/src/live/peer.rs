@@ -28,10 +28,13 @@
 use super::LiveError;
 use crate::call::sender::{PacedSender, SenderHandles, paced_sender};
 use crate::call::streams::{
-    MAX_NACKS_PER_PACKET, VIDEO_PAYLOAD_TYPE, VIDEO_RTX_PAYLOAD_TYPE, VIDEO_RTX_SSRC, VIDEO_SSRC,
-    padding_stream, rtx_stream,
+    MAX_NACKS_PER_PACKET, VIDEO_FEC_PAYLOAD_TYPE, VIDEO_FEC_SSRC, VIDEO_PAYLOAD_TYPE,
+    VIDEO_RTX_PAYLOAD_TYPE, VIDEO_RTX_SSRC, VIDEO_SSRC, fec_stream, padding_stream, rtx_stream,
 };
 use crate::call::{NackChoice, SenderOptions};
+use crate::fec::{
+    FEC_RECEIVER_SLOT, FecReceiver, FecReceiverHandle, RECEIVER_REPORT_SLOT, TWCC_RECEIVER_SLOT,
+};
 use crate::nack::{
     NackGenerator, NackGeneratorHandle, NackResponder, NackResponderHandle, RTX_RECEIVER_SLOT,
     RtxReceiver, TAP_SLOT,
@@ -39,14 +42,17 @@ use crate::nack::{
 use rtc::ice::mdns::MulticastDnsMode;
 use rtc::interceptor::{
     CongestionControlBuilder, Gcc, Interceptor, NackGeneratorBuilder, NackResponderBuilder,
-    StreamInfo, TaggedPacket, TwccSenderBuilder,
+    ReceiverReportBuilder, SenderReportBuilder, StreamInfo, TaggedPacket, TwccReceiverBuilder,
+    TwccSenderBuilder,
 };
 use rtc::media_stream::MediaStreamTrack;
-use rtc::peer_connection::configuration::media_engine::{MIME_TYPE_RTX, MIME_TYPE_VP8};
+use rtc::peer_connection::configuration::media_engine::{
+    MIME_TYPE_FLEX_FEC03, MIME_TYPE_RTX, MIME_TYPE_VP8,
+};
 use rtc::rtcp::payload_feedbacks::picture_loss_indication::PictureLossIndication;
 use rtc::rtp_transceiver::rtp_sender::{
     RTCPFeedback as SdpFeedback, RTCRtpCodec, RTCRtpCodecParameters, RTCRtpCodingParameters,
-    RTCRtpEncodingParameters, RTCRtpRtxParameters, RtpCodecKind,
+    RTCRtpEncodingParameters, RTCRtpFecParameters, RTCRtpRtxParameters, RtpCodecKind,
 };
 use rtc::sansio::Protocol;
 use rtc::shared::error::Error as RtcError;
@@ -100,12 +106,25 @@ fn rtx_codec() -> RTCRtpCodecParameters {
     }
 }
 
-/// A media engine with VP8 and, with `rtx`, its RTX codec.
+/// FlexFEC-03 (`video/flexfec-03`, as browsers name it), with libwebrtc's repair window.
+fn flexfec_codec() -> RTCRtpCodecParameters {
+    RTCRtpCodecParameters {
+        rtp_codec: RTCRtpCodec {
+            mime_type: MIME_TYPE_FLEX_FEC03.to_owned(),
+            clock_rate: 90_000,
+            sdp_fmtp_line: "repair-window=10000000".to_owned(),
+            ..Default::default()
+        },
+        payload_type: VIDEO_FEC_PAYLOAD_TYPE,
+    }
+}
+
+/// A media engine with VP8 and, with `rtx`, its RTX codec, with `fec` FlexFEC-03.
 ///
 /// # Errors
 ///
 /// [`LiveError::Webrtc`] if webrtc-rs refuses a codec.
-pub fn media_engine(rtx: bool) -> Result<MediaEngine, LiveError> {
+pub fn media_engine(rtx: bool, fec: bool) -> Result<MediaEngine, LiveError> {
     let mut media = MediaEngine::default();
     media
         .register_codec(vp8(Vec::new()), RtpCodecKind::Video)
@@ -113,6 +132,11 @@ pub fn media_engine(rtx: bool) -> Result<MediaEngine, LiveError> {
     if rtx {
         media
             .register_codec(rtx_codec(), RtpCodecKind::Video)
+            .map_err(LiveError::webrtc)?;
+    }
+    if fec {
+        media
+            .register_codec(flexfec_codec(), RtpCodecKind::Video)
             .map_err(LiveError::webrtc)?;
     }
     Ok(media)
@@ -139,7 +163,7 @@ pub fn sender_chain(
     setup: SenderOptions,
 ) -> Result<(MediaEngine, Registry, CallerHandles), LiveError> {
     let rtx = setup.nack == NackChoice::Libwebrtc;
-    let mut media = media_engine(rtx)?;
+    let mut media = media_engine(rtx, setup.fec.is_on())?;
     // The padding stream rides in the negotiated VP8 payload type: the pacer's probes and
     // keep-alives are padding-only packets that the receiver's TWCC records and then drops.
     let PacedSender {
@@ -233,18 +257,37 @@ fn register_nack_feedback(media: &mut MediaEngine) {
     );
 }
 
-/// The answerer's media engine and registry for the caller's NACK choice, and the libwebrtc-like
-/// generator's handle.
+/// The answerer's chain, and the handles into it.
+pub struct ReceiverChain {
+    /// The media engine (VP8, RTX with libwebrtc's NACK, FlexFEC-03 when offered).
+    pub media: MediaEngine,
+    /// The interceptors.
+    pub registry: Registry,
+    /// The libwebrtc-like NACK generator's handle.
+    pub generator: Option<NackGeneratorHandle>,
+    /// The FlexFEC receiver's counters.
+    pub fec: FecReceiverHandle,
+}
+
+/// The answerer's media engine and registry for the caller's NACK choice, with FlexFEC-03 when
+/// `fec` (an answerer without it answers a FEC offer without FEC, and the call runs without).
+/// The receiver reports and the TWCC receiver sit wire-ward of the FEC receiver, as in the
+/// simulator ([`crate::fec`]).
 ///
 /// # Errors
 ///
 /// [`LiveError::Webrtc`] if webrtc-rs refuses the configuration.
-pub fn receiver_chain(
-    nack: NackChoice,
-) -> Result<(MediaEngine, Registry, Option<NackGeneratorHandle>), LiveError> {
-    let mut media = media_engine(nack == NackChoice::Libwebrtc)?;
-    let mut registry = configure_rtcp_reports(Registry::new());
-    registry = configure_twcc_receiver_only(registry, &mut media).map_err(LiveError::webrtc)?;
+pub fn receiver_chain(nack: NackChoice, fec: bool) -> Result<ReceiverChain, LiveError> {
+    let mut media = media_engine(nack == NackChoice::Libwebrtc, fec)?;
+    // The transport-cc feedback and header extension as webrtc-rs registers them; its TWCC
+    // receiver goes at this project's slot instead of the default one.
+    configure_twcc_receiver_only(Registry::new(), &mut media).map_err(LiveError::webrtc)?;
+    let (fec_receiver, fec_handle) = FecReceiver::new();
+    let mut registry = Registry::new()
+        .with(RECEIVER_REPORT_SLOT, ReceiverReportBuilder::new().build())
+        .with(Slot::SenderReport, SenderReportBuilder::new().build())
+        .with(TWCC_RECEIVER_SLOT, TwccReceiverBuilder::new().build())
+        .with(FEC_RECEIVER_SLOT, fec_receiver);
     let mut handle = None;
     match nack {
         NackChoice::Stock => {
@@ -265,12 +308,18 @@ pub fn receiver_chain(
         }
         NackChoice::Off => {}
     }
-    Ok((media, registry, handle))
+    Ok(ReceiverChain {
+        media,
+        registry,
+        generator: handle,
+        fec: fec_handle,
+    })
 }
 
 /// The caller's video track: raw RTP from the project's packetizer on [`VIDEO_SSRC`], with the
-/// RTX SSRC when RTX is negotiated.
-pub fn video_track(rtx: bool) -> Arc<TrackLocalStaticRTP> {
+/// RTX SSRC when RTX is negotiated and the FlexFEC-03 repair SSRC ([`VIDEO_FEC_SSRC`]) when the
+/// sender protects.
+pub fn video_track(rtx: bool, fec: bool) -> Arc<TrackLocalStaticRTP> {
     Arc::new(TrackLocalStaticRTP::new(MediaStreamTrack::new(
         "leopace".to_owned(),
         "video".to_owned(),
@@ -281,6 +330,9 @@ pub fn video_track(rtx: bool) -> Arc<TrackLocalStaticRTP> {
                 ssrc: Some(VIDEO_SSRC),
                 rtx: rtx.then_some(RTCRtpRtxParameters {
                     ssrc: VIDEO_RTX_SSRC,
+                }),
+                fec: fec.then_some(RTCRtpFecParameters {
+                    ssrc: VIDEO_FEC_SSRC,
                 }),
                 ..Default::default()
             },
@@ -389,11 +441,15 @@ pub async fn set_local_and_gather(
         .ok_or_else(|| LiveError::Signalling("no local description after gathering".into()))
 }
 
-/// The extra streams a video binding implies: its RTX stream and the probe-padding stream, with
-/// the video stream's header extensions and transport-wide feedback only, as the simulator binds
-/// them ([`rtx_stream`], [`padding_stream`]); the padding rides in the video payload type.
+/// The extra streams a video binding implies: its RTX stream, its FlexFEC-03 repair stream and
+/// the probe-padding stream, with the video stream's header extensions and transport-wide
+/// feedback only, as the simulator binds them ([`rtx_stream`], [`fec_stream`],
+/// [`padding_stream`]); the padding rides in the video payload type.
 fn implied_streams(video: &StreamInfo) -> Vec<StreamInfo> {
-    let mut out: Vec<StreamInfo> = rtx_stream(video).into_iter().collect();
+    let mut out: Vec<StreamInfo> = [rtx_stream(video), fec_stream(video)]
+        .into_iter()
+        .flatten()
+        .collect();
     out.push(padding_stream(video, video.payload_type));
     out
 }

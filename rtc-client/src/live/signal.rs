@@ -98,6 +98,13 @@ pub struct QoeSnapshot {
     /// an answerer that does not report it.
     #[serde(default)]
     pub rendered_per_second: Vec<u32>,
+    /// FlexFEC repair packets that reached the receiver (0 without FEC, or from an answerer that
+    /// does not report it).
+    #[serde(default)]
+    pub fec_repair_received: u64,
+    /// Media packets the receiver rebuilt from them whose original never arrived.
+    #[serde(default)]
+    pub fec_recovered: u64,
 }
 
 /// The body of every error response.

@@ -22,12 +22,18 @@ pub struct Answerer {
 
 impl Answerer {
     pub async fn start() -> Self {
+        Self::with_fec(true).await
+    }
+
+    /// An answerer that accepts FlexFEC-03 offers (`fec`) or answers them without it.
+    pub async fn with_fec(fec: bool) -> Self {
         let events = Arc::new(Mutex::new(Vec::new()));
         let sink = Arc::clone(&events);
         let server = AnswerServer::start(
             AnswerConfig {
                 listen: "127.0.0.1:0".parse().unwrap(),
                 allow_non_loopback: false,
+                fec,
             },
             move |event| sink.lock().unwrap().push(event),
         )
