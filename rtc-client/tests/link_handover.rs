@@ -1,12 +1,13 @@
 //! Handover events: outages drop or hold what they should, delay steps shift delivery,
-//! capacity changes change the service, and the link reports the instants it applied.
+//! capacity changes change the service, loss bursts and profiles lose what leaves during them,
+//! and the link reports the instants it applied.
 
 mod link_common;
 
 use link_common::{delivered, ms, us};
 use rtc_client::link::{
     Capacity, CapacityChange, Delay, DelayChange, DropReason, HandoverEffect, HandoverEvent,
-    InstantLink, Link, LinkConfig, MahimahiTrace, OutageMode, Time, Verdict,
+    InstantLink, Link, LinkConfig, LossProfile, MahimahiTrace, OutageMode, Time, Verdict,
 };
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -197,6 +198,44 @@ fn a_loss_burst_loses_the_packets_leaving_the_bottleneck_during_it() {
     }
     assert_eq!(link.stats().totals().dropped.burst_loss, 10);
     assert_eq!(link.burst_loss_probability_at(ms(119)), 1.0);
+}
+
+/// Which of 100 packets sent every 2 ms from 0 (each leaving 1 ms later) `link` loses to bursts.
+fn burst_losses(link: &mut Link) -> Vec<u64> {
+    (0..100u64)
+        .filter(|&i| link.send(ms(2 * i), 1500).drop_reason() == Some(DropReason::BurstLoss))
+        .map(|i| 2 * i + 1)
+        .collect()
+}
+
+#[test]
+fn a_loss_profile_loses_with_each_steps_probability_from_the_handover() {
+    let profile = LossProfile::new(Duration::from_millis(20), vec![1.0, 0.0, 1.0]).unwrap();
+    let mut link = link(vec![HandoverEvent::new(
+        ms(100),
+        HandoverEffect::LossProfile(profile),
+    )]);
+    let expected: Vec<u64> = (101..120).step_by(2).chain((141..160).step_by(2)).collect();
+    assert_eq!(burst_losses(&mut link), expected);
+    assert_eq!(link.burst_loss_probability_at(ms(130)), 0.0);
+    assert_eq!(link.handover_instants(), [ms(100)]);
+}
+
+#[test]
+fn a_boundary_loss_loses_like_a_handovers_but_is_no_handover_instant() {
+    let profile = LossProfile::new(Duration::from_millis(20), vec![1.0]).unwrap();
+    let mut link = Link::new(
+        LinkConfig::new(Capacity::constant(12_000_000))
+            .with_boundary_losses(vec![(ms(100), profile)]),
+        1,
+    )
+    .unwrap();
+    assert_eq!(
+        burst_losses(&mut link),
+        (101..120).step_by(2).collect::<Vec<_>>()
+    );
+    assert!(link.handover_instants().is_empty());
+    assert!(!link.report()[0].handover);
 }
 
 #[test]

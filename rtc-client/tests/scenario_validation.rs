@@ -7,6 +7,7 @@ use pacer::CwndMode;
 use rtc_client::call::{
     BweChoice, FecChoice, NackChoice, PolicyChoice, SenderOptions, SenderOverrides,
 };
+use rtc_client::link::Time;
 use rtc_client::scenario::{Scenario, ScenarioError};
 use rtc_client::sim::CallConfig;
 use scenario_support as support;
@@ -208,6 +209,100 @@ fn inconsistent_combinations_are_refused_with_the_field_name() {
         msg.contains("handovers.endpoints.local") && msg.contains("Atlantis"),
         "{msg}"
     );
+}
+
+/// `BASE` with a `[forward.handover]` table holding `body`.
+fn with_forward_handover(body: &str) -> String {
+    format!("{BASE}\n[forward.handover]\n{body}\n")
+}
+
+#[test]
+fn a_bad_boundary_loss_profile_is_refused_naming_the_key_and_the_row() {
+    let long = format!("boundary_loss_profile = [{}]", vec!["0.1"; 151].join(", "));
+    for (body, field, says) in [
+        (
+            "boundary_loss_profile = [0.4, 1.2]",
+            "forward.handover.boundary_loss_profile[1]",
+            "must be within [0, 1], got 1.2",
+        ),
+        (
+            "boundary_loss_profile = [-0.1]",
+            "forward.handover.boundary_loss_profile[0]",
+            "must be within [0, 1], got -0.1",
+        ),
+        (
+            "no_handover_loss_profile = [0.1, nan]",
+            "forward.handover.no_handover_loss_profile[1]",
+            "must be within [0, 1], got NaN",
+        ),
+        (
+            long.as_str(),
+            "forward.handover.boundary_loss_profile",
+            "at most 150 rows of 100 ms (one 15-s slot), got 151",
+        ),
+        (
+            "loss_burst_rate = 0.5\nloss_burst_ms = 250\nboundary_loss_profile = [0.4]",
+            "forward.handover.boundary_loss_profile",
+            "give loss_burst_rate or boundary_loss_profile, not both",
+        ),
+    ] {
+        let msg = error(&with_forward_handover(body));
+        assert!(
+            msg.contains(&format!("test.toml: {field}: {says}")),
+            "{field}: {msg}"
+        );
+    }
+    let msg = error(&with_forward_handover("boundary_loss_profile = 0.4"));
+    assert!(msg.contains("boundary_loss_profile"), "{msg}");
+}
+
+#[test]
+fn a_no_handover_loss_profile_needs_boundaries_without_handovers() {
+    let grid = with_forward_handover("no_handover_loss_profile = [0.1]").replace(
+        "source = \"slots\"\nprobability = 0.5",
+        "source = \"grid\"\nfirst_ms = 12000\nperiod_ms = 15000",
+    );
+    let msg = error(&grid);
+    assert!(
+        msg.contains("forward.handover.no_handover_loss_profile: applies at slot boundaries"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn the_boundary_loss_profile_starts_at_every_boundary_and_the_no_handover_one_where_the_satellite_stays()
+ {
+    let s = parse(&with_forward_handover(
+        "boundary_loss_profile = [0.5, 0.25]\nno_handover_loss_profile = [0.125]",
+    ))
+    .unwrap();
+    let (mut handovers, mut others) = (0, 0);
+    for seed in 1..=4 {
+        let r = s.realize(seed, std::time::Duration::from_secs(60)).unwrap();
+        let forward = r.forward_link().unwrap();
+        let reverse = r.reverse_link().unwrap();
+        let instants = r.timeline.instants_ms();
+        let as_times: Vec<_> = instants.iter().map(|&ms| Time::from_millis(ms)).collect();
+        assert_eq!(forward.handover_instants(), as_times, "seed {seed}");
+        let p = |t_ms: u64| forward.burst_loss_probability_at(Time::from_millis(t_ms));
+        for &b in &r.timeline.boundaries_ms {
+            if instants.contains(&b) {
+                handovers += 1;
+                assert_eq!(
+                    [p(b - 1), p(b), p(b + 99), p(b + 100), p(b + 200)],
+                    [0.0, 0.5, 0.5, 0.25, 0.0]
+                );
+            } else {
+                others += 1;
+                assert_eq!(
+                    [p(b - 1), p(b), p(b + 99), p(b + 100)],
+                    [0.0, 0.125, 0.125, 0.0]
+                );
+            }
+            assert_eq!(reverse.burst_loss_probability_at(Time::from_millis(b)), 0.0);
+        }
+    }
+    assert!(handovers > 0 && others > 0, "{handovers} and {others}");
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! Handover events and how they are layered over the link's base processes.
 
 use super::LinkConfigError;
+use super::loss_profile::LossProfile;
 use super::series::{check_probability, threshold};
 use super::time::{Time, duration_nanos};
 use std::time::Duration;
@@ -12,7 +13,9 @@ use std::time::Duration;
 /// the delay and a burst of losses, reference C2) is several events at the same instant. The
 /// link compiles the timeline once, at construction, into piecewise-constant step functions
 /// (outage state, capacity regime, delay adjustment, burst-loss probability), read with
-/// forward-only cursors on the hot path.
+/// forward-only cursors on the hot path. Every event instant is a handover instant of the link
+/// ([`super::Link::handover_instants`]); loss at a slot boundary without a handover goes in
+/// [`super::LinkConfig::boundary_losses`] instead.
 ///
 /// Overlaps are resolved per kind:
 /// - outages: any [`OutageMode::Drop`] outage in force wins over a [`OutageMode::Hold`] one;
@@ -22,10 +25,11 @@ use std::time::Duration;
 /// - delay steps: [`DelayChange::Set`] replaces the base delay (the last started wins) and
 ///   every [`DelayChange::Add`] / [`DelayChange::Subtract`] in force is added to the result,
 ///   which is floored at zero;
-/// - loss bursts: independent, so `p = 1 - prod(1 - p_i)` over the bursts in force.
+/// - loss bursts and the steps of loss profiles: independent, so `p = 1 - prod(1 - p_i)` over
+///   those in force.
 ///
 /// Effects without a duration last until the end of time.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct HandoverEvent {
     /// When the effect starts.
     pub at: Time,
@@ -41,7 +45,7 @@ impl HandoverEvent {
 }
 
 /// What a handover does to the link.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum HandoverEffect {
     /// The link carries nothing for `duration`: the bottleneck serves nothing; what happens to
     /// packets entering the link meanwhile depends on `mode`.
@@ -67,6 +71,11 @@ pub enum HandoverEffect {
         /// Loss probability in [0, 1].
         probability: f64,
     },
+    /// Packets leaving the bottleneck in the `k`-th step after the handover are lost with the
+    /// profile's `k`-th probability, on top of the link's random loss (reported as
+    /// [`super::DropReason::BurstLoss`]): Starlink's loss at a slot boundary, falling from row to
+    /// row (`traces/scenarios/starlink.toml`).
+    LossProfile(LossProfile),
     /// The capacity changes (a new satellite, a new beam, a new modulation).
     CapacityChange {
         /// How the capacity changes.
@@ -268,8 +277,13 @@ fn end_of(at: Time, duration: Option<Duration>) -> Time {
     }
 }
 
-/// Validates and compiles a timeline (any order; sorted stably by instant here).
-pub(crate) fn compile(events: &[HandoverEvent]) -> Result<Compiled, LinkConfigError> {
+/// Validates and compiles a timeline (any order; sorted stably by instant here) and the loss
+/// profiles at instants that are not handovers (`boundary_losses`: they add to the burst loss
+/// but not to the handover instants).
+pub(crate) fn compile(
+    events: &[HandoverEvent],
+    boundary_losses: &[(Time, LossProfile)],
+) -> Result<Compiled, LinkConfigError> {
     let mut outages = Vec::new();
     let mut capacities = Vec::new();
     let mut delays = Vec::new();
@@ -278,6 +292,13 @@ pub(crate) fn compile(events: &[HandoverEvent]) -> Result<Compiled, LinkConfigEr
     sorted.sort_by_key(|e| e.at);
     for (i, e) in sorted.iter().enumerate() {
         match e.effect {
+            HandoverEffect::LossProfile(ref profile) => {
+                bursts.extend(profile.bursts(e.at).map(|(start, end, p)| Interval {
+                    start,
+                    end,
+                    payload: p,
+                }));
+            }
             HandoverEffect::Outage { duration, mode } => outages.push(Interval {
                 start: e.at,
                 end: e.at.saturating_add(duration),
@@ -322,6 +343,13 @@ pub(crate) fn compile(events: &[HandoverEvent]) -> Result<Compiled, LinkConfigEr
                 });
             }
         }
+    }
+    for (at, profile) in boundary_losses {
+        bursts.extend(profile.bursts(*at).map(|(start, end, p)| Interval {
+            start,
+            end,
+            payload: p,
+        }));
     }
     let mut instants: Vec<Time> = sorted.iter().map(|e| e.at).collect();
     instants.dedup();
@@ -431,7 +459,7 @@ mod tests {
                 },
             ),
         ];
-        let c = compile(&events).unwrap();
+        let c = compile(&events, &[]).unwrap();
         let pieces: Vec<_> = c.outage.pieces().collect();
         assert_eq!(
             pieces,
@@ -480,7 +508,7 @@ mod tests {
                 },
             ),
         ];
-        let c = compile(&events).unwrap();
+        let c = compile(&events, &[]).unwrap();
         let base = 20_000_000;
         assert_eq!(c.delay.at(ms(1)).0.apply(base), 30_000_000);
         assert_eq!(c.delay.at(ms(6)).0.apply(base), 50_000_000);
@@ -506,7 +534,7 @@ mod tests {
                 },
             ),
         ];
-        let c = compile(&events).unwrap();
+        let c = compile(&events, &[]).unwrap();
         let cap: Vec<_> = c.capacity.pieces().collect();
         assert_eq!(
             cap,
@@ -530,10 +558,44 @@ mod tests {
                 },
             )
         };
-        let c = compile(&[burst(0), burst(5)]).unwrap();
+        let c = compile(&[burst(0), burst(5)], &[]).unwrap();
         assert_eq!(c.burst.at(ms(6)).0.probability, 0.75);
         assert_eq!(c.burst.at(ms(12)).0.probability, 0.5);
         assert_eq!(c.burst.at(ms(15)).0.probability, 0.0);
+    }
+
+    #[test]
+    fn a_loss_profile_steps_down_row_by_row_and_combines_with_a_burst() {
+        let profile = LossProfile::new(Duration::from_millis(100), vec![0.5, 0.25]).unwrap();
+        let events = [
+            HandoverEvent::new(ms(1_000), HandoverEffect::LossProfile(profile)),
+            HandoverEvent::new(
+                ms(1_150),
+                HandoverEffect::LossBurst {
+                    duration: Duration::from_millis(100),
+                    probability: 0.5,
+                },
+            ),
+        ];
+        let c = compile(&events, &[]).unwrap();
+        let p = |t| c.burst.at(ms(t)).0.probability;
+        assert_eq!(p(999), 0.0);
+        assert_eq!(p(1_000), 0.5);
+        assert_eq!(p(1_099), 0.5);
+        assert_eq!(p(1_100), 0.25);
+        assert_eq!(p(1_150), 0.625);
+        assert_eq!(p(1_200), 0.5);
+        assert_eq!(p(1_250), 0.0);
+        assert_eq!(c.instants, vec![ms(1_000), ms(1_150)]);
+    }
+
+    #[test]
+    fn a_boundary_loss_adds_to_the_burst_loss_but_is_no_handover_instant() {
+        let profile = LossProfile::new(Duration::from_millis(100), vec![0.25]).unwrap();
+        let c = compile(&[], &[(ms(500), profile)]).unwrap();
+        assert_eq!(c.burst.at(ms(550)).0.probability, 0.25);
+        assert_eq!(c.burst.at(ms(600)).0.probability, 0.0);
+        assert!(c.instants.is_empty());
     }
 
     #[test]
@@ -545,7 +607,7 @@ mod tests {
                 probability: 2.0,
             },
         );
-        let err = compile(&[bad]).unwrap_err();
+        let err = compile(&[bad], &[]).unwrap_err();
         assert!(err.to_string().contains("probability 2"), "{err}");
     }
 }

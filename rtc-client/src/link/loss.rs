@@ -12,8 +12,9 @@ use std::sync::Arc;
 /// Loss is decided when a packet leaves the bottleneck (on the radio hop), so a lost packet has
 /// used its share of capacity and buffer, as a packet lost over the air does. Decisions are drawn
 /// in packet order from a ChaCha8 stream seeded by the link's seed, so a seed and a sequence of
-/// sends give the same losses on every platform. Handover loss bursts draw from a separate
-/// stream, so adding a burst does not change which packets the random process loses elsewhere.
+/// sends give the same losses on every platform. Handover loss bursts and loss profiles draw
+/// from a separate stream, so adding one does not change which packets the random process loses
+/// elsewhere.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub enum Loss {
     /// No random loss.
@@ -115,7 +116,7 @@ impl Loss {
 /// ChaCha stream numbers: one per random process of a link, so that the processes are
 /// independent and each is reproducible on its own.
 pub(crate) const STREAM_RANDOM_LOSS: u64 = 1;
-/// Stream of the handover loss bursts.
+/// Stream of the handover loss bursts and of the loss profiles.
 pub(crate) const STREAM_BURST_LOSS: u64 = 2;
 
 /// A seeded ChaCha8 generator on `stream`.

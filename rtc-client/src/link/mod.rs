@@ -22,8 +22,9 @@
 //!    ([`DropReason::NoCapacity`]).
 //! 4. **Loss**, decided when the packet leaves the bottleneck (on the radio hop, so a lost
 //!    packet used its capacity and buffer space): the random [`Loss`] process
-//!    ([`DropReason::RandomLoss`]), then any handover loss burst in force
-//!    ([`DropReason::BurstLoss`]). Both are seeded ChaCha8 streams.
+//!    ([`DropReason::RandomLoss`]), then any handover loss burst or [`LossProfile`] step in
+//!    force, a handover's or a slot boundary's ([`DropReason::BurstLoss`]). Both are seeded
+//!    ChaCha8 streams.
 //! 5. **Propagation**: the one-way [`Delay`] at the instant the packet leaves the bottleneck,
 //!    plus handover delay steps. Packets are not reordered unless
 //!    [`LinkConfig::allow_reordering`] is set: a packet is never delivered before the one that
@@ -44,6 +45,7 @@ mod delay;
 pub mod geometry;
 mod handover;
 mod loss;
+mod loss_profile;
 pub mod readers;
 mod series;
 mod stats;
@@ -53,6 +55,7 @@ pub use capacity::{Capacity, MAHIMAHI_OPPORTUNITY_BYTES, MAX_PACKET_BYTES, Mahim
 pub use delay::Delay;
 pub use handover::{CapacityChange, DelayChange, HandoverEffect, HandoverEvent, OutageMode};
 pub use loss::{GilbertElliott, Loss};
+pub use loss_profile::LossProfile;
 pub use series::{DelaySeries, Interpolation, LossSeries, RateSeries, SeriesEnd};
 pub use stats::{DropCounts, LinkStats, MAX_STATS_SECONDS, SecondReport, SecondStats};
 pub use time::Time;
@@ -75,7 +78,7 @@ pub enum DropReason {
     BufferFull,
     /// The random loss process ([`Loss`]) lost it.
     RandomLoss,
-    /// A handover loss burst lost it.
+    /// A handover loss burst or a loss profile (a handover's or a slot boundary's) lost it.
     BurstLoss,
     /// It entered during a handover outage in [`OutageMode::Drop`].
     Outage,
@@ -152,13 +155,19 @@ pub struct LinkConfig {
     pub loss: Loss,
     /// Handover events, in any order.
     pub handovers: Vec<HandoverEvent>,
+    /// Loss profiles starting at instants that are not handovers, in any order: Starlink's slot
+    /// boundaries where the serving satellite stays, which lose packets too
+    /// (`traces/scenarios/starlink.toml`). They draw from the burst stream as handover bursts
+    /// do, but are not among [`Link::handover_instants`].
+    pub boundary_losses: Vec<(Time, LossProfile)>,
     /// Whether a packet may be delivered before one that entered ahead of it (when the delay
     /// drops faster than packets are spaced). Off by default: one path does not reorder.
     pub allow_reordering: bool,
 }
 
 impl LinkConfig {
-    /// A link with `capacity`, an unlimited buffer, no delay, no loss and no handovers.
+    /// A link with `capacity`, an unlimited buffer, no delay, no loss, no handovers and no
+    /// boundary losses.
     pub fn new(capacity: Capacity) -> LinkConfig {
         LinkConfig {
             capacity,
@@ -166,6 +175,7 @@ impl LinkConfig {
             delay: Delay::default(),
             loss: Loss::None,
             handovers: Vec::new(),
+            boundary_losses: Vec::new(),
             allow_reordering: false,
         }
     }
@@ -191,6 +201,12 @@ impl LinkConfig {
     /// With a handover timeline.
     pub fn with_handovers(mut self, handovers: Vec<HandoverEvent>) -> LinkConfig {
         self.handovers = handovers;
+        self
+    }
+
+    /// With loss profiles at instants that are not handovers.
+    pub fn with_boundary_losses(mut self, boundary_losses: Vec<(Time, LossProfile)>) -> LinkConfig {
+        self.boundary_losses = boundary_losses;
         self
     }
 
@@ -271,7 +287,7 @@ impl Link {
         if matches!(config.buffer, Buffer::Bytes(0) | Buffer::Packets(0)) {
             return Err(LinkConfigError::Buffer);
         }
-        let compiled = handover::compile(&config.handovers)?;
+        let compiled = handover::compile(&config.handovers, &config.boundary_losses)?;
         Ok(Link {
             loss: LossState::new(&config.loss, seed),
             burst_rng: loss::rng(seed, loss::STREAM_BURST_LOSS),
@@ -398,7 +414,8 @@ impl Link {
         self.compiled.outage.at(t).0
     }
 
-    /// The handover loss-burst probability in force at `t`.
+    /// The burst-loss probability in force at `t`: handover loss bursts and the loss profiles
+    /// of handovers and slot boundaries.
     pub fn burst_loss_probability_at(&self, t: Time) -> f64 {
         self.compiled.burst.at(t).0.probability
     }

@@ -7,14 +7,17 @@
 //!
 //! What a handover does to a direction, besides the delay process's own step and spike:
 //! an outage (`handover.outage_ms`, drop or hold) and a loss burst (`handover.loss_burst_rate`
-//! for `handover.loss_burst_ms`). Seconds without a satellite at either end of an orbit path are
-//! drop outages on both directions.
+//! for `handover.loss_burst_ms`) or a loss profile (`handover.boundary_loss_profile`, one
+//! probability per 100-ms row). A slot boundary without a handover gets
+//! `handover.no_handover_loss_profile`, or the same profile when that is not given, as a
+//! boundary loss of the link (not a handover instant). Seconds without a satellite at either end
+//! of an orbit path are drop outages on both directions.
 
 use super::orbit::{self, End, OrbitPath};
 use super::process::{self, DELAY_STEP_MS};
 use super::schema::{
-    CallSpec, CapacitySpec, DelaySpec, DirectionSpec, HandoverSpec, LossSpec, OrbitPolicy,
-    OutageMode as SpecOutage, ScenarioFile,
+    CallSpec, CapacitySpec, DelaySpec, DirectionSpec, HandoverSpec, LOSS_PROFILE_ROW_MS, LossSpec,
+    OrbitPolicy, OutageMode as SpecOutage, ScenarioFile,
 };
 use super::timeline::{self, Handover, HandoverTimeline};
 use super::{Scenario, ScenarioError, rng};
@@ -22,7 +25,8 @@ use crate::call::SenderOptions;
 use crate::link::readers::LagosTrace;
 use crate::link::{
     Buffer, Capacity, Delay, DelaySeries, GilbertElliott, HandoverEffect, HandoverEvent,
-    Interpolation, Link, LinkConfig, Loss, OutageMode, RateSeries, SeriesEnd, Time, Verdict,
+    Interpolation, Link, LinkConfig, Loss, LossProfile, OutageMode, RateSeries, SeriesEnd, Time,
+    Verdict,
 };
 use chrono::{DateTime, Timelike, Utc};
 use serde::Serialize;
@@ -248,13 +252,20 @@ pub fn realize(
             (None, None) => Buffer::Unlimited,
         };
         let loss = loss(dir, name, &resolve, &lagos)?;
-        let events = events(dir, &instants, &timeline.outages_ms);
+        let profile_error = |e: crate::link::LinkConfigError| ScenarioError::Link {
+            direction: name,
+            message: e.to_string(),
+        };
+        let events = events(dir, &instants, &timeline.outages_ms).map_err(profile_error)?;
+        let boundary_losses =
+            boundary_losses(dir, &timeline.boundaries_ms, &instants).map_err(profile_error)?;
         configs.push(
             LinkConfig::new(capacity)
                 .with_buffer(buffer)
                 .with_delay(delay)
                 .with_loss(loss)
-                .with_handovers(events),
+                .with_handovers(events)
+                .with_boundary_losses(boundary_losses),
         );
     }
     let reverse = configs
@@ -544,9 +555,22 @@ fn loss(
     })
 }
 
+/// A boundary loss profile of 100-ms rows, or `None` when it is empty.
+fn loss_profile(rows: &[f64]) -> Result<Option<LossProfile>, crate::link::LinkConfigError> {
+    if rows.is_empty() {
+        return Ok(None);
+    }
+    LossProfile::new(Duration::from_millis(LOSS_PROFILE_ROW_MS), rows.to_vec()).map(Some)
+}
+
 /// The link events of one direction: the handover effects at each instant, and the orbit gaps.
-fn events(dir: &DirectionSpec, instants: &[u64], outages_ms: &[(u64, u64)]) -> Vec<HandoverEvent> {
+fn events(
+    dir: &DirectionSpec,
+    instants: &[u64],
+    outages_ms: &[(u64, u64)],
+) -> Result<Vec<HandoverEvent>, crate::link::LinkConfigError> {
     let h = &dir.handover;
+    let profile = loss_profile(&h.boundary_loss_profile)?;
     let mut events = Vec::new();
     for &at in instants {
         let at = Time::from_millis(at);
@@ -571,6 +595,12 @@ fn events(dir: &DirectionSpec, instants: &[u64], outages_ms: &[(u64, u64)]) -> V
                 },
             ));
         }
+        if let Some(profile) = &profile {
+            events.push(HandoverEvent::new(
+                at,
+                HandoverEffect::LossProfile(profile.clone()),
+            ));
+        }
     }
     for &(from, to) in outages_ms {
         events.push(HandoverEvent::new(
@@ -582,7 +612,24 @@ fn events(dir: &DirectionSpec, instants: &[u64], outages_ms: &[(u64, u64)]) -> V
         ));
     }
     events.sort_by_key(|e| e.at);
-    events
+    Ok(events)
+}
+
+/// The loss profiles of one direction at the slot boundaries that are not handover instants
+/// (both lists ascending).
+fn boundary_losses(
+    dir: &DirectionSpec,
+    boundaries_ms: &[u64],
+    instants: &[u64],
+) -> Result<Vec<(Time, LossProfile)>, crate::link::LinkConfigError> {
+    let Some(profile) = loss_profile(dir.handover.no_handover_profile())? else {
+        return Ok(Vec::new());
+    };
+    Ok(boundaries_ms
+        .iter()
+        .filter(|at| instants.binary_search(at).is_err())
+        .map(|&at| (Time::from_millis(at), profile.clone()))
+        .collect())
 }
 
 /// One probe of [`probe_rtt`].

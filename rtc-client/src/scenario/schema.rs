@@ -499,7 +499,20 @@ pub enum OutageMode {
     Hold,
 }
 
-/// What each handover does to one direction (besides what the delay process does itself).
+/// What each handover, and each slot boundary, does to one direction (besides what the delay
+/// process does itself).
+///
+/// The loss at a boundary is either a flat burst (`loss_burst_rate` for `loss_burst_ms`, at
+/// handovers only) or a profile, one probability per 100-ms row from the boundary instant
+/// ([`LOSS_PROFILE_ROW_MS`], the row of `lagos.csv`):
+///
+/// ```toml
+/// [forward.handover]
+/// boundary_loss_profile = [0.47, 0.20, 0.03]  # at every handover and boundary
+/// no_handover_loss_profile = [0.30, 0.10]     # optional: at boundaries without a handover
+/// ```
+///
+/// The profile's probabilities add to the random loss as independent losses.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HandoverEffectSpec {
@@ -515,6 +528,34 @@ pub struct HandoverEffectSpec {
     /// Length of the burst, ms.
     #[serde(default)]
     pub loss_burst_ms: u32,
+    /// Loss probability of each 100-ms row from a handover, and from a slot boundary without
+    /// one unless `no_handover_loss_profile` is given (empty = none; exclusive with
+    /// `loss_burst_rate`; at most [`MAX_LOSS_PROFILE_ROWS`] rows).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub boundary_loss_profile: Vec<f64>,
+    /// Loss probability of each 100-ms row from a slot boundary where the serving satellite
+    /// stays, when it differs from `boundary_loss_profile` (`[]` = no loss there). Needs slot
+    /// boundaries that are not all handovers: `handovers.source = "slots"` or an orbit source
+    /// with `policy = "starlink"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub no_handover_loss_profile: Option<Vec<f64>>,
+}
+
+/// The row of a boundary loss profile, ms: `lagos.csv`'s 100-ms row
+/// (`crate::link::readers::LAGOS_ROW_MS`).
+pub const LOSS_PROFILE_ROW_MS: u64 = crate::link::readers::LAGOS_ROW_MS;
+
+/// Most rows a boundary loss profile may have: 150, one 15-s Starlink slot of 100-ms rows.
+pub const MAX_LOSS_PROFILE_ROWS: usize = 150;
+
+impl HandoverEffectSpec {
+    /// The profile at slot boundaries without a handover: `no_handover_loss_profile` if given,
+    /// else `boundary_loss_profile`.
+    pub fn no_handover_profile(&self) -> &[f64] {
+        self.no_handover_loss_profile
+            .as_deref()
+            .unwrap_or(&self.boundary_loss_profile)
+    }
 }
 
 /// A value out of range, with the dotted name of its field.
@@ -627,6 +668,19 @@ impl ScenarioFile {
                 return Err(Invalid::new(
                     format!("{name}.capacity.step"),
                     "\"slot\" needs a handover source with slot boundaries (not \"none\")",
+                ));
+            }
+        }
+        let boundaries_without_handovers = match &self.handovers {
+            HandoverSpec::Slots { .. } => true,
+            HandoverSpec::Orbit(o) => o.policy == OrbitPolicy::Starlink,
+            HandoverSpec::None | HandoverSpec::Grid { .. } => false,
+        };
+        for (name, dir) in DIRECTIONS.iter().zip([&self.forward, &self.reverse]) {
+            if dir.handover.no_handover_loss_profile.is_some() && !boundaries_without_handovers {
+                return Err(Invalid::new(
+                    format!("{name}.handover.no_handover_loss_profile"),
+                    "applies at slot boundaries without a handover: needs handovers.source = \"slots\" or an orbit source with policy = \"starlink\"",
                 ));
             }
         }
@@ -877,6 +931,19 @@ impl DirectionSpec {
                 "must be positive when loss_burst_rate is",
             ));
         }
+        check_profile(
+            &f("handover.boundary_loss_profile"),
+            &h.boundary_loss_profile,
+        )?;
+        if let Some(p) = &h.no_handover_loss_profile {
+            check_profile(&f("handover.no_handover_loss_profile"), p)?;
+        }
+        if h.loss_burst_rate > 0.0 && !h.boundary_loss_profile.is_empty() {
+            return Err(Invalid::new(
+                f("handover.boundary_loss_profile"),
+                "give loss_burst_rate or boundary_loss_profile, not both",
+            ));
+        }
         Ok(())
     }
 
@@ -948,6 +1015,24 @@ impl SlottedDelaySpec {
             15_000,
         )
     }
+}
+
+/// A boundary loss profile: at most [`MAX_LOSS_PROFILE_ROWS`] probabilities in [0, 1]; the
+/// error names the row (`forward.handover.boundary_loss_profile[2]`).
+fn check_profile(field: &str, profile: &[f64]) -> Result<(), Invalid> {
+    if profile.len() > MAX_LOSS_PROFILE_ROWS {
+        return Err(Invalid::new(
+            field,
+            format!(
+                "at most {MAX_LOSS_PROFILE_ROWS} rows of {LOSS_PROFILE_ROW_MS} ms (one 15-s slot), got {}",
+                profile.len()
+            ),
+        ));
+    }
+    for (i, &p) in profile.iter().enumerate() {
+        within(&format!("{field}[{i}]"), p, 0.0, 1.0)?;
+    }
+    Ok(())
 }
 
 /// A file reference must not be empty.
