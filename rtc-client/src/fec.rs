@@ -14,9 +14,10 @@
 //! receive statistics do (`RtpVideoStreamReceiver2` leaves recovered packets out of them).
 
 use rtc_interceptor::{
-    Attribute, AttributedPacket, FlexFec03Decoder, Interceptor, Packet, Slot, StreamInfo,
-    TaggedPacket,
+    Attribute, AttributedPacket, FlexFec03Decoder, Interceptor, Packet, ReceiverReportBuilder,
+    ReceiverReportInterceptor, Slot, StreamInfo, TaggedPacket,
 };
+use rtc_rtcp::receiver_report::ReceiverReport;
 use rtc_shared::error::Error;
 use sansio::Protocol;
 use std::collections::VecDeque;
@@ -224,4 +225,158 @@ impl Interceptor for FecReceiver {
     fn bind_local_stream(&mut self, _info: &StreamInfo) {}
 
     fn unbind_local_stream(&mut self, _info: &StreamInfo) {}
+}
+
+/// webrtc-rs's receiver reports (one every second per bound stream), in SSRC order.
+///
+/// The stock interceptor walks its streams in `HashMap` order, so the reports of one instant
+/// leave in an order that changes from run to run; on an emulated link that order decides which
+/// report a loss or a queue hits, and the determinism rule (docs/architecture.md) would not hold.
+/// This wrapper sorts each run of consecutive reports by reporter SSRC and passes everything else
+/// in order.
+pub struct OrderedReceiverReports {
+    inner: ReceiverReportInterceptor,
+    ready: VecDeque<TaggedPacket>,
+}
+
+impl Default for OrderedReceiverReports {
+    fn default() -> Self {
+        Self {
+            inner: ReceiverReportBuilder::new().build(),
+            ready: VecDeque::new(),
+        }
+    }
+}
+
+/// The media SSRC of a packet that is a receiver report about one stream, if it is one.
+fn report_ssrc(packet: &TaggedPacket) -> Option<u32> {
+    let Packet::Rtcp(rtcp) = &packet.message.packet else {
+        return None;
+    };
+    let [only] = rtcp.as_slice() else {
+        return None;
+    };
+    let report = only.as_any().downcast_ref::<ReceiverReport>()?;
+    Some(report.reports.first().map_or(0, |r| r.ssrc))
+}
+
+impl Protocol<TaggedPacket, TaggedPacket, ()> for OrderedReceiverReports {
+    type Rout = TaggedPacket;
+    type Wout = TaggedPacket;
+    type Eout = ();
+    type Error = Error;
+    type Time = Instant;
+
+    fn handle_read(&mut self, msg: TaggedPacket) -> Result<(), Self::Error> {
+        self.inner.handle_read(msg)
+    }
+
+    fn poll_read(&mut self) -> Option<Self::Rout> {
+        self.inner.poll_read()
+    }
+
+    fn handle_write(&mut self, msg: TaggedPacket) -> Result<(), Self::Error> {
+        self.inner.handle_write(msg)
+    }
+
+    fn poll_write(&mut self) -> Option<Self::Wout> {
+        if self.ready.is_empty() {
+            let mut pending: Vec<TaggedPacket> =
+                std::iter::from_fn(|| self.inner.poll_write()).collect();
+            let mut start = 0;
+            while start < pending.len() {
+                let mut end = start;
+                while end < pending.len() && report_ssrc(&pending[end]).is_some() {
+                    end += 1;
+                }
+                pending[start..end].sort_by_key(|p| report_ssrc(p).unwrap_or(0));
+                start = end + 1;
+            }
+            self.ready.extend(pending);
+        }
+        self.ready.pop_front()
+    }
+
+    fn handle_timeout(&mut self, now: Instant) -> Result<(), Self::Error> {
+        self.inner.handle_timeout(now)
+    }
+
+    fn poll_timeout(&mut self) -> Option<Self::Time> {
+        self.inner.poll_timeout()
+    }
+}
+
+impl Interceptor for OrderedReceiverReports {
+    fn bind_remote_stream(&mut self, info: &StreamInfo) {
+        self.inner.bind_remote_stream(info);
+    }
+
+    fn unbind_remote_stream(&mut self, info: &StreamInfo) {
+        self.inner.unbind_remote_stream(info);
+    }
+
+    fn bind_local_stream(&mut self, info: &StreamInfo) {
+        self.inner.bind_local_stream(info);
+    }
+
+    fn unbind_local_stream(&mut self, info: &StreamInfo) {
+        self.inner.unbind_local_stream(info);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rtc_shared::TransportContext;
+    use std::time::Duration;
+
+    fn rtp(ssrc: u32, sequence_number: u16) -> TaggedPacket {
+        TaggedPacket {
+            now: Instant::now(),
+            transport: TransportContext::default(),
+            message: AttributedPacket::new(Packet::Rtp(rtc_rtp::Packet {
+                header: rtc_rtp::Header {
+                    version: 2,
+                    ssrc,
+                    sequence_number,
+                    ..Default::default()
+                },
+                payload: vec![0u8; 10].into(),
+            })),
+        }
+    }
+
+    #[test]
+    fn the_reports_of_one_instant_leave_in_ssrc_order() {
+        let ssrcs = [
+            0x9000_0001u32,
+            0x1000_0002,
+            0x5000_0003,
+            0x3000_0004,
+            0x7000_0005,
+        ];
+        let mut reports = OrderedReceiverReports::default();
+        for ssrc in ssrcs {
+            reports.bind_remote_stream(&StreamInfo {
+                ssrc,
+                clock_rate: 90_000,
+                ..Default::default()
+            });
+        }
+        let start = Instant::now();
+        for (i, ssrc) in ssrcs.into_iter().enumerate() {
+            let mut packet = rtp(ssrc, 1);
+            packet.now = start + Duration::from_millis(i as u64);
+            reports.handle_read(packet).unwrap();
+        }
+        while reports.poll_read().is_some() {}
+        let due = reports.poll_timeout().expect("a report is due");
+        reports.handle_timeout(due).unwrap();
+        let order: Vec<u32> = std::iter::from_fn(|| reports.poll_write())
+            .map(|p| report_ssrc(&p).expect("a receiver report"))
+            .collect();
+        let mut sorted = ssrcs.to_vec();
+        sorted.sort_unstable();
+        assert_eq!(order, sorted);
+    }
 }

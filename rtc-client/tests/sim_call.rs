@@ -84,6 +84,33 @@ fn the_same_call_twice_gives_identical_telemetry() {
     assert_ne!(a, c, "another seed gives another call");
 }
 
+/// A protected call over the shipped starlink scenario is the same call every time: the FEC
+/// controller, the repair packets and the receiver reports they follow (whose order
+/// `rtc_client::fec::OrderedReceiverReports` fixes; its own test checks the order) change
+/// nothing from run to run.
+#[test]
+fn a_protected_starlink_call_twice_gives_identical_telemetry() {
+    use rtc_client::scenario::{Scenario, ScenarioPaths};
+    let scenario = Scenario::load("starlink", &ScenarioPaths::workspace()).expect("starlink");
+    // Seed 7004 differed between processes before the reports were ordered.
+    let realization = scenario
+        .realize(7004, Duration::from_secs(300))
+        .expect("realises");
+    let config = CallConfig::from_realization(&realization, PolicyChoice::Default);
+    assert_eq!(config.fec, FecChoice::Libwebrtc);
+    let runs: Vec<(String, u64)> = (0..2)
+        .map(|_| {
+            let result = run(&config);
+            (
+                serde_json::to_string(&result.telemetry).expect("json"),
+                result.recovery.fec_packets_sent,
+            )
+        })
+        .collect();
+    assert!(runs[0].1 > 0, "the call sent repair packets");
+    assert!(runs.iter().all(|r| r == &runs[0]), "the runs differ");
+}
+
 #[test]
 fn a_two_second_outage_freezes_the_video_and_it_recovers_to_30_fps() {
     let outage = || {

@@ -33,7 +33,8 @@ use crate::call::streams::{
 };
 use crate::call::{NackChoice, SenderOptions};
 use crate::fec::{
-    FEC_RECEIVER_SLOT, FecReceiver, FecReceiverHandle, RECEIVER_REPORT_SLOT, TWCC_RECEIVER_SLOT,
+    FEC_RECEIVER_SLOT, FecReceiver, FecReceiverHandle, OrderedReceiverReports,
+    RECEIVER_REPORT_SLOT, TWCC_RECEIVER_SLOT,
 };
 use crate::nack::{
     NackGenerator, NackGeneratorHandle, NackResponder, NackResponderHandle, RTX_RECEIVER_SLOT,
@@ -42,8 +43,7 @@ use crate::nack::{
 use rtc::ice::mdns::MulticastDnsMode;
 use rtc::interceptor::{
     CongestionControlBuilder, Gcc, Interceptor, NackGeneratorBuilder, NackResponderBuilder,
-    ReceiverReportBuilder, SenderReportBuilder, StreamInfo, TaggedPacket, TwccReceiverBuilder,
-    TwccSenderBuilder,
+    SenderReportBuilder, StreamInfo, TaggedPacket, TwccReceiverBuilder, TwccSenderBuilder,
 };
 use rtc::media_stream::MediaStreamTrack;
 use rtc::peer_connection::configuration::media_engine::{
@@ -284,7 +284,7 @@ pub fn receiver_chain(nack: NackChoice, fec: bool) -> Result<ReceiverChain, Live
     configure_twcc_receiver_only(Registry::new(), &mut media).map_err(LiveError::webrtc)?;
     let (fec_receiver, fec_handle) = FecReceiver::new();
     let mut registry = Registry::new()
-        .with(RECEIVER_REPORT_SLOT, ReceiverReportBuilder::new().build())
+        .with(RECEIVER_REPORT_SLOT, OrderedReceiverReports::default())
         .with(Slot::SenderReport, SenderReportBuilder::new().build())
         .with(TWCC_RECEIVER_SLOT, TwccReceiverBuilder::new().build())
         .with(FEC_RECEIVER_SLOT, fec_receiver);

@@ -14,7 +14,8 @@ use crate::call::streams::{
     fec_stream, padding_stream, rtp_of, rtx_stream, video_stream,
 };
 use crate::fec::{
-    FEC_RECEIVER_SLOT, FecReceiver, FecReceiverHandle, RECEIVER_REPORT_SLOT, TWCC_RECEIVER_SLOT,
+    FEC_RECEIVER_SLOT, FecReceiver, FecReceiverHandle, OrderedReceiverReports,
+    RECEIVER_REPORT_SLOT, TWCC_RECEIVER_SLOT,
 };
 use crate::link::{Link, Time};
 use crate::media::packetizer::MediaPacket;
@@ -29,8 +30,8 @@ use handover_predictor::{HandoverSource, TimelineSource};
 use pacer::{Decision, PolicyController};
 use rtc_interceptor::{
     Attribute, AttributedPacket, BoxedInterceptor, CongestionControlBuilder, NackGeneratorBuilder,
-    NackResponderBuilder, Packet, ReceiverReportBuilder, Registry, Slot, TaggedPacket,
-    TwccReceiverBuilder, TwccSenderBuilder,
+    NackResponderBuilder, Packet, Registry, Slot, TaggedPacket, TwccReceiverBuilder,
+    TwccSenderBuilder,
 };
 use rtc_rtcp::payload_feedbacks::picture_loss_indication::PictureLossIndication;
 use rtc_rtcp::transport_feedbacks::transport_layer_nack::TransportLayerNack;
@@ -156,7 +157,7 @@ impl SimCall {
             .with(Slot::FecEncoder, protection);
         let (fec_receiver, fec_receiver_handle) = FecReceiver::new();
         let mut receiver = Registry::new()
-            .with(RECEIVER_REPORT_SLOT, ReceiverReportBuilder::new().build())
+            .with(RECEIVER_REPORT_SLOT, OrderedReceiverReports::default())
             .with(TWCC_RECEIVER_SLOT, TwccReceiverBuilder::new().build())
             .with(FEC_RECEIVER_SLOT, fec_receiver);
         let mut nack_handles = None;
