@@ -35,11 +35,6 @@ pub const TWCC_RECEIVER_SLOT: Slot = Slot::Custom(5_500);
 /// fraction lost is the network's, which libwebrtc's protection controller decides from.
 pub const RECEIVER_REPORT_SLOT: Slot = Slot::Custom(5_400);
 
-/// How many rebuilt sequence numbers a stream remembers, to tell a rebuilt packet whose
-/// original arrives later (the pacer serves the repair SSRC round-robin with the media, so a
-/// repair packet can overtake the media it protects) from one the link really lost.
-const REMEMBERED_REBUILDS: usize = 512;
-
 /// What a [`FecReceiver`] has done, cumulative.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct FecReceiverStats {
@@ -84,8 +79,47 @@ struct Protected {
     /// The transport-wide sequence number's extension id on the media stream, if negotiated.
     transport_cc_id: Option<u8>,
     decoder: FlexFec03Decoder,
-    /// The latest rebuilt sequence numbers, oldest first.
-    rebuilt: VecDeque<u16>,
+    /// The sequence numbers rebuilt whose original has not arrived (yet).
+    rebuilt: RebuiltSet,
+}
+
+/// Which sequence numbers of a stream were rebuilt and not yet received, to tell a rebuilt packet
+/// whose original arrives later (the pacer serves the repair SSRC round-robin with the media, so
+/// a repair packet can overtake the media it protects) from one the link really lost. One bit per
+/// sequence number; an arrival also clears the number half the sequence space away, so a rebuild
+/// whose original never came is forgotten long before the numbers wrap back to it.
+struct RebuiltSet {
+    bits: Box<[u64; 1024]>,
+}
+
+impl RebuiltSet {
+    fn new() -> Self {
+        Self {
+            bits: Box::new([0; 1024]),
+        }
+    }
+
+    fn slot(sequence_number: u16) -> (usize, u64) {
+        (
+            usize::from(sequence_number >> 6),
+            1 << (sequence_number & 63),
+        )
+    }
+
+    fn insert(&mut self, sequence_number: u16) {
+        let (word, bit) = Self::slot(sequence_number);
+        self.bits[word] |= bit;
+    }
+
+    /// Notes the arrival of `sequence_number`; returns whether it had been rebuilt.
+    fn arrived(&mut self, sequence_number: u16) -> bool {
+        let (stale_word, stale_bit) = Self::slot(sequence_number ^ 0x8000);
+        self.bits[stale_word] &= !stale_bit;
+        let (word, bit) = Self::slot(sequence_number);
+        let was = self.bits[word] & bit != 0;
+        self.bits[word] &= !bit;
+        was
+    }
 }
 
 /// FlexFEC-03 recovery for the streams bound with a repair SSRC and payload type. Repair packets
@@ -118,11 +152,9 @@ impl FecReceiver {
     ) {
         for packet in packets {
             self.handle.rebuilt.fetch_add(1, Ordering::Relaxed);
-            let rebuilt = &mut self.streams[stream].rebuilt;
-            if rebuilt.len() == REMEMBERED_REBUILDS {
-                rebuilt.pop_front();
-            }
-            rebuilt.push_back(packet.header.sequence_number);
+            self.streams[stream]
+                .rebuilt
+                .insert(packet.header.sequence_number);
             let mut message = AttributedPacket::new(Packet::Rtp(packet));
             message.add(Attribute::RecoveredByFec);
             self.read_queue.push_back(TaggedPacket {
@@ -159,8 +191,7 @@ impl Protocol<TaggedPacket, TaggedPacket, ()> for FecReceiver {
         };
         let stream = &mut self.streams[index];
         let sequence_number = rtp.header.sequence_number;
-        if let Some(at) = stream.rebuilt.iter().position(|&s| s == sequence_number) {
-            stream.rebuilt.remove(at);
+        if stream.rebuilt.arrived(sequence_number) {
             self.handle
                 .rebuilt_then_arrived
                 .fetch_add(1, Ordering::Relaxed);
@@ -214,7 +245,7 @@ impl Interceptor for FecReceiver {
             repair_ssrc,
             transport_cc_id,
             decoder: FlexFec03Decoder::new(repair_ssrc, info.ssrc),
-            rebuilt: VecDeque::new(),
+            rebuilt: RebuiltSet::new(),
         });
     }
 
@@ -344,6 +375,23 @@ mod tests {
                 payload: vec![0u8; 10].into(),
             })),
         }
+    }
+
+    #[test]
+    fn a_rebuilt_number_counts_once_when_its_original_arrives_and_is_forgotten_half_a_wrap_later() {
+        let mut set = RebuiltSet::new();
+        set.insert(10);
+        set.insert(65_535);
+        assert!(!set.arrived(11));
+        assert!(set.arrived(10));
+        assert!(!set.arrived(10), "counted once");
+        assert!(set.arrived(65_535), "the top of the sequence space");
+        set.insert(100);
+        assert!(
+            !set.arrived(100 + 0x8000),
+            "another number half the space away"
+        );
+        assert!(!set.arrived(100), "forgotten by then");
     }
 
     #[test]
