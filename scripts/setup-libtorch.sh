@@ -16,12 +16,14 @@ set -euo pipefail
 
 cache="${LEOPACE_CACHE:-$HOME/.cache/leopace}"
 venv="$cache/libtorch-2.13.0"
-site="$venv/lib/python3.11/site-packages"
+# The venv's own site-packages, whatever python3 made it (3.11 here, another minor elsewhere).
+site_of() { "$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])'; }
+[ -x "$venv/bin/python" ] || python3 -m venv "$venv" >&2
+site="$(site_of)"
 torch="$site/torch"
 
 if [ ! -f "$torch/lib/libtorch_cpu.so" ] || [ ! -d "$site/nvidia/cu13/lib" ]; then
   echo "installing libtorch 2.13.0 into $venv (about 1.2 GB, once)" >&2
-  python3 -m venv "$venv" >&2
   "$venv/bin/pip" install --quiet --disable-pip-version-check --no-deps \
     torch==2.13.0 'nvidia-cuda-runtime==13.0.96.*' 'nvidia-cuda-cupti==13.0.85.*' >&2
 fi

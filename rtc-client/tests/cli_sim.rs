@@ -128,6 +128,42 @@ fn bad_inputs_fail_clearly() {
     ]);
     assert_clear_failure(&o, "cannot read no/such/card.json");
 
+    let o = run(&["sim", "--scenario", "starlink", "--policy", "learned:"]);
+    assert_clear_failure(
+        &o,
+        "learned:<card> needs the path of a model card, e.g. learned:models/policy.json",
+    );
+
+    let o = run(&[
+        "sim",
+        "--scenario",
+        "starlink",
+        "--policy",
+        "learned:models/policy.onnx",
+    ]);
+    assert_clear_failure(
+        &o,
+        "models/policy.onnx is the ONNX graph; learned: takes its model card, the .json file \
+         beside it (e.g. learned:models/policy.json)",
+    );
+
+    let o = run(&["sim", "--scenario", "starlink", "--duration", "-5m"]);
+    assert_clear_failure(
+        &o,
+        "a duration cannot be negative, got -5m (use e.g. 90s, 10m, 1h)",
+    );
+
+    let o = run(&[
+        "experiment",
+        "--scenarios",
+        "starlink",
+        "--calls",
+        "0",
+        "--out",
+        "x",
+    ]);
+    assert_clear_failure(&o, "at least 1 call per scenario and policy is needed");
+
     let o = run(&["sim", "--scenario", "starlink", "--handover", "psychic"]);
     assert_clear_failure(&o, "--handover");
 
@@ -353,4 +389,18 @@ fn a_bad_sender_table_fails_naming_the_file_the_key_and_the_allowed_values() {
         "--keyframe-flush=maybe",
     ]);
     assert_clear_failure(&o, "--keyframe-flush");
+}
+
+#[test]
+fn the_scenario_list_has_a_header_row() {
+    let o = run(&["scenarios"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().expect("a header").split_whitespace().collect();
+    assert_eq!(header, ["name", "kind", "handovers", "description"]);
+    assert!(
+        lines.any(|l| l.starts_with("starlink ") && l.contains("slots")),
+        "{text}"
+    );
 }

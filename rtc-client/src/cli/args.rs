@@ -12,7 +12,7 @@ use rtc_client::experiment::batch::{self, FinishedCall};
 use rtc_client::experiment::run::{CallSettings, CallSpec};
 use rtc_client::scenario::{Scenario, ScenarioPaths};
 use rtc_client::sim::HandoverChoice;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -57,6 +57,11 @@ impl PathArgs {
 
 /// Parses `10m`, `90s`, `1h30m` (humantime), refusing zero and more than a day.
 pub(super) fn parse_duration(text: &str) -> Result<Duration, String> {
+    if text.starts_with('-') {
+        return Err(format!(
+            "a duration cannot be negative, got {text} (use e.g. 90s, 10m, 1h)"
+        ));
+    }
     let d = humantime::parse_duration(text).map_err(|e| format!("{e} (use e.g. 90s, 10m, 1h)"))?;
     if d < Duration::from_secs(1) {
         return Err("the call must last at least 1 s".into());
@@ -241,6 +246,19 @@ pub(crate) fn parse_policy(text: &str) -> Result<PolicyChoice, String> {
         return Ok(PolicyChoice::Fixed(Duration::from_millis(ms)));
     }
     if let Some(card) = text.strip_prefix("learned:") {
+        if card.is_empty() {
+            return Err(
+                "learned:<card> needs the path of a model card, e.g. learned:models/policy.json"
+                    .into(),
+            );
+        }
+        if card.to_ascii_lowercase().ends_with(".onnx") {
+            return Err(format!(
+                "{card} is the ONNX graph; learned: takes its model card, the .json file beside \
+                 it (e.g. learned:{})",
+                Path::new(card).with_extension("json").display()
+            ));
+        }
         // A model that does not load is an error here, not the pacer's silent 2000-ms fallback:
         // an experiment asked for this model, and a run of something else would mislead.
         let model = OnnxPolicy::load(card).map_err(|e| format!("cannot use {card}: {e}"))?;
@@ -280,7 +298,7 @@ pub struct RunArgs {
     )]
     pub scenarios: Vec<String>,
     /// Call length of every call, e.g. 20s, 2m, 10m.
-    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_duration, allow_hyphen_values = true)]
     pub duration: Duration,
     /// Seed of call 0; call i of a scenario uses seed BASE+i.
     #[arg(long, value_name = "BASE", default_value_t = 1)]

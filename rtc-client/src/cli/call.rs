@@ -24,7 +24,7 @@ pub struct CallArgs {
     #[arg(long, value_name = "URL", default_value = "http://127.0.0.1:8443")]
     peer: String,
     /// Call length, e.g. 30s, 10m.
-    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration, allow_hyphen_values = true)]
     duration: Duration,
     /// Queue policy: default (WebRTC's fixed 2000 ms), random, heuristic, fixed:<ms> or
     /// learned:<card>.

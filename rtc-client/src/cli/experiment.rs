@@ -28,7 +28,7 @@ pub struct ExperimentArgs {
     )]
     policies: Vec<PolicyChoice>,
     /// Calls per scenario and policy (seeds BASE .. BASE+N-1, the same for every policy).
-    #[arg(long, value_name = "N", default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "N", default_value_t = 20, value_parser = parse_calls)]
     calls: u64,
     #[command(flatten)]
     run: RunArgs,
@@ -116,4 +116,13 @@ pub fn run(args: ExperimentArgs, epoch: Instant) -> Result<()> {
     }
     stdout.flush()?;
     Ok(())
+}
+
+/// `--calls`: at least one call per scenario and policy.
+fn parse_calls(text: &str) -> Result<u64, String> {
+    match text.parse::<u64>() {
+        Ok(0) => Err("at least 1 call per scenario and policy is needed".into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("a whole number of calls, got {text:?}")),
+    }
 }

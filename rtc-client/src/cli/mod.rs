@@ -214,10 +214,15 @@ fn scenarios(args: ScenariosArgs) -> Result<()> {
         serde_json::to_writer_pretty(&mut out, &lines)?;
         writeln!(out)?;
     } else {
+        writeln!(
+            out,
+            "{:<22} {:<9} {:<9} {}",
+            "name", "kind", "handovers", "description"
+        )?;
         for l in &lines {
             writeln!(
                 out,
-                "{:<22} {:<9} {:<6} {}",
+                "{:<22} {:<9} {:<9} {}",
                 l.name,
                 l.kind.as_str(),
                 l.handovers,

@@ -37,7 +37,7 @@ pub struct SimArgs {
     #[command(flatten)]
     sender: SenderArgs,
     /// Call length, e.g. 90s, 10m, 1h [default: the scenario's call.duration_s].
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true)]
     duration: Option<Duration>,
     /// Seed: the same scenario, seed and policy always give the same call.
     #[arg(long, default_value_t = 1)]
