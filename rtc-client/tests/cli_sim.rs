@@ -404,3 +404,40 @@ fn the_scenario_list_has_a_header_row() {
         "{text}"
     );
 }
+
+#[test]
+fn the_demo_shows_the_default_and_the_handover_aware_policy_on_the_same_links() {
+    let out = scratch_in("demo");
+    let o = run(&[
+        "demo",
+        "--duration",
+        "30s",
+        "--seeds",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    let row = |prefix: &str| {
+        text.lines()
+            .find(|l| l.starts_with(prefix))
+            .unwrap_or_else(|| panic!("no {prefix} row in:\n{text}"))
+            .split_whitespace()
+            .skip(1)
+            .map(|v| v.parse::<f64>().expect("a number"))
+            .collect::<Vec<f64>>()
+    };
+    let default = row("default ");
+    let learned = row("learned:");
+    assert_eq!(default.len(), 4, "{text}");
+    assert_eq!(learned.len(), 4, "{text}");
+    assert!(default[0] > 0.0 && learned[0] > 0.0, "{text}");
+    assert!(text.contains("queue limit"), "{text}");
+    let picture = out.join("demo.png");
+    assert!(
+        std::fs::metadata(&picture).is_ok_and(|m| m.len() > 1000),
+        "{}",
+        picture.display()
+    );
+}

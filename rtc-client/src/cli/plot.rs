@@ -93,7 +93,8 @@ pub struct Figure {
     pub columns: Vec<Column>,
 }
 
-fn register_fonts() {
+/// Registers the embedded DejaVu Sans for every family plotters asks for (once).
+pub(crate) fn register_fonts() {
     static FONTS: Once = Once::new();
     FONTS.call_once(|| {
         for family in ["sans-serif", "serif", "monospace"] {

@@ -1,0 +1,249 @@
+//! `rtc-client demo`: what the product does, in a minute. The same emulated Starlink links and
+//! seeds run once with WebRTC's default queue limit and once with the handover-aware policy the
+//! project ships, printed side by side with what that policy chose around each handover, and
+//! drawn as a frames-per-second timeline with the handovers marked.
+
+use super::args::{PathArgs, parse_duration, parse_policy};
+use super::plot::register_fonts;
+use anyhow::{Context, Result, anyhow};
+use clap::Args;
+use plotters::prelude::*;
+use rtc_client::call::PolicyChoice;
+use rtc_client::scenario::Scenario;
+use rtc_client::sim::{CallConfig, CallResult, run_call};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// The scenario the demo runs: the Starlink dish uplink (docs/architecture.md, "The call engine").
+const SCENARIO: &str = "starlink";
+/// The handover-aware policy the project ships (models/README.md).
+const SHIPPED_CARD: &str = "models/policy.json";
+
+/// `rtc-client demo` arguments.
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Length of each call, e.g. 90s, 4m.
+    #[arg(long, value_name = "DURATION", default_value = "4m", value_parser = parse_duration, allow_hyphen_values = true)]
+    duration: Duration,
+    /// Calls per policy (seeds 1..=N, the same links for both policies).
+    #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..=50))]
+    seeds: u64,
+    /// The handover-aware policy to show against WebRTC's default (as `sim --policy`)
+    /// [default: learned:ROOT/models/policy.json, the shipped model].
+    #[arg(long, value_name = "POLICY", value_parser = parse_policy)]
+    policy: Option<PolicyChoice>,
+    /// Where the timeline picture goes.
+    #[arg(long, value_name = "DIR", default_value = "runs/demo")]
+    out: PathBuf,
+    #[command(flatten)]
+    paths: PathArgs,
+}
+
+/// One policy's calls.
+struct Row {
+    name: String,
+    results: Vec<CallResult>,
+}
+
+impl Row {
+    fn mean(&self, f: impl Fn(&CallResult) -> f64) -> f64 {
+        self.results.iter().map(f).sum::<f64>() / self.results.len().max(1) as f64
+    }
+}
+
+/// Runs `rtc-client demo`.
+pub fn run(args: DemoArgs, epoch: Instant) -> Result<()> {
+    let paths = args.paths.resolve();
+    let scenario = Scenario::load(SCENARIO, &paths)?;
+    let aware = match args.policy {
+        Some(policy) => policy,
+        None => {
+            let card = paths.root.join(SHIPPED_CARD);
+            parse_policy(&format!("learned:{}", card.display())).map_err(|e| anyhow!(e))?
+        }
+    };
+    let started = Instant::now();
+    let mut rows = [
+        Row {
+            name: "default".into(),
+            results: Vec::new(),
+        },
+        Row {
+            name: aware.name(),
+            results: Vec::new(),
+        },
+    ];
+    let mut timeline = None;
+    for seed in 1..=args.seeds {
+        let realization = scenario
+            .realize(seed, args.duration)
+            .with_context(|| format!("cannot build the scenario {}", scenario.origin))?;
+        if seed == 1 {
+            timeline = Some(realization.timeline.clone());
+        }
+        for (row, policy) in rows.iter_mut().zip([PolicyChoice::Default, aware.clone()]) {
+            let config = CallConfig::from_realization(&realization, policy);
+            let result = run_call(&config, epoch)
+                .with_context(|| format!("the call over {SCENARIO} (seed {seed}) failed"))?;
+            row.results.push(result);
+        }
+    }
+    let handovers_s: Vec<f64> = timeline
+        .map(|t| {
+            t.handovers
+                .iter()
+                .map(|h| h.at_ms as f64 / 1000.0)
+                .collect()
+        })
+        .unwrap_or_default();
+
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "{SCENARIO}: {} call(s) of {} s per policy, seeds 1-{}, the same links for both \
+         (simulated in {:.1} s; sender: GoogCC, libwebrtc NACK/RTX and FEC)",
+        args.seeds,
+        args.duration.as_secs(),
+        args.seeds,
+        started.elapsed().as_secs_f64()
+    )?;
+    writeln!(
+        out,
+        "{:<26} {:>13} {:>12} {:>13} {:>8}",
+        "policy", "video kbit/s", "freezes/min", "P95 delay ms", "loss %"
+    )?;
+    for row in &rows {
+        writeln!(
+            out,
+            "{:<26} {:>13.0} {:>12.2} {:>13.0} {:>8.2}",
+            row.name,
+            row.mean(|r| r.qoe.video_bitrate_kbps()),
+            row.mean(|r| r.qoe.freezes_per_min()),
+            row.mean(|r| r.qoe.to_record().e2e_delay_p95_ms),
+            row.mean(|r| r.qoe.to_record().packet_loss_pct),
+        )?;
+    }
+    let change = |f: &dyn Fn(&CallResult) -> f64| {
+        let (base, other) = (rows[0].mean(f), rows[1].mean(f));
+        if base == 0.0 {
+            0.0
+        } else {
+            100.0 * (other - base) / base
+        }
+    };
+    writeln!(
+        out,
+        "{:<26} {:>+12.1}% {:>+11.1}% {:>+12.1}%",
+        "change",
+        change(&|r| r.qoe.video_bitrate_kbps()),
+        change(&|r| r.qoe.freezes_per_min()),
+        change(&|r| r.qoe.to_record().e2e_delay_p95_ms),
+    )?;
+    writeln!(
+        out,
+        "what {} did (seed 1; default holds 2000 ms throughout):",
+        rows[1].name
+    )?;
+    for record in &rows[1].results[0].telemetry {
+        let from = record.start_ms as f64 / 1000.0;
+        let to = from + record.duration_ms as f64 / 1000.0;
+        let inside: Vec<String> = handovers_s
+            .iter()
+            .filter(|&&h| h >= from && h < to)
+            .map(|h| format!("{h:.0}"))
+            .collect();
+        writeln!(
+            out,
+            "  {from:>5.0}-{to:<5.0} s: queue limit {} ms, forecast {} handovers in the next \
+             120 s; handovers at {} s",
+            record.action_ms,
+            record.forecast.handover.count(),
+            if inside.is_empty() {
+                "none".to_owned()
+            } else {
+                inside.join(", ")
+            }
+        )?;
+    }
+    let picture = args.out.join("demo.png");
+    draw(&picture, &rows, &handovers_s, args.duration)?;
+    writeln!(out, "timeline: {}", picture.display())?;
+    Ok(())
+}
+
+/// Frames rendered per second of seed 1's call, for both policies, with the handovers marked.
+fn draw(path: &Path, rows: &[Row; 2], handovers_s: &[f64], duration: Duration) -> Result<()> {
+    register_fonts();
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("cannot create the directory {}", parent.display()))?;
+    }
+    let context = || format!("cannot write the picture {}", path.display());
+    let drawing = |e: &dyn std::fmt::Display| anyhow!("drawing failed: {e}");
+    let root = BitMapBackend::new(path, (1200, 500)).into_drawing_area();
+    root.fill(&WHITE)
+        .map_err(|e| drawing(&e))
+        .with_context(context)?;
+    let seconds = duration.as_secs().max(1) as f64;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            format!("{SCENARIO}, seed 1: frames rendered per second (red: handovers)"),
+            ("sans-serif", 22),
+        )
+        .margin(15)
+        .x_label_area_size(40)
+        .y_label_area_size(50)
+        .build_cartesian_2d(0.0..seconds, 0.0..40.0)
+        .map_err(|e| drawing(&e))
+        .with_context(context)?;
+    chart
+        .configure_mesh()
+        .x_desc("call time (s)")
+        .y_desc("frames/s")
+        .draw()
+        .map_err(|e| drawing(&e))
+        .with_context(context)?;
+    for &h in handovers_s.iter().filter(|&&h| h < seconds) {
+        chart
+            .draw_series(LineSeries::new(
+                [(h, 0.0), (h, 40.0)],
+                RGBColor(214, 39, 40).mix(0.35),
+            ))
+            .map_err(|e| drawing(&e))
+            .with_context(context)?;
+    }
+    for (row, color) in rows
+        .iter()
+        .zip([RGBColor(120, 120, 120), RGBColor(31, 119, 180)])
+    {
+        let Some(first) = row.results.first() else {
+            continue;
+        };
+        chart
+            .draw_series(LineSeries::new(
+                first
+                    .rendered_per_second
+                    .iter()
+                    .enumerate()
+                    .map(|(s, &n)| (s as f64 + 0.5, f64::from(n))),
+                color.stroke_width(2),
+            ))
+            .map_err(|e| drawing(&e))
+            .with_context(context)?
+            .label(row.name.clone())
+            .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], color.stroke_width(2)));
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .position(SeriesLabelPosition::LowerRight)
+        .draw()
+        .map_err(|e| drawing(&e))
+        .with_context(context)?;
+    root.present()
+        .map_err(|e| drawing(&e))
+        .with_context(context)?;
+    Ok(())
+}
