@@ -79,46 +79,95 @@ struct Protected {
     /// The transport-wide sequence number's extension id on the media stream, if negotiated.
     transport_cc_id: Option<u8>,
     decoder: FlexFec03Decoder,
-    /// The sequence numbers rebuilt whose original has not arrived (yet).
-    rebuilt: RebuiltSet,
+    /// Which media packets arrived and which were rebuilt.
+    seen: SeenPackets,
 }
 
-/// Which sequence numbers of a stream were rebuilt and not yet received, to tell a rebuilt packet
-/// whose original arrives later (the pacer serves the repair SSRC round-robin with the media, so
-/// a repair packet can overtake the media it protects) from one the link really lost. One bit per
-/// sequence number; an arrival also clears the number half the sequence space away, so a rebuild
-/// whose original never came is forgotten long before the numbers wrap back to it.
-struct RebuiltSet {
-    bits: Box<[u64; 1024]>,
+/// Which of a stream's sequence numbers arrived and which were rebuilt without their original
+/// having arrived, one bit each, over the half of the sequence space behind the highest number
+/// that arrived.
+///
+/// Two things need it. A repair packet can overtake the media it protects (the pacer serves the
+/// repair SSRC round-robin with the media): its rebuild is no repair of a loss, and is counted
+/// when the original arrives. And the decoder keeps only its latest 100 media packets, so a late
+/// repair packet can "rebuild" one that arrived long before: that copy is dropped. As the highest
+/// number advances, the numbers it passes are cleared from the arrivals (they are new in this
+/// wrap) and the ones half the space ahead are cleared from the rebuilds, so nothing stale is
+/// matched whatever was lost.
+struct SeenPackets {
+    highest: Option<u16>,
+    arrived: SequenceBits,
+    rebuilt: SequenceBits,
 }
 
-impl RebuiltSet {
+impl SeenPackets {
     fn new() -> Self {
         Self {
-            bits: Box::new([0; 1024]),
+            highest: None,
+            arrived: SequenceBits::new(),
+            rebuilt: SequenceBits::new(),
         }
     }
 
-    fn slot(sequence_number: u16) -> (usize, u64) {
-        (
-            usize::from(sequence_number >> 6),
-            1 << (sequence_number & 63),
-        )
-    }
-
-    fn insert(&mut self, sequence_number: u16) {
-        let (word, bit) = Self::slot(sequence_number);
-        self.bits[word] |= bit;
-    }
-
-    /// Notes the arrival of `sequence_number`; returns whether it had been rebuilt.
+    /// A media packet arrived; returns whether it had been rebuilt first.
     fn arrived(&mut self, sequence_number: u16) -> bool {
-        let (stale_word, stale_bit) = Self::slot(sequence_number ^ 0x8000);
-        self.bits[stale_word] &= !stale_bit;
-        let (word, bit) = Self::slot(sequence_number);
-        let was = self.bits[word] & bit != 0;
-        self.bits[word] &= !bit;
-        was
+        match self.highest {
+            None => self.highest = Some(sequence_number),
+            Some(highest) => {
+                let ahead = sequence_number.wrapping_sub(highest);
+                if (1..0x8000).contains(&ahead) {
+                    for k in 1..=ahead {
+                        let passed = highest.wrapping_add(k);
+                        self.arrived.set(passed, false);
+                        self.rebuilt.set(passed ^ 0x8000, false);
+                    }
+                    self.highest = Some(sequence_number);
+                }
+            }
+        }
+        self.arrived.set(sequence_number, true);
+        let was_rebuilt = self.rebuilt.get(sequence_number);
+        self.rebuilt.set(sequence_number, false);
+        was_rebuilt
+    }
+
+    /// A packet was rebuilt; returns whether to keep it (its original has not arrived).
+    fn rebuilt(&mut self, sequence_number: u16) -> bool {
+        let behind = self
+            .highest
+            .is_some_and(|h| h.wrapping_sub(sequence_number) < 0x8000);
+        if behind && self.arrived.get(sequence_number) {
+            return false;
+        }
+        self.rebuilt.set(sequence_number, true);
+        true
+    }
+}
+
+/// One bit per sequence number.
+struct SequenceBits {
+    words: Box<[u64; 1024]>,
+}
+
+impl SequenceBits {
+    fn new() -> Self {
+        Self {
+            words: Box::new([0; 1024]),
+        }
+    }
+
+    fn get(&self, sequence_number: u16) -> bool {
+        self.words[usize::from(sequence_number >> 6)] & (1 << (sequence_number & 63)) != 0
+    }
+
+    fn set(&mut self, sequence_number: u16, on: bool) {
+        let word = &mut self.words[usize::from(sequence_number >> 6)];
+        let bit = 1 << (sequence_number & 63);
+        if on {
+            *word |= bit;
+        } else {
+            *word &= !bit;
+        }
     }
 }
 
@@ -151,10 +200,12 @@ impl FecReceiver {
         packets: Vec<rtc_rtp::Packet>,
     ) {
         for packet in packets {
+            let protected = &mut self.streams[stream];
+            let sequence_number = packet.header.sequence_number;
+            if !protected.seen.rebuilt(sequence_number) {
+                continue;
+            }
             self.handle.rebuilt.fetch_add(1, Ordering::Relaxed);
-            self.streams[stream]
-                .rebuilt
-                .insert(packet.header.sequence_number);
             let mut message = AttributedPacket::new(Packet::Rtp(packet));
             message.add(Attribute::RecoveredByFec);
             self.read_queue.push_back(TaggedPacket {
@@ -191,7 +242,7 @@ impl Protocol<TaggedPacket, TaggedPacket, ()> for FecReceiver {
         };
         let stream = &mut self.streams[index];
         let sequence_number = rtp.header.sequence_number;
-        if stream.rebuilt.arrived(sequence_number) {
+        if stream.seen.arrived(sequence_number) {
             self.handle
                 .rebuilt_then_arrived
                 .fetch_add(1, Ordering::Relaxed);
@@ -245,7 +296,7 @@ impl Interceptor for FecReceiver {
             repair_ssrc,
             transport_cc_id,
             decoder: FlexFec03Decoder::new(repair_ssrc, info.ssrc),
-            rebuilt: RebuiltSet::new(),
+            seen: SeenPackets::new(),
         });
     }
 
@@ -378,20 +429,103 @@ mod tests {
     }
 
     #[test]
-    fn a_rebuilt_number_counts_once_when_its_original_arrives_and_is_forgotten_half_a_wrap_later() {
-        let mut set = RebuiltSet::new();
-        set.insert(10);
-        set.insert(65_535);
-        assert!(!set.arrived(11));
-        assert!(set.arrived(10));
-        assert!(!set.arrived(10), "counted once");
-        assert!(set.arrived(65_535), "the top of the sequence space");
-        set.insert(100);
+    fn arrivals_and_rebuilds_are_told_apart_across_wraps_and_loss_bursts() {
+        let mut seen = SeenPackets::new();
+        // 0..=9 arrive but 5; 5 is rebuilt (a repair), 9 is rebuilt again (already here: dropped).
+        for s in (0..10).filter(|&s| s != 5) {
+            assert!(!seen.arrived(s));
+        }
+        assert!(seen.rebuilt(5));
+        assert!(!seen.rebuilt(9), "arrived already");
+        // A repair overtakes media 10: kept, and its original's arrival says so.
+        assert!(seen.rebuilt(10));
+        assert!(seen.arrived(10));
+        assert!(!seen.arrived(10), "said once");
+        // A repair for 11 comes first, and 11 itself is lost in the burst below.
+        assert!(seen.rebuilt(11));
+        // A burst loses everything from 11 to 30 000, then the stream goes on past a wrap: the
+        // numbers 5 and 11 come round again, and neither is taken for the old packets.
+        assert!(!seen.arrived(30_001));
+        for s in (30_002..=65_535).chain(0..=4) {
+            seen.arrived(s);
+        }
         assert!(
-            !set.arrived(100 + 0x8000),
-            "another number half the space away"
+            seen.rebuilt(5),
+            "lost in this wrap: a repair, not an old arrival"
         );
-        assert!(!set.arrived(100), "forgotten by then");
+        for s in 6..=10 {
+            assert!(!seen.arrived(s));
+        }
+        assert!(
+            !seen.arrived(11),
+            "the old wrap's rebuild of 11 is forgotten"
+        );
+    }
+
+    fn media(sequence_number: u16, payload: u8) -> rtc_rtp::Packet {
+        rtc_rtp::Packet {
+            header: rtc_rtp::Header {
+                version: 2,
+                payload_type: 96,
+                ssrc: 1,
+                sequence_number,
+                ..Default::default()
+            },
+            payload: vec![payload; 20].into(),
+        }
+    }
+
+    fn receiver() -> (FecReceiver, FecReceiverHandle) {
+        let (mut receiver, handle) = FecReceiver::new();
+        receiver.bind_remote_stream(&StreamInfo {
+            ssrc: 1,
+            ssrc_fec: Some(2),
+            payload_type_fec: Some(98),
+            clock_rate: 90_000,
+            ..Default::default()
+        });
+        (receiver, handle)
+    }
+
+    fn read(receiver: &mut FecReceiver, packet: rtc_rtp::Packet) -> Vec<(u16, bool)> {
+        let mut tagged = rtp(packet.header.ssrc, packet.header.sequence_number);
+        tagged.message = AttributedPacket::new(Packet::Rtp(packet));
+        receiver.handle_read(tagged).unwrap();
+        std::iter::from_fn(|| receiver.poll_read())
+            .filter_map(|p| match &p.message.packet {
+                Packet::Rtp(rtp) => Some((
+                    rtp.header.sequence_number,
+                    p.message.has(&Attribute::RecoveredByFec),
+                )),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_lost_packet_is_rebuilt_and_counted_a_repair_that_overtook_its_media_is_not() {
+        let block: Vec<rtc_rtp::Packet> = (0..4).map(|i| media(100 + i, i as u8 + 1)).collect();
+        let repair = rtc_interceptor::FlexFec03Encoder::new(98, 2).encode(&block, 1);
+        assert_eq!(repair.len(), 1);
+
+        // Media 102 lost: rebuilt from the repair packet, marked, counted.
+        let (mut lossy, handle) = receiver();
+        for packet in [&block[0], &block[1], &block[3]] {
+            read(&mut lossy, packet.clone());
+        }
+        assert_eq!(read(&mut lossy, repair[0].clone()), vec![(102, true)]);
+        let stats = handle.stats();
+        assert_eq!((stats.repair_received, stats.recovered()), (1, 1));
+
+        // The repair packet overtakes media 103, which then arrives: no loss was repaired.
+        let (mut early, handle) = receiver();
+        for packet in &block[..3] {
+            read(&mut early, packet.clone());
+        }
+        assert_eq!(read(&mut early, repair[0].clone()), vec![(103, true)]);
+        assert_eq!(read(&mut early, block[3].clone()), vec![(103, false)]);
+        let stats = handle.stats();
+        assert_eq!((stats.rebuilt, stats.recovered()), (1, 0));
     }
 
     #[test]

@@ -57,6 +57,16 @@ impl FecTotals {
         }
     }
 
+    /// The repair bytes' share of the video bytes (media and repair), % (0 before any).
+    pub fn share_pct(&self) -> f64 {
+        let video_bytes = self.media_bytes + self.bytes_sent;
+        if video_bytes == 0 {
+            0.0
+        } else {
+            100.0 * self.bytes_sent as f64 / video_bytes as f64
+        }
+    }
+
     fn since(self, start: Self) -> Self {
         Self {
             packets_sent: self.packets_sent.saturating_sub(start.packets_sent),
@@ -135,17 +145,12 @@ impl OpenInterval {
         let sender = labels.sender;
         let fec = sender.fec.is_on().then(|| {
             let counts = fec.since(self.fec_start);
-            let video_bytes = counts.media_bytes + counts.bytes_sent;
             FecRecord {
                 mode: sender.fec.name(),
                 packets_sent: counts.packets_sent,
                 packets_received: counts.packets_received,
                 packets_recovered: counts.packets_recovered,
-                share_pct: if video_bytes == 0 {
-                    0.0
-                } else {
-                    100.0 * counts.bytes_sent as f64 / video_bytes as f64
-                },
+                share_pct: counts.share_pct(),
                 mean_delta_factor: self.samples.delta_factor_sum as f64
                     / f64::from(self.samples.samples.max(1)),
             }

@@ -177,17 +177,12 @@ pub fn run(args: CallArgs) -> Result<()> {
     }
     if options.fec.is_on() {
         let fec = &outcome.fec;
-        let video = fec.media_bytes + fec.bytes_sent;
         writeln!(
             out,
             "  loss protection: {} repair packets ({:.1} % of the video bytes), {} received, {} media \
              packets recovered{}",
             fec.packets_sent,
-            if video == 0 {
-                0.0
-            } else {
-                100.0 * fec.bytes_sent as f64 / video as f64
-            },
+            fec.share_pct(),
             fec.packets_received,
             fec.packets_recovered,
             if fec.packets_sent == 0 && fec.packets_received == 0 {

@@ -562,12 +562,7 @@ impl SimCall {
         recovery.fec_packets_sent = fec.packets_sent;
         recovery.fec_packets_received = fec.packets_received;
         recovery.fec_recovered = fec.packets_recovered;
-        let video_bytes = fec.media_bytes + fec.bytes_sent;
-        recovery.fec_share_pct = if video_bytes == 0 {
-            0.0
-        } else {
-            100.0 * fec.bytes_sent as f64 / video_bytes as f64
-        };
+        recovery.fec_share_pct = fec.share_pct();
         let stats = self.handles.pacer.stats();
         let encoder = self.camera.encoder();
         let mut sender = self.sender_counts;
