@@ -51,6 +51,18 @@ use webrtc::peer_connection::{
 /// `pacer::DEFAULT_DECISION_INTERVAL` (120 s); the demo is shorter so that it shows a few.
 const DECISION_INTERVAL: Duration = Duration::from_secs(2);
 const DEFAULT_SECONDS: u64 = 6;
+/// What the run shows and what it cannot, printed first so that nobody reads the lines that
+/// follow as the pacer's effect.
+const ABOUT: &str = "\
+This is the plumbing of an embedded pacer: GCC, this pacer at Slot::Pacer and a policy task,
+between two peers on clean loopback. It cannot show the pacer's effect: loopback has no
+bottleneck, so the pacer queue stays near empty and the queue time limit never binds. The policy
+reads a scripted forecast (source \"trace\": handovers 2 s apart from 121 s on) and decides every
+2 s instead of every 120 s so that a short run shows its decisions change the limit. Each
+per-second line reads the pacer's and the receiver's counters a moment apart while packets flow,
+so they can differ by a packet or two; the final line is read after the call has closed.
+For the effect on an emulated Starlink link: cargo run --release -p rtc-client -- demo
+";
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 const FPS: u32 = 30;
 const VP8_PAYLOAD_TYPE: u8 = 96;
@@ -59,6 +71,7 @@ const VIDEO_SSRC: u32 = 0x5EED_0001;
 #[tokio::main]
 async fn main() -> Result<()> {
     let seconds = seconds_from_args()?;
+    println!("{ABOUT}");
 
     // The pacer and the handle the application keeps on it.
     let (pacer, handle) = HandoverAwarePacer::builder(PacingConfig::default()).build();
@@ -117,7 +130,7 @@ async fn main() -> Result<()> {
         call.received.packets.load(Ordering::Relaxed),
         call.received.bytes.load(Ordering::Relaxed),
     );
-    println!("final: {}", status(&stats));
+    println!("final (read after the call closed): {}", status(&stats));
     println!(
         "pacer sent {} pkts / {} bytes, drain boost {} ms; receiver got {received} pkts / \
          {received_bytes} payload bytes; {} policy decisions",

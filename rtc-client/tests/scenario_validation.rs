@@ -106,6 +106,40 @@ fn an_unknown_variant_is_refused_with_the_choices() {
 }
 
 #[test]
+fn a_value_of_the_wrong_type_inside_a_tagged_table_is_refused_naming_its_key() {
+    for (from, to, key) in [
+        (
+            "median_mbps = 8.0",
+            "median_mbps = \"fast\"",
+            "forward.capacity.median_mbps",
+        ),
+        ("ms = 40.0 }", "ms = true }", "forward.delay.ms"),
+        ("rate = 0.01", "rate = [0.01]", "forward.loss.rate"),
+        (
+            "probability = 0.5",
+            "probability = \"half\"",
+            "handovers.probability",
+        ),
+        (
+            "jitter_rho = 0.9",
+            "jitter_rho = \"0.9\"",
+            "reverse.delay.jitter_rho",
+        ),
+    ] {
+        let msg = error(&edit(from, to));
+        assert!(msg.contains("invalid type"), "{key}: {msg}");
+        assert!(msg.contains(&format!("in `{key}`")), "{key}: {msg}");
+    }
+    // The same, written as a [header] table instead of an inline one.
+    let text = edit(
+        "capacity = { kind = \"lognormal\", step = \"slot\", median_mbps = 8.0, sigma_log = 0.5, rho = 0.8, min_mbps = 1.0, max_mbps = 30.0 }\n",
+        "",
+    ) + "\n[forward.capacity]\nkind = \"lognormal\"\nstep = \"slot\"\nmedian_mbps = 8.0\nsigma_log = \"wide\"\nrho = 0.8\nmin_mbps = 1.0\nmax_mbps = 30.0\n";
+    let msg = error(&text);
+    assert!(msg.contains("in `forward.capacity.sigma_log`"), "{msg}");
+}
+
+#[test]
 fn a_missing_key_is_refused_with_its_name() {
     let msg = error(&edit("fps = 30\n", ""));
     assert!(msg.contains("missing field `fps`"), "{msg}");

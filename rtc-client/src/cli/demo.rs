@@ -1,7 +1,8 @@
 //! `rtc-client demo`: what the product does, in a minute. The same emulated Starlink links and
 //! seeds run once with WebRTC's default queue limit and once with the handover-aware policy the
 //! project ships, printed side by side with what that policy chose around each handover, and
-//! drawn as a frames-per-second timeline with the handovers marked.
+//! drawn as a per-second timeline (frames rendered, longest frame delay) with the handovers
+//! marked.
 
 use super::args::{PathArgs, parse_duration, parse_policy};
 use super::plot::register_fonts;
@@ -172,7 +173,8 @@ pub fn run(args: DemoArgs, epoch: Instant) -> Result<()> {
     Ok(())
 }
 
-/// Frames rendered per second of seed 1's call, for both policies, with the handovers marked.
+/// Seed 1's call for both policies, second by second, with the handovers marked: frames
+/// rendered (top) and the longest capture-to-render delay (bottom).
 fn draw(path: &Path, rows: &[Row; 2], handovers_s: &[f64], duration: Duration) -> Result<()> {
     register_fonts();
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
@@ -180,57 +182,119 @@ fn draw(path: &Path, rows: &[Row; 2], handovers_s: &[f64], duration: Duration) -
             .with_context(|| format!("cannot create the directory {}", parent.display()))?;
     }
     let context = || format!("cannot write the picture {}", path.display());
-    let drawing = |e: &dyn std::fmt::Display| anyhow!("drawing failed: {e}");
-    let root = BitMapBackend::new(path, (1200, 500)).into_drawing_area();
+    let root = BitMapBackend::new(path, (1200, 800)).into_drawing_area();
     root.fill(&WHITE)
         .map_err(|e| drawing(&e))
         .with_context(context)?;
-    let seconds = duration.as_secs().max(1) as f64;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(
-            format!("{SCENARIO}, seed 1: frames rendered per second (red: handovers)"),
+    let root = root
+        .titled(
+            &format!("{SCENARIO}, seed 1, the same link for both policies (red: handovers)"),
             ("sans-serif", 22),
         )
-        .margin(15)
-        .x_label_area_size(40)
-        .y_label_area_size(50)
-        .build_cartesian_2d(0.0..seconds, 0.0..40.0)
         .map_err(|e| drawing(&e))
         .with_context(context)?;
+    let (top, bottom) = root.split_vertically(390);
+    let fps: Vec<Vec<f64>> = rows
+        .iter()
+        .map(|row| first_call(row, |r| &r.rendered_per_second))
+        .collect();
+    let delay: Vec<Vec<f64>> = rows
+        .iter()
+        .map(|row| first_call(row, |r| &r.max_frame_delay_ms_per_second))
+        .collect();
+    let top_y = 40.0;
+    let bottom_y = delay
+        .iter()
+        .flatten()
+        .fold(500.0_f64, |a, &b| a.max(b * 1.1))
+        .min(10_000.0);
+    let seconds = duration.as_secs().max(1) as f64;
+    panel(
+        &top,
+        rows,
+        &fps,
+        (seconds, top_y),
+        handovers_s,
+        "frames rendered per second",
+        "frames/s",
+    )
+    .with_context(context)?;
+    panel(
+        &bottom,
+        rows,
+        &delay,
+        (seconds, bottom_y),
+        handovers_s,
+        "longest capture-to-render delay of each second",
+        "delay (ms)",
+    )
+    .with_context(context)?;
+    root.present()
+        .map_err(|e| drawing(&e))
+        .with_context(context)?;
+    Ok(())
+}
+
+fn drawing(e: &dyn std::fmt::Display) -> anyhow::Error {
+    anyhow!("drawing failed: {e}")
+}
+
+/// One per-second series of a policy's first call, as floats.
+fn first_call(row: &Row, series: impl Fn(&CallResult) -> &Vec<u32>) -> Vec<f64> {
+    row.results
+        .first()
+        .map(|r| series(r).iter().map(|&v| f64::from(v)).collect())
+        .unwrap_or_default()
+}
+
+/// One panel: a per-second series for each policy over `(0, 0)..extent`, handovers as red lines.
+fn panel(
+    area: &DrawingArea<BitMapBackend<'_>, plotters::coord::Shift>,
+    rows: &[Row; 2],
+    series: &[Vec<f64>],
+    extent: (f64, f64),
+    handovers_s: &[f64],
+    caption: &str,
+    y_desc: &str,
+) -> Result<()> {
+    let (seconds, top) = extent;
+    let mut chart = ChartBuilder::on(area)
+        .caption(caption, ("sans-serif", 18))
+        .margin(15)
+        .x_label_area_size(40)
+        .y_label_area_size(60)
+        .build_cartesian_2d(0.0..seconds, 0.0..top)
+        .map_err(|e| drawing(&e))?;
     chart
         .configure_mesh()
         .x_desc("call time (s)")
-        .y_desc("frames/s")
+        .y_desc(y_desc)
+        .x_label_formatter(&|v| format!("{v:.0}"))
+        .y_label_formatter(&|v| format!("{v:.0}"))
         .draw()
-        .map_err(|e| drawing(&e))
-        .with_context(context)?;
+        .map_err(|e| drawing(&e))?;
     for &h in handovers_s.iter().filter(|&&h| h < seconds) {
         chart
             .draw_series(LineSeries::new(
-                [(h, 0.0), (h, 40.0)],
+                [(h, 0.0), (h, top)],
                 RGBColor(214, 39, 40).mix(0.35),
             ))
-            .map_err(|e| drawing(&e))
-            .with_context(context)?;
+            .map_err(|e| drawing(&e))?;
     }
-    for (row, color) in rows
+    for ((row, values), color) in rows
         .iter()
+        .zip(series)
         .zip([RGBColor(120, 120, 120), RGBColor(31, 119, 180)])
     {
-        let Some(first) = row.results.first() else {
-            continue;
-        };
         chart
             .draw_series(LineSeries::new(
-                first
-                    .rendered_per_second
+                values
                     .iter()
                     .enumerate()
-                    .map(|(s, &n)| (s as f64 + 0.5, f64::from(n))),
+                    .map(|(s, &v)| (s as f64 + 0.5, v.min(top))),
                 color.stroke_width(2),
             ))
-            .map_err(|e| drawing(&e))
-            .with_context(context)?
+            .map_err(|e| drawing(&e))?
             .label(row.name.clone())
             .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], color.stroke_width(2)));
     }
@@ -238,12 +302,8 @@ fn draw(path: &Path, rows: &[Row; 2], handovers_s: &[f64], duration: Duration) -
         .configure_series_labels()
         .background_style(WHITE.mix(0.8))
         .border_style(BLACK)
-        .position(SeriesLabelPosition::LowerRight)
+        .position(SeriesLabelPosition::UpperRight)
         .draw()
-        .map_err(|e| drawing(&e))
-        .with_context(context)?;
-    root.present()
-        .map_err(|e| drawing(&e))
-        .with_context(context)?;
+        .map_err(|e| drawing(&e))?;
     Ok(())
 }

@@ -28,6 +28,7 @@ pub mod rng;
 pub mod schema;
 pub mod sources;
 pub mod timeline;
+mod type_error;
 
 pub use build::{Realization, probe_rtt};
 pub use orbit::{End, OrbitPath, SatelliteChange};
@@ -243,9 +244,15 @@ impl Scenario {
 
     /// Parses and validates scenario text; `origin` names it in errors.
     pub fn parse(text: &str, origin: &str, paths: &ScenarioPaths) -> Result<Self, ScenarioError> {
-        let file: ScenarioFile = toml::from_str(text).map_err(|e| ScenarioError::Parse {
-            origin: origin.to_owned(),
-            message: e.to_string().trim_end().to_owned(),
+        let file: ScenarioFile = toml::from_str(text).map_err(|e| {
+            let mut message = e.to_string().trim_end().to_owned();
+            if let Some(key) = type_error::key_behind(text, &e) {
+                message.push_str(&format!("\nin `{key}`"));
+            }
+            ScenarioError::Parse {
+                origin: origin.to_owned(),
+                message,
+            }
         })?;
         file.validate().map_err(|e| ScenarioError::Invalid {
             origin: origin.to_owned(),

@@ -74,6 +74,7 @@ pub struct SimCall {
     telemetry: Vec<pacer::telemetry::IntervalRecord>,
     decisions: Vec<Decision>,
     rendered_per_second: Vec<u32>,
+    max_frame_delay_ms_per_second: Vec<u32>,
     rtp_packets_sent: u64,
     stale_deadlines: u64,
     sender_counts: SenderCounts,
@@ -245,6 +246,7 @@ impl SimCall {
             telemetry: Vec::new(),
             decisions: Vec::new(),
             rendered_per_second: vec![0u32; seconds.min(1 << 24)],
+            max_frame_delay_ms_per_second: vec![0u32; seconds.min(1 << 24)],
             rtp_packets_sent: 0,
             stale_deadlines: 0,
             sender_counts: SenderCounts {
@@ -463,6 +465,13 @@ impl SimCall {
             if let Some(count) = second.and_then(|s| self.rendered_per_second.get_mut(s)) {
                 *count += 1;
             }
+            if let Some(longest) =
+                second.and_then(|s| self.max_frame_delay_ms_per_second.get_mut(s))
+            {
+                let delay = frame.rendered.saturating_duration_since(frame.capture);
+                let delay_ms = u32::try_from(delay.as_millis()).unwrap_or(u32::MAX);
+                *longest = (*longest).max(delay_ms);
+            }
             self.meter.on_rendered(&frame);
         }
         if self.pli_due(now) {
@@ -575,6 +584,7 @@ impl SimCall {
             telemetry: self.telemetry,
             qoe: self.meter.total(),
             rendered_per_second: self.rendered_per_second,
+            max_frame_delay_ms_per_second: self.max_frame_delay_ms_per_second,
             decisions: self.decisions,
             frames_encoded: encoder.frames_encoded(),
             key_frames: encoder.key_frames(),

@@ -16,6 +16,9 @@ pub struct CallResult {
     pub qoe: QoeReport,
     /// Frames rendered in each whole second of the call.
     pub rendered_per_second: Vec<u32>,
+    /// The longest capture-to-render delay of the frames rendered in each whole second of the
+    /// call, ms (0 in a second without frames).
+    pub max_frame_delay_ms_per_second: Vec<u32>,
     /// The policy decisions, in order.
     pub decisions: Vec<Decision>,
     /// Frames the encoder produced.
