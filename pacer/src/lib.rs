@@ -199,6 +199,7 @@
 #![forbid(unsafe_code)]
 #![warn(unreachable_pub, unnameable_types)]
 
+mod actions;
 mod config;
 mod controller;
 mod cwnd;
@@ -223,6 +224,10 @@ pub use handover_predictor::{
     HandoverSteps, NoHandovers, SourceError, TimelineSource,
 };
 
+pub use actions::{
+    Action, ActionConfig, ActionConfigError, ActionCounter, ActionStats, ActionWindow,
+    ActionsHandle, BoostConfig, HandoverActions, MAX_ACTION_SPAN,
+};
 pub use config::{
     MAX_QUEUE_TIME_LIMIT, MIN_QUEUE_TIME_LIMIT, PacingConfig, WEBRTC_DEFAULT_QUEUE_TIME_LIMIT,
     clamp_queue_time_limit,

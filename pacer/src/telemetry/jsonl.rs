@@ -180,6 +180,7 @@ fn parse_line(text: &str) -> Result<IntervalRecord, RecordError> {
         gcc: fields.required("gcc")?,
         sender: fields.optional("sender")?,
         fec: fields.optional("fec")?,
+        actions: fields.optional("actions")?,
     };
     record.validate()?;
     Ok(record)
