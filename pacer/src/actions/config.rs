@@ -144,8 +144,8 @@ pub struct ActionConfig {
     /// The protection boost: blocks closed inside the window get at least
     /// [`BoostConfig::min_factor`].
     pub boost: BoostConfig,
-    /// No key frame is scheduled inside the window ([`ActionsHandle::keyframe_allowed`]
-    /// (crate::ActionsHandle::keyframe_allowed)).
+    /// No key frame is scheduled inside the window
+    /// ([`ActionsHandle::keyframe_allowed`](crate::ActionsHandle::keyframe_allowed)).
     ///
     /// `[t - 50 ms, t + 400 ms)` by default, the guard's window: a key frame is many packets, and
     /// one sent into the lossy rows is the costliest thing to lose.

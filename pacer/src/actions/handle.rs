@@ -12,8 +12,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
 /// A cloneable, thread-safe handle on one [`HandoverActions`] schedule, shared by the
-/// components that apply the actions ([`HandoverAwarePacerBuilder::actions`]
-/// (crate::HandoverAwarePacerBuilder::actions), [`GoogCc::guarded_by`](crate::GoogCc::guarded_by),
+/// components that apply the actions
+/// ([`HandoverAwarePacerBuilder::actions`](crate::HandoverAwarePacerBuilder::actions),
+/// [`GoogCc::guarded_by`](crate::GoogCc::guarded_by),
 /// [`LossProtectionBuilder::actions`](crate::LossProtectionBuilder::actions)) and the driver.
 ///
 /// ```

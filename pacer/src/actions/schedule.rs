@@ -281,8 +281,11 @@ impl HandoverActions {
                 spans.retain(|span| span.end > span.start);
             } else {
                 for &(at, probability) in &self.predictions {
-                    // NaN compares false: it triggers nothing.
-                    if !(probability >= self.config.min_probability) {
+                    // NaN is unordered: it triggers nothing.
+                    let reaches = probability
+                        .partial_cmp(&self.config.min_probability)
+                        .is_some_and(std::cmp::Ordering::is_ge);
+                    if !reaches {
                         continue;
                     }
                     let Some((start, end)) = span_around(at, window) else {
@@ -489,8 +492,10 @@ mod tests {
             HandoverActions::new(config).unwrap_err().to_string(),
             "hold.duration_ms 10001 is beyond 10 000 ms"
         );
-        let mut config = ActionConfig::default();
-        config.min_probability = f32::NAN;
+        let config = ActionConfig {
+            min_probability: f32::NAN,
+            ..ActionConfig::default()
+        };
         assert!(config.validate().is_err());
         let mut config = ActionConfig::default();
         config.boost.min_factor = 1.5;
