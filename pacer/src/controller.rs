@@ -44,7 +44,7 @@
 //! the pacing rate or the drain rate the limit needs.
 
 use crate::config::{PacingConfig, clamp_queue_time_limit};
-use crate::packet::PacketKind;
+use crate::packet::{FIRST_HELD_LEVEL, PacketKind};
 use crate::prober::{BitrateProber, ProbeClusterConfig};
 use crate::queue::{PrioritizedQueue, QueuedPacket};
 use crate::stats::PacerStats;
@@ -162,11 +162,6 @@ pub struct PacingController<T> {
     /// before `last_now_ns`.
     holds: Vec<(u64, u64)>,
 }
-
-/// The first priority level a hold keeps waiting: video and FEC, then padding. Audio and
-/// retransmissions (levels before it) are never held: a retransmission repairs a loss the
-/// receiver is already waiting on, and audio is small and unpaced.
-const FIRST_HELD_LEVEL: usize = 2;
 
 impl<T> PacingController<T> {
     /// A pacer starting at `now` with the configuration's initial target bitrate.
