@@ -11,6 +11,9 @@ pub const MAX_ACTION_SPAN: Duration = Duration::from_secs(10);
 
 /// One action's window around each predicted handover instant `t`: `[t + offset, t + offset +
 /// duration)`.
+///
+/// In a configuration file an action's table gives all three fields (an action left out keeps
+/// its default): a half-given window would be ambiguous about what the rest should be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ActionWindow {

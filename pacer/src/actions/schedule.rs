@@ -242,7 +242,7 @@ impl HandoverActions {
                     let overlap_start = span.start.max(from);
                     let overlap_end = span.end.min(now);
                     if overlap_end > overlap_start {
-                        counter.total += overlap_end - overlap_start;
+                        counter.total = counter.total.saturating_add(overlap_end - overlap_start);
                     }
                     if !span.counted && span.start <= now {
                         span.counted = true;
