@@ -398,8 +398,8 @@ const FRAME_INTERVAL: Duration = Duration::from_nanos(33_333_333);
 
 /// A protected video stream: 8 packets of 1000 bytes per frame at 30 fps, 2.5 Mbit/s, 150 ms RTT,
 /// 5 % loss reported before the first frame. Returns, per frame, (media, repair) packets written
-/// while the frame was written.
-fn boost_run(actions: Option<ActionsHandle>, t0: Instant, frames: u32) -> Vec<(u32, u32)> {
+/// while the frame was written, and the updates the boost made.
+fn boost_run(actions: Option<ActionsHandle>, t0: Instant, frames: u32) -> (Vec<(u32, u32)>, u64) {
     let mut builder =
         LossProtection::builder(FecMode::Libwebrtc).frame_info(|_| FrameInfo::default());
     if let Some(actions) = actions {
@@ -478,7 +478,7 @@ fn boost_run(actions: Option<ActionsHandle>, t0: Instant, frames: u32) -> Vec<(u
         }
         per_frame.push((media, repair));
     }
-    per_frame
+    (per_frame, handle.stats().boosted_updates)
 }
 
 #[test]
@@ -496,8 +496,11 @@ fn the_boost_raises_fec_only_inside_its_window() {
     // A handover at frame 60 (2000 ms): the window is [1950, 2300) ms, frames 59 to 69 (frame
     // 69 is written at 2299.99998 ms).
     actions.set_predictions(t0, [(t0 + ms(2000), 1.0)]);
-    let normal = boost_run(None, t0, 120);
-    let boosted = boost_run(Some(actions.clone()), t0, 120);
+    let (normal, no_updates) = boost_run(None, t0, 120);
+    let (boosted, updates) = boost_run(Some(actions.clone()), t0, 120);
+    assert_eq!(no_updates, 0);
+    // One as the window opens (at frame 59's first packet), one per frame end inside it.
+    assert_eq!(updates, 1 + 11);
     let inside = |frame: u32| {
         let at = FRAME_INTERVAL * frame;
         at >= ms(1950) && at < ms(2300)
@@ -549,4 +552,28 @@ fn no_key_frame_is_allowed_inside_the_key_frame_blocks_window() {
         45,
         "450 ms, and nothing at the unlikely 27 s"
     );
+}
+
+#[test]
+fn the_default_guard_holds_the_estimate_when_the_prediction_is_off_by_fifty_ms_either_way() {
+    let epoch = Instant::now();
+    for error_ms in [-50i64, 50] {
+        let path = Path {
+            handover_ms: 12_000,
+            later_burst_ms: 22_000,
+        };
+        let actions =
+            ActionsHandle::new(only(Action::Guard, ActionConfig::default().guard)).unwrap();
+        let predicted = epoch + ms(12_000u64.saturating_add_signed(error_ms));
+        actions.set_predictions(epoch, [(predicted, 0.8)]);
+        let guarded = guard_run(epoch, &path, Some(actions));
+        let before = guarded.iter().find(|(at, _)| *at >= 12_000).unwrap().1;
+        let low = guarded
+            .iter()
+            .filter(|(at, _)| (12_000..15_000).contains(at))
+            .map(|(_, target)| *target)
+            .fold(f64::INFINITY, f64::min);
+        println!("guard, prediction off by {error_ms} ms: {before:.0} -> min {low:.0}");
+        assert!(low >= before, "off by {error_ms} ms: {low} after {before}");
+    }
 }

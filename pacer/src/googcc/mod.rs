@@ -667,6 +667,31 @@ mod tests {
     }
 
     #[test]
+    fn packets_sent_inside_a_guard_window_count_neither_as_lost_nor_as_expected() {
+        let epoch = Instant::now();
+        let actions = ActionsHandle::default();
+        // The default guard window around a handover at 250 ms: [200, 650) ms.
+        actions.set_predictions(epoch, [(epoch + Duration::from_millis(250), 1.0)]);
+        let loss_after = |guard: Option<ActionsHandle>| {
+            let mut cc = match guard {
+                Some(actions) => GoogCc::default().guarded_by(actions),
+                None => GoogCc::default(),
+            };
+            // 20 packets 10 ms apart from 0 ms arrive; 20 from 200 ms, every other one lost;
+            // 20 from 400 ms arrive. One feedback at 700 ms, the first, so the loss is counted.
+            let reports: Vec<_> = (0..60)
+                .map(|i| report(i, epoch, i * 10, !(20..40).contains(&i) || i % 2 == 0))
+                .collect();
+            cc.on_reports(epoch + Duration::from_millis(700), &reports);
+            cc.snapshot().loss_fraction
+        };
+        // Unguarded: 10 of 60 lost, 42/256 as libwebrtc's Q8 loss.
+        assert_eq!(loss_after(None), 42.0 / 256.0);
+        // Guarded: the 40 packets sent from 200 ms on are left out; 0 of 20 lost.
+        assert_eq!(loss_after(Some(actions)), 0.0);
+    }
+
+    #[test]
     fn empty_feedback_changes_nothing() {
         let epoch = Instant::now();
         let mut cc = GoogCc::default();
