@@ -255,6 +255,43 @@ fn the_interceptor_takes_its_hold_windows_from_the_actions_handle() {
     assert_eq!((stats.hold.applied, stats.hold.total), (1, ms(120)));
 }
 
+#[test]
+fn keep_alives_are_not_held_and_a_probe_cluster_waits_for_the_holds_end() {
+    let start = Instant::now();
+    let config = PacingConfig {
+        initial_target_bitrate_bps: 1_000_000,
+        padding_ssrc: Some(0xBAD0),
+        ..PacingConfig::default()
+    };
+
+    // Congested (the window's pacer mode) during a hold: the keep-alive is due 500 ms after the
+    // last send, inside the hold, and leaves; the video waits.
+    let mut pacer = PacingController::new(config.clone(), start);
+    pacer.enqueue(start, VIDEO, PacketKind::Video, 1000, 0u32);
+    assert!(pacer.poll_send(start).is_some());
+    pacer.set_hold_windows(start, [(start + ms(100), start + ms(900))]);
+    pacer.set_congested(start + ms(100), true);
+    pacer.enqueue(start + ms(100), VIDEO, PacketKind::Video, 1000, 1);
+    assert_eq!(pacer.next_send_time(), Some(start + ms(500)));
+    assert!(pacer.poll_send(start + ms(500)).is_none());
+    assert!(pacer.poll_keepalive(start + ms(500)).is_some());
+
+    // A probe cluster posted inside a hold sends nothing (no media, no padding) until its end,
+    // then its first packet is the held video.
+    let mut pacer = PacingController::new(config, start);
+    pacer.enqueue(start, VIDEO, PacketKind::Video, 1000, 0u32);
+    assert!(pacer.poll_send(start).is_some());
+    pacer.set_hold_windows(start, [(start + ms(100), start + ms(220))]);
+    pacer.create_probe_cluster(start + ms(150), pacer::ProbeClusterConfig::new(1, 3_000_000));
+    pacer.enqueue(start + ms(150), VIDEO, PacketKind::Video, 1000, 1);
+    assert!(pacer.poll_send(start + ms(150)).is_none());
+    assert!(pacer.poll_padding(start + ms(150)).is_none());
+    assert_eq!(pacer.next_send_time(), Some(start + ms(220)));
+    let released = pacer.poll_send(start + ms(220)).expect("due at the end");
+    assert_eq!((released.payload, released.probe_cluster), (1, Some(1)));
+    assert!(!pacer.is_holding(start + ms(220)));
+}
+
 // ----- the guard -----
 
 /// One scripted packet: sent every 10 ms, 1200 bytes; its fate on the path.
