@@ -282,7 +282,10 @@ fn keep_alives_are_not_held_and_a_probe_cluster_waits_for_the_holds_end() {
     pacer.enqueue(start, VIDEO, PacketKind::Video, 1000, 0u32);
     assert!(pacer.poll_send(start).is_some());
     pacer.set_hold_windows(start, [(start + ms(100), start + ms(220))]);
-    pacer.create_probe_cluster(start + ms(150), pacer::ProbeClusterConfig::new(1, 3_000_000));
+    pacer.create_probe_cluster(
+        start + ms(150),
+        pacer::ProbeClusterConfig::new(1, 3_000_000),
+    );
     pacer.enqueue(start + ms(150), VIDEO, PacketKind::Video, 1000, 1);
     assert!(pacer.poll_send(start + ms(150)).is_none());
     assert!(pacer.poll_padding(start + ms(150)).is_none());
