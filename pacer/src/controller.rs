@@ -35,9 +35,16 @@
 //!
 //! All arithmetic is integer (nanoseconds, bits per second), so a schedule is exact and identical
 //! on every platform.
+//!
+//! **Holds** (docs/architecture.md, "Handover-timed actions"). Inside a hold window the video,
+//! FEC and padding level waits and nothing is sent as a probe; audio, retransmissions and
+//! keep-alives are not held. Held packets stay in the queue, so their waiting counts toward the
+//! average queue time as any other wait does, and at the window's end they leave through the
+//! same rule as everything else: the debt repaid while nothing paced left, one burst window, then
+//! the pacing rate or the drain rate the limit needs.
 
 use crate::config::{PacingConfig, clamp_queue_time_limit};
-use crate::packet::PacketKind;
+use crate::packet::{FIRST_HELD_LEVEL, PacketKind};
 use crate::prober::{BitrateProber, ProbeClusterConfig};
 use crate::queue::{PrioritizedQueue, QueuedPacket};
 use crate::stats::PacerStats;
@@ -151,6 +158,9 @@ pub struct PacingController<T> {
     last_send_ns: Option<u64>,
     keepalives_sent: u64,
     packets_flushed: u64,
+    /// Hold windows `[start, end)` in ns, sorted, disjoint and not touching; none ends at or
+    /// before `last_now_ns`.
+    holds: Vec<(u64, u64)>,
 }
 
 impl<T> PacingController<T> {
@@ -179,6 +189,7 @@ impl<T> PacingController<T> {
             last_send_ns: None,
             keepalives_sent: 0,
             packets_flushed: 0,
+            holds: Vec::new(),
             config,
         };
         controller.set_target_bitrate(now, controller.config.initial_target_bitrate_bps);
@@ -391,7 +402,7 @@ impl<T> PacingController<T> {
     pub fn poll_padding(&mut self, now: Instant) -> Option<Padding> {
         let now_ns = self.advance(now);
         self.prober.drop_stale(now_ns);
-        if !self.may_pad() || now_ns < self.probe_due_ns()? {
+        if !self.may_pad() || self.hold_end_ns(now_ns).is_some() || now_ns < self.probe_due_ns()? {
             return None;
         }
         let recommended = self.prober.recommended_probe_size();
@@ -432,6 +443,68 @@ impl<T> PacingController<T> {
         self.queue_time_limit
     }
 
+    /// Replaces the hold windows: inside each `[start, end)` video, FEC and padding wait and no
+    /// probe is sent (docs/architecture.md, "Handover-timed actions"); at its end they leave
+    /// through the normal drain rule. Empty windows and windows already over are ignored;
+    /// overlapping or touching ones merge. Audio, retransmissions and keep-alives are never
+    /// held.
+    ///
+    /// ```
+    /// use pacer::{PacingConfig, PacingController, PacketKind};
+    /// use std::time::{Duration, Instant};
+    ///
+    /// let start = Instant::now();
+    /// let ms = |n| Duration::from_millis(n);
+    /// let mut pacer = PacingController::new(PacingConfig::default(), start);
+    /// pacer.set_hold_windows(start, [(start + ms(10), start + ms(110))]);
+    /// pacer.enqueue(start + ms(20), 1, PacketKind::Video, 1200, "video");
+    /// pacer.enqueue(start + ms(20), 2, PacketKind::Retransmission, 1200, "resent");
+    /// assert_eq!(pacer.poll_send(start + ms(20)).unwrap().payload, "resent");
+    /// assert!(pacer.poll_send(start + ms(20)).is_none());
+    /// assert_eq!(pacer.next_send_time(), Some(start + ms(110)));
+    /// assert_eq!(pacer.poll_send(start + ms(110)).unwrap().payload, "video");
+    /// ```
+    pub fn set_hold_windows(
+        &mut self,
+        now: Instant,
+        windows: impl IntoIterator<Item = (Instant, Instant)>,
+    ) {
+        let now_ns = self.advance(now);
+        let mut holds: Vec<(u64, u64)> = windows
+            .into_iter()
+            .map(|(start, end)| (self.ns(start), self.ns(end)))
+            .filter(|&(start, end)| end > start && end > now_ns)
+            .collect();
+        holds.sort_unstable();
+        let mut merged: Vec<(u64, u64)> = Vec::with_capacity(holds.len());
+        for (start, end) in holds {
+            match merged.last_mut() {
+                Some(last) if start <= last.1 => last.1 = last.1.max(end),
+                _ => merged.push((start, end)),
+            }
+        }
+        self.holds = merged;
+    }
+
+    /// Whether media is held at `now`.
+    pub fn is_holding(&self, now: Instant) -> bool {
+        self.hold_end_ns(self.ns(now)).is_some()
+    }
+
+    /// The end of the hold window containing `at_ns`, if any.
+    fn hold_end_ns(&self, at_ns: u64) -> Option<u64> {
+        self.holds
+            .iter()
+            .find(|&&(start, end)| start <= at_ns && at_ns < end)
+            .map(|&(_, end)| end)
+    }
+
+    /// Whether a packet of a level no hold keeps is queued (audio or a retransmission).
+    fn has_unheld(&self) -> bool {
+        self.queue.has_priority_of(PacketKind::Audio)
+            || self.queue.has_priority_of(PacketKind::Retransmission)
+    }
+
     /// Whether nothing is queued.
     pub fn is_empty(&self) -> bool {
         self.queue.is_empty()
@@ -443,13 +516,34 @@ impl<T> PacingController<T> {
     /// Never at or before the latest instant handed in: a caller that polls exactly when told
     /// cannot spin (webrtc#862 was a busy loop from a deadline in the past).
     pub fn next_send_time(&self) -> Option<Instant> {
+        let earliest = self.last_now_ns.saturating_add(1);
+        let mut due_ns = self.unheld_due_ns()?.max(earliest);
+        // Inside a hold only audio, retransmissions and keep-alives leave; the rest waits for
+        // the window's end, when the schedule above (debt, probes) is due already.
+        if let Some(end) = self.hold_end_ns(due_ns)
+            && !self.has_unpaced_audio()
+        {
+            due_ns = if self.congested {
+                self.keepalive_due_ns().map_or(end, |due| due.min(end))
+            } else if self.has_unheld() {
+                self.paced_due_ns()?
+            } else {
+                end
+            }
+            .max(earliest);
+        }
+        Some(self.instant(due_ns))
+    }
+
+    /// When the next packet may leave, ignoring holds, in ns (possibly not after the latest
+    /// instant).
+    fn unheld_due_ns(&self) -> Option<u64> {
         if let Some(probe_ns) = self.probe_due_ns() {
-            let due_ns = if self.has_unpaced_audio() {
+            return Some(if self.has_unpaced_audio() {
                 self.last_now_ns
             } else {
                 probe_ns
-            };
-            return Some(self.instant(due_ns.max(self.last_now_ns.saturating_add(1))));
+            });
         }
         let due_ns = if self.has_unpaced_audio() {
             self.last_now_ns
@@ -460,7 +554,7 @@ impl<T> PacingController<T> {
         } else {
             self.paced_due_ns()?
         };
-        Some(self.instant(due_ns.max(self.last_now_ns.saturating_add(1))))
+        Some(due_ns)
     }
 
     /// Releases the next packet if it may leave at `now`.
@@ -473,8 +567,13 @@ impl<T> PacingController<T> {
             return None;
         }
         let unpaced = self.has_unpaced_audio();
+        let held = self.hold_end_ns(now_ns).is_some();
+        if held && !self.has_unheld() {
+            return None;
+        }
         self.prober.drop_stale(now_ns);
-        let probing = !unpaced && self.prober.is_probing();
+        // No probe inside a hold: the probe would measure the handover, not the path.
+        let probing = !unpaced && !held && self.prober.is_probing();
         if probing {
             // While probing the debt is ignored: media leaves on the probe schedule.
             if self.probe_due_ns().is_none_or(|due| now_ns < due) {
@@ -485,7 +584,11 @@ impl<T> PacingController<T> {
             return None;
         }
         self.update_adjusted_rate(now_ns);
-        let packet = self.queue.pop()?;
+        let packet = if held {
+            self.queue.pop_before_level(FIRST_HELD_LEVEL)?
+        } else {
+            self.queue.pop()?
+        };
         let mut probe_cluster = None;
         if !unpaced {
             self.charge_debt(packet.size);
@@ -572,6 +675,9 @@ impl<T> PacingController<T> {
             let credited = elapsed.min(MAX_ELAPSED.as_nanos() as u64);
             self.debt_ns = self.debt_ns.saturating_sub(credited);
             self.last_process_ns = now_ns;
+        }
+        if self.holds.first().is_some_and(|&(_, end)| end <= now_ns) {
+            self.holds.retain(|&(_, end)| end > now_ns);
         }
         now_ns
     }

@@ -7,6 +7,7 @@
 //! carries its release instant as `now`, so the send history below it charges pacer delay to the
 //! pacer and not to the network.
 
+use crate::actions::ActionsHandle;
 use crate::config::PacingConfig;
 use crate::controller::{FrameInfo, PacingController};
 use crate::cwnd::CwndChannel;
@@ -33,6 +34,7 @@ pub struct HandoverAwarePacerBuilder {
     probes: Option<ProbeChannel>,
     cwnd: Option<CwndChannel>,
     frame_info: Option<FrameInfoFn>,
+    actions: Option<ActionsHandle>,
 }
 
 /// Reads what a video RTP packet says about its frame (codec-specific: the pacer cannot parse
@@ -54,6 +56,14 @@ impl HandoverAwarePacerBuilder {
     /// (on the padding SSRC, so only if the configuration names one).
     pub fn congestion_window(mut self, channel: CwndChannel) -> Self {
         self.cwnd = Some(channel);
+        self
+    }
+
+    /// Holds media inside the hold windows of `actions` (docs/architecture.md, "Handover-timed
+    /// actions"): the pacer copies the windows at its next event after they change and applies
+    /// them through [`PacingController::set_hold_windows`].
+    pub fn actions(mut self, actions: ActionsHandle) -> Self {
+        self.actions = Some(actions);
         self
     }
 
@@ -83,6 +93,8 @@ impl HandoverAwarePacerBuilder {
             probes: self.probes,
             cwnd: self.cwnd,
             frame_info: self.frame_info,
+            actions: self.actions,
+            hold_generation: None,
             rtx_of: Vec::new(),
             padding_sequence: 0,
             last_timestamp: 0,
@@ -125,6 +137,9 @@ pub struct HandoverAwarePacer {
     probes: Option<ProbeChannel>,
     cwnd: Option<CwndChannel>,
     frame_info: Option<FrameInfoFn>,
+    actions: Option<ActionsHandle>,
+    /// The generation of the hold windows last copied from `actions`.
+    hold_generation: Option<u64>,
     /// Media SSRC -> its RTX SSRC, from the bound streams.
     rtx_of: Vec<(u32, u32)>,
     /// The next RTP sequence number on the padding SSRC.
@@ -141,6 +156,7 @@ impl HandoverAwarePacer {
             probes: None,
             cwnd: None,
             frame_info: None,
+            actions: None,
         }
     }
 
@@ -181,6 +197,15 @@ impl HandoverAwarePacer {
         let requested = self.handle.queue_time_limit();
         if requested != self.applied_limit {
             self.applied_limit = controller.set_queue_time_limit(now, requested);
+            self.settled_at = None;
+        }
+        if let Some((generation, windows)) = self
+            .actions
+            .as_ref()
+            .and_then(|actions| actions.hold_windows_since(self.hold_generation))
+        {
+            controller.set_hold_windows(now, windows);
+            self.hold_generation = Some(generation);
             self.settled_at = None;
         }
         if let Some(probes) = &self.probes {

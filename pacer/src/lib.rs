@@ -20,6 +20,10 @@
 //! - loss protection: [`LossProtection`], an interceptor for `Slot::FecEncoder` that drives
 //!   webrtc-rs's FlexFEC-03 encoder with libwebrtc's adaptive FEC, built with a
 //!   [`ProtectionHandle`], and its sans-I/O parts ([`ProtectionController`], [`BlockGenerator`]);
+//! - handover-timed actions ([`HandoverActions`], shared through an [`ActionsHandle`]): around
+//!   each predicted handover instant the pacer holds media, [`GoogCc`] ignores what the
+//!   handover does to delay and loss, [`LossProtection`] boosts FEC, and the encoder is told not
+//!   to schedule a key frame;
 //! - the telemetry records every call writes and the trainer reads ([`telemetry`]), and the
 //!   model card of a learned policy ([`card`]).
 //!
@@ -188,6 +192,44 @@
 //! that leaves protection its measured share ([`media_target_bps`]). [`FecMode`] also offers a
 //! fixed block shape and no FEC at all.
 //!
+//! # Handover-timed actions
+//!
+//! A forecast that can time a handover lets the sender act at that instant, not only choose a
+//! queue limit for the next two minutes. One [`ActionsHandle`] is shared by every component that
+//! acts, and the driver tells it the predicted instants with their probabilities; each action is
+//! on/off and tunable through [`ActionConfig`] (docs/architecture.md, "Handover-timed actions",
+//! has the defaults and why):
+//!
+//! ```
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use pacer::{
+//!     ActionConfig, ActionsHandle, FecMode, GoogCc, GoogCcConfig, HandoverAwarePacer,
+//!     LossProtection, PacingConfig, telemetry::ActionsRecord,
+//! };
+//! use std::time::{Duration, Instant};
+//!
+//! let actions = ActionsHandle::new(ActionConfig::default())?;
+//! let (pacer, _pacer_handle) = HandoverAwarePacer::builder(PacingConfig::default())
+//!     .actions(actions.clone()) // the hold
+//!     .build();
+//! let estimator = GoogCc::new(GoogCcConfig::default()).guarded_by(actions.clone()); // the guard
+//! let (fec, _fec_handle) = LossProtection::builder(FecMode::Libwebrtc)
+//!     .actions(actions.clone()) // the boost
+//!     .build();
+//! # drop((pacer, estimator, fec));
+//!
+//! let now = Instant::now();
+//! // Whenever a new forecast arrives: its predicted handovers.
+//! actions.set_predictions(now, [(now + Duration::from_millis(12_300), 0.95)]);
+//! // Before each periodic key frame: the key-frame block.
+//! assert!(actions.keyframe_allowed(now));
+//! // At the end of each telemetry interval: the record's `actions` object.
+//! let record = ActionsRecord::from(actions.take_stats(now + Duration::from_secs(120)));
+//! assert_eq!((record.hold.applied, record.hold.total_ms), (1, 120));
+//! # Ok(())
+//! # }
+//! ```
+//!
 //! # Features
 //!
 //! - `learned` (default): `OnnxPolicy`, the learned policy, an ONNX transformer run with tract
@@ -199,6 +241,7 @@
 #![forbid(unsafe_code)]
 #![warn(unreachable_pub, unnameable_types)]
 
+mod actions;
 mod config;
 mod controller;
 mod cwnd;
@@ -223,6 +266,10 @@ pub use handover_predictor::{
     HandoverSteps, NoHandovers, SourceError, TimelineSource,
 };
 
+pub use actions::{
+    Action, ActionConfig, ActionConfigError, ActionCounter, ActionStats, ActionWindow,
+    ActionsHandle, BoostConfig, HandoverActions, MAX_ACTION_SPAN,
+};
 pub use config::{
     MAX_QUEUE_TIME_LIMIT, MIN_QUEUE_TIME_LIMIT, PacingConfig, WEBRTC_DEFAULT_QUEUE_TIME_LIMIT,
     clamp_queue_time_limit,

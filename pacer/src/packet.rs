@@ -19,6 +19,12 @@ pub enum PacketKind {
 /// Number of distinct priority levels.
 pub(crate) const PRIORITY_LEVELS: usize = 4;
 
+/// The first priority level a hold keeps waiting (docs/architecture.md, "Handover-timed
+/// actions"): video and FEC, and padding after them. The levels before it, audio and
+/// retransmissions, are never held: a retransmission repairs a loss the receiver is already
+/// waiting on, and audio is small and unpaced.
+pub(crate) const FIRST_HELD_LEVEL: usize = 2;
+
 impl PacketKind {
     /// The priority level, 0 being served first.
     pub(crate) fn priority(self) -> usize {
@@ -28,5 +34,20 @@ impl PacketKind {
             Self::Video | Self::Fec => 2,
             Self::Padding => 3,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_hold_keeps_video_fec_and_padding_and_lets_audio_and_retransmissions_go() {
+        let held = |kind: PacketKind| kind.priority() >= FIRST_HELD_LEVEL;
+        assert!(!held(PacketKind::Audio));
+        assert!(!held(PacketKind::Retransmission));
+        assert!(held(PacketKind::Video));
+        assert!(held(PacketKind::Fec));
+        assert!(held(PacketKind::Padding));
     }
 }

@@ -150,6 +150,15 @@ impl<T> PrioritizedQueue<T> {
         Some(packet)
     }
 
+    /// Removes the next packet in service order among the levels before `level` (a hold keeps
+    /// the others waiting).
+    pub(crate) fn pop_before_level(&mut self, level: usize) -> Option<QueuedPacket<T>> {
+        if !self.levels.iter().take(level).any(|l| l.packets > 0) {
+            return None;
+        }
+        self.pop()
+    }
+
     /// Whether any key-frame packet of stream `ssrc` is queued (libwebrtc
     /// `PrioritizedPacketQueue::HasKeyframePackets`).
     pub(crate) fn has_key_frame_packets(&self, ssrc: u32) -> bool {

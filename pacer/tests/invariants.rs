@@ -2,7 +2,8 @@
 //!
 //! Every test generates a configuration and a sequence of operations (enqueues at non-decreasing
 //! instants, target-bitrate changes including 0 and `u64::MAX`, queue-time-limit requests
-//! including 0 and far beyond 10 s, single polls, polls until `None`, polls a timer would make at
+//! including 0 and far beyond 10 s, hold windows (docs/architecture.md, "Handover-timed
+//! actions") starting now or up to 300 ms ahead and lasting up to 300 ms, single polls, polls until `None`, polls a timer would make at
 //! `next_send_time`, polls just before the next send time, and polls at stale instants), runs it
 //! through [`simulate`], which keeps its own model of the queue and records a trace, and asserts
 //! one invariant over that trace. The model is the test's, not the crate's: priority levels,
@@ -44,6 +45,9 @@ enum Op {
     SetTarget { dt: u64, bps: u64 },
     /// A new queue time limit, as requested (unclamped).
     SetLimit { dt: u64, limit: Duration },
+    /// One more hold window `[at + offset, at + offset + duration)` (ns); the pacer is handed
+    /// every window so far.
+    Hold { dt: u64, offset: u64, duration: u64 },
     /// A single `poll_send`.
     PollOnce { dt: u64 },
     /// `poll_send` until it returns `None`.
@@ -96,6 +100,9 @@ struct Snapshot {
     enqueued: Totals,
     released: Totals,
     unpaced_audio_queued: bool,
+    /// The latest end of a hold window that starts within one debt cap of `latest`: the next
+    /// send time may lie as far as that.
+    hold_reach: Option<Instant>,
 }
 
 /// One released packet, with what the test knew just before the poll that released it.
@@ -122,6 +129,8 @@ struct Release {
     earlier_of_same_stream_and_level_waiting: bool,
     /// Audio while audio is unpaced: not charged to the debt.
     unpaced: bool,
+    /// Whether the release instant lies inside a hold window.
+    inside_hold: bool,
 }
 
 /// A poll strictly before the next send time left by a `None` poll, with nothing in between.
@@ -171,6 +180,8 @@ struct Sim {
     /// The instant of the last poll that returned `None`, and the next send time read right
     /// after it; cleared by any other call.
     last_none: Option<(Instant, Option<Instant>)>,
+    /// Every hold window handed in so far.
+    holds: Vec<(Instant, Instant)>,
     trace: Trace,
 }
 
@@ -200,6 +211,7 @@ impl Sim {
             enqueued: Totals::default(),
             released: Totals::default(),
             last_none: None,
+            holds: Vec::new(),
             trace: Trace::default(),
         };
         sim.observe();
@@ -218,8 +230,21 @@ impl Sim {
         totals
     }
 
+    fn inside_hold(&self, at: Instant) -> bool {
+        self.holds
+            .iter()
+            .any(|&(start, end)| start <= at && at < end)
+    }
+
     fn observe(&mut self) {
         let latest = self.latest;
+        let reach = latest + self.config.max_debt;
+        let hold_reach = self
+            .holds
+            .iter()
+            .filter(|&&(start, end)| start <= reach && end > start)
+            .map(|&(_, end)| end)
+            .max();
         let probes = PROBES.map(|probe| self.pacer.stats(latest + probe));
         self.trace.snapshots.push(Snapshot {
             latest,
@@ -231,6 +256,7 @@ impl Sim {
             enqueued: self.enqueued,
             released: self.released,
             unpaced_audio_queued: self.unpaced_audio_queued(),
+            hold_reach,
         });
     }
 
@@ -285,6 +311,7 @@ impl Sim {
                     higher_priority_waiting,
                     earlier_of_same_stream_and_level_waiting,
                     unpaced: released.kind == PacketKind::Audio && !self.config.pace_audio,
+                    inside_hold: self.inside_hold(released.released_at),
                 });
                 Some(released.kind)
             }
@@ -354,6 +381,19 @@ impl Sim {
                 let returned = self.pacer.set_queue_time_limit(at, limit);
                 self.requested_limit = limit;
                 self.trace.limit_requests.push((limit, returned));
+                self.last_none = None;
+                self.observe();
+            }
+            Op::Hold {
+                dt,
+                offset,
+                duration,
+            } => {
+                let at = self.later(dt);
+                let start = at + Duration::from_nanos(offset);
+                self.holds
+                    .push((start, start + Duration::from_nanos(duration)));
+                self.pacer.set_hold_windows(at, self.holds.iter().copied());
                 self.last_none = None;
                 self.observe();
             }
@@ -447,6 +487,7 @@ fn schedule_with_or_without_pokes(
         };
     let mut now = base;
     let mut next_id = 0;
+    let mut holds = Vec::new();
     for op in ops {
         match *op {
             Op::Enqueue {
@@ -474,6 +515,18 @@ fn schedule_with_or_without_pokes(
                 now += Duration::from_nanos(dt);
                 fire_wakes_up_to(&mut pacer, now, &mut poll_all);
                 pacer.set_queue_time_limit(now, limit);
+                poll_all(&mut pacer, now);
+            }
+            Op::Hold {
+                dt,
+                offset,
+                duration,
+            } => {
+                now += Duration::from_nanos(dt);
+                fire_wakes_up_to(&mut pacer, now, &mut poll_all);
+                let start = now + Duration::from_nanos(offset);
+                holds.push((start, start + Duration::from_nanos(duration)));
+                pacer.set_hold_windows(now, holds.iter().copied());
                 poll_all(&mut pacer, now);
             }
             Op::PollOnce { dt } | Op::PollAll { dt } => {
@@ -580,16 +633,27 @@ fn op(bps: BoxedStrategy<u64>, rate_and_limit_changes: bool) -> BoxedStrategy<Op
             .prop_map(|frac| Op::PollEarly { frac }),
         1 => (0..50_000_000u64).prop_map(|back| Op::PollStale { back }),
     ];
+    let hold = (
+        dt(),
+        prop_oneof![Just(0u64), 0..300_000_000u64],
+        prop_oneof![Just(0u64), Just(1u64), 0..300_000_000u64],
+    )
+        .prop_map(|(dt, offset, duration)| Op::Hold {
+            dt,
+            offset,
+            duration,
+        });
     if rate_and_limit_changes {
         prop_oneof![
             6 => enqueue,
             1 => (dt(), bps).prop_map(|(dt, bps)| Op::SetTarget { dt, bps }),
             1 => (dt(), limit()).prop_map(|(dt, limit)| Op::SetLimit { dt, limit }),
+            1 => hold,
             6 => polls,
         ]
         .boxed()
     } else {
-        prop_oneof![6 => enqueue, 6 => polls].boxed()
+        prop_oneof![6 => enqueue, 1 => hold, 6 => polls].boxed()
     }
 }
 
@@ -816,7 +880,14 @@ proptest! {
                 Some(next) => {
                     prop_assert!(snapshot.queued.packets > 0 && can_leave, "{stats:?}");
                     prop_assert!(next > snapshot.latest);
-                    prop_assert!(next - snapshot.latest <= config.max_debt.max(Duration::from_nanos(1)));
+                    // Within the debt cap, or at the end of a hold that the debt cap reaches.
+                    let cap = snapshot.latest + config.max_debt.max(Duration::from_nanos(1));
+                    prop_assert!(
+                        next <= cap.max(snapshot.hold_reach.unwrap_or(cap)),
+                        "next {:?} after the latest, hold reach {:?}",
+                        next - snapshot.latest,
+                        snapshot.hold_reach.map(|r| r.saturating_duration_since(snapshot.latest))
+                    );
                 }
             }
         }
@@ -865,6 +936,19 @@ proptest! {
         let later_base = base + Duration::from_secs(3600);
         let shifted = schedule(&simulate(&config, &ops, later_base), later_base);
         prop_assert!(first == shifted, "a run from another base instant differs");
+    }
+
+    #[test]
+    fn inside_a_hold_window_only_audio_and_retransmissions_leave(
+        (config, ops) in any_run()
+    ) {
+        let trace = run(&config, &ops);
+        for release in trace.releases.iter().filter(|r| r.inside_hold) {
+            prop_assert!(
+                matches!(release.kind, PacketKind::Audio | PacketKind::Retransmission),
+                "{release:?}"
+            );
+        }
     }
 
     #[test]

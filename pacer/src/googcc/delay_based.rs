@@ -24,6 +24,10 @@ pub(super) struct Received {
     pub recv_us: i64,
     /// Size, bytes.
     pub size: i64,
+    /// Packets before this one were left out (sent inside a guard window): its group starts a
+    /// new grouping rather than being compared across the gap, as after libwebrtc's
+    /// `kStreamTimeOut`, but the trendline and detector keep their history.
+    pub regroup: bool,
 }
 
 /// What one feedback did to the delay-based estimate.
@@ -119,6 +123,9 @@ impl DelayBasedBwe {
             self.detector = OveruseDetector::new();
         }
         self.last_seen_us = Some(at_us);
+        if p.regroup {
+            self.inter_arrival = InterArrival::new();
+        }
         if let Some(d) = self
             .inter_arrival
             .compute_deltas(p.send_us, p.recv_us, at_us, p.size)
@@ -194,6 +201,7 @@ mod tests {
                 send_us: i * 10_000,
                 recv_us: 1_000_000 + i * 15_000,
                 size: 1000,
+                regroup: false,
             })
             .collect()
     }
@@ -236,6 +244,7 @@ mod tests {
                 send_us: i * 10_000,
                 recv_us: 1_000_000 + i * 10_000,
                 size: 1000,
+                regroup: false,
             })
             .collect();
         let r = d.incoming_feedback(400_000, &steady, Some(800_000.0), None);

@@ -16,6 +16,7 @@ mod trendline;
 pub use handle::{GoogCcHandle, GoogCcSnapshot};
 pub use overuse::BandwidthUsage;
 
+use crate::actions::{Action, ActionsHandle};
 use crate::prober::ProbeChannel;
 use acknowledged::AcknowledgedBitrateEstimator;
 use alr::AlrDetector;
@@ -177,6 +178,18 @@ impl Default for GoogCcConfig {
 ///   discards packets of SSRC `P` / payload type `PT`.
 ///
 /// Without a padding SSRC, probes carry queued media only.
+///
+/// # The estimator guard
+///
+/// Built with [`GoogCc::guarded_by`], the estimator leaves out what packets sent inside a guard
+/// window of an [`ActionsHandle`] say about congestion (docs/architecture.md, "Handover-timed
+/// actions"): a predicted handover's delay spike and loss burst are the satellite's, not a queue
+/// the sender built. A report's packet is matched by its send instant (the pacer's release, which
+/// is what webrtc-rs's TWCC records as `departure`). Such packets give no delay sample to the
+/// trendline and detector, no RTT sample, and count neither as lost nor as expected in the loss
+/// fraction; the first packet after them starts a new inter-arrival grouping instead of being
+/// compared across the gap. They still count as sent for ALR and, when they arrived, as
+/// acknowledged bytes, since the path did carry them. Outside the windows nothing changes.
 #[derive(Debug)]
 pub struct GoogCc {
     epoch: Option<Instant>,
@@ -195,6 +208,9 @@ pub struct GoogCc {
     updates: u64,
     handle: GoogCcHandle,
     probing: Option<Probing>,
+    guard: Option<ActionsHandle>,
+    /// A guarded packet was left out and no packet after it has been fed yet.
+    guard_gap: bool,
 }
 
 /// The probing half: what to probe, what the probes found, and the channel to the pacer.
@@ -256,6 +272,8 @@ impl GoogCc {
             updates: 0,
             handle: GoogCcHandle::default(),
             probing: None,
+            guard: None,
+            guard_gap: false,
         };
         cc.publish();
         cc
@@ -286,6 +304,13 @@ impl GoogCc {
         probing.post(initial);
         cc.probing = Some(probing);
         cc
+    }
+
+    /// Guards the estimate with the guard windows of `actions` (see [the estimator
+    /// guard](#the-estimator-guard)).
+    pub fn guarded_by(mut self, actions: ActionsHandle) -> Self {
+        self.guard = Some(actions);
+        self
     }
 
     /// Whether this estimator probes.
@@ -417,25 +442,52 @@ impl GoogCc {
             self.alr
                 .on_bytes_sent(i64::try_from(r.size).unwrap_or(i64::MAX), send_ms);
         }
-        let mut received: Vec<(Received, u64)> = reports
+        // Which reports the guard leaves out, in report order.
+        let guarded: Vec<bool> = match &self.guard {
+            Some(actions) => reports
+                .iter()
+                .map(|r| actions.is_active(Action::Guard, r.departure))
+                .collect(),
+            None => vec![false; reports.len()],
+        };
+        let mut received: Vec<(Received, u64, bool)> = reports
             .iter()
-            .filter(|r| r.arrived)
-            .filter_map(|r| {
+            .zip(&guarded)
+            .filter(|(r, _)| r.arrived)
+            .filter_map(|(r, &guarded)| {
                 let arrival = r.arrival?;
                 Some((
                     Received {
                         send_us: self.micros(r.departure),
                         recv_us: i64::try_from(arrival.as_micros()).unwrap_or(i64::MAX),
                         size: i64::try_from(r.size).unwrap_or(i64::MAX),
+                        regroup: false,
                     },
                     r.id,
+                    guarded,
                 ))
             })
             .collect();
         // `TransportPacketsFeedback::SortedByReceiveTime`: receive time, then send time, then
         // sequence.
-        received.sort_by_key(|(p, id)| (p.recv_us, p.send_us, *id));
-        let received: Vec<Received> = received.into_iter().map(|(p, _)| p).collect();
+        received.sort_by_key(|(p, id, _)| (p.recv_us, p.send_us, *id));
+        // Every packet that arrived is acknowledged bytes; only unguarded ones are delay and
+        // RTT samples, the first after a guarded one regrouping.
+        let acknowledged: Vec<Received> = received.iter().map(|(p, _, _)| *p).collect();
+        let mut unguarded = Vec::with_capacity(received.len());
+        for (mut p, _, guarded) in received {
+            if guarded {
+                self.guard_gap = true;
+                continue;
+            }
+            p.regroup = std::mem::take(&mut self.guard_gap);
+            unguarded.push(p);
+        }
+        if reports.iter().zip(&guarded).any(|(r, &g)| g && !r.arrived) {
+            // A guarded loss is a gap in the sequence too.
+            self.guard_gap = true;
+        }
+        let received = unguarded;
 
         let pairs: Vec<(i64, i64)> = received.iter().map(|p| (p.send_us, p.recv_us)).collect();
         if let Some(update) = self.rtt.on_feedback(now_us, &pairs) {
@@ -444,9 +496,10 @@ impl GoogCc {
             self.ssbe.update_rtt(update.min_rtt_us);
         }
 
-        self.expected_since_loss_update += i64::try_from(reports.len()).unwrap_or(i64::MAX);
+        let counted = || reports.iter().zip(&guarded).filter(|(_, g)| !**g);
+        self.expected_since_loss_update += i64::try_from(counted().count()).unwrap_or(i64::MAX);
         self.lost_since_loss_update +=
-            i64::try_from(reports.iter().filter(|r| !r.arrived).count()).unwrap_or(i64::MAX);
+            i64::try_from(counted().filter(|(r, _)| !r.arrived).count()).unwrap_or(i64::MAX);
         if self.next_loss_update_us.is_none_or(|next| now_us > next) {
             self.next_loss_update_us = Some(now_us + LOSS_UPDATE_INTERVAL_US);
             self.ssbe.update_packets_lost(
@@ -466,7 +519,7 @@ impl GoogCc {
             }
         }
         self.previously_in_alr = in_alr;
-        for p in &received {
+        for p in &acknowledged {
             self.acked
                 .on_packet(p.send_us, rtt::round_ms(p.recv_us), p.size);
         }
@@ -611,6 +664,31 @@ mod tests {
         assert_eq!(Some(fb + Duration::from_millis(50)), cc.poll_timeout());
         // RTT: 130 - 90 - 0 (the newest packet) = 40 ms; the older ones waited at the receiver.
         assert_eq!(Some(Duration::from_millis(40)), cc.stats().round_trip_time);
+    }
+
+    #[test]
+    fn packets_sent_inside_a_guard_window_count_neither_as_lost_nor_as_expected() {
+        let epoch = Instant::now();
+        let actions = ActionsHandle::default();
+        // The default guard window around a handover at 250 ms: [200, 650) ms.
+        actions.set_predictions(epoch, [(epoch + Duration::from_millis(250), 1.0)]);
+        let loss_after = |guard: Option<ActionsHandle>| {
+            let mut cc = match guard {
+                Some(actions) => GoogCc::default().guarded_by(actions),
+                None => GoogCc::default(),
+            };
+            // 20 packets 10 ms apart from 0 ms arrive; 20 from 200 ms, every other one lost;
+            // 20 from 400 ms arrive. One feedback at 700 ms, the first, so the loss is counted.
+            let reports: Vec<_> = (0..60)
+                .map(|i| report(i, epoch, i * 10, !(20..40).contains(&i) || i % 2 == 0))
+                .collect();
+            cc.on_reports(epoch + Duration::from_millis(700), &reports);
+            cc.snapshot().loss_fraction
+        };
+        // Unguarded: 10 of 60 lost, 42/256 as libwebrtc's Q8 loss.
+        assert_eq!(loss_after(None), 42.0 / 256.0);
+        // Guarded: the 40 packets sent from 200 ms on are left out; 0 of 20 lost.
+        assert_eq!(loss_after(Some(actions)), 0.0);
     }
 
     #[test]

@@ -40,6 +40,9 @@ pub struct ProtectionStats {
     pub video_rate_bps: u64,
     /// Repair bytes x 8 over the last second before [`at`](Self::at).
     pub fec_rate_bps: u64,
+    /// Updates of the factors made inside a protection-boost window (docs/architecture.md,
+    /// "Handover-timed actions").
+    pub boosted_updates: u64,
 }
 
 /// A cloneable, thread-safe handle on a [`LossProtection`](crate::LossProtection): network inputs

@@ -10,11 +10,12 @@
 //!
 //! Everything is decided from the packets' `now` and the handle's inputs; nothing reads a clock.
 
-use super::controller::{ProtectionController, ProtectionInputs};
+use super::controller::{Protection, ProtectionController, ProtectionInputs};
 use super::generator::{BlockGenerator, PacketInfo};
 use super::handle::{ProtectionHandle, ProtectionStats};
 use super::measure::{ByteRate, FrameRateMeter, PacketsPerFrame};
 use super::report_blocks::loss_reports;
+use crate::actions::{Action, ActionsHandle};
 use crate::interceptor::FrameInfoFn;
 use rtc_interceptor::{
     AttributedPacket, FlexFec03Encoder, Interceptor, Packet, StreamInfo, TaggedPacket,
@@ -48,9 +49,21 @@ pub struct LossProtectionBuilder {
     mode: FecMode,
     frame_info: Option<FrameInfoFn>,
     nack_enabled: Option<bool>,
+    actions: Option<ActionsHandle>,
 }
 
 impl LossProtectionBuilder {
+    /// Boosts protection inside the boost windows of `actions` (docs/architecture.md,
+    /// "Handover-timed actions"): in libwebrtc mode, a block closed inside a window gets at
+    /// least the configured factor ([`BoostConfig::min_factor`](crate::BoostConfig::min_factor)),
+    /// for delta and key frames alike, whatever the loss reports and the RTT say. Outside the
+    /// windows the controller's factors apply unchanged. A fixed shape and no FEC are not
+    /// boosted: they are the experiments' fixed points.
+    pub fn actions(mut self, actions: ActionsHandle) -> Self {
+        self.actions = Some(actions);
+        self
+    }
+
     /// Tells the interceptor how to read a video packet's frame, for key frames: their blocks get
     /// the key-frame factor, and their sizes set the key-frame boost. Without it every frame is a
     /// delta frame.
@@ -74,6 +87,7 @@ impl LossProtectionBuilder {
             handle: handle.clone(),
             frame_info: self.frame_info,
             nack_enabled: self.nack_enabled,
+            actions: self.actions,
             video_ssrcs: Vec::new(),
             streams: Vec::new(),
             video_rate: ByteRate::default(),
@@ -121,6 +135,7 @@ pub struct LossProtection {
     handle: ProtectionHandle,
     frame_info: Option<FrameInfoFn>,
     nack_enabled: Option<bool>,
+    actions: Option<ActionsHandle>,
     /// Bound local streams that are not audio: the media the video rate counts.
     video_ssrcs: Vec<u32>,
     streams: Vec<ProtectedStream>,
@@ -144,6 +159,8 @@ struct ProtectedStream {
     /// Packets of the frame in progress, and whether one was a key-frame packet.
     frame_packets: u32,
     frame_is_key: bool,
+    /// Whether the protection last handed to the generator was boosted.
+    boosted: bool,
 }
 
 impl LossProtection {
@@ -153,6 +170,7 @@ impl LossProtection {
             mode,
             frame_info: None,
             nack_enabled: None,
+            actions: None,
         }
     }
 
@@ -186,7 +204,15 @@ impl LossProtection {
             packets_per_key_frame: stream.packets_per_key_frame.value(),
             packets_per_delta_frame: stream.packets_per_delta_frame.value(),
         };
-        let protection = stream.controller.update(now, inputs);
+        let mut protection = stream.controller.update(now, inputs);
+        stream.boosted = false;
+        if let Some(actions) = &self.actions
+            && actions.is_active(Action::Boost, now)
+        {
+            protection = boosted(protection, actions.config().boost.min_factor_q8());
+            stream.boosted = true;
+            self.stats.boosted_updates += 1;
+        }
         stream.generator.set_protection(protection);
         self.stats.delta_factor = protection.delta_factor;
         self.stats.key_factor = protection.key_factor;
@@ -218,6 +244,19 @@ impl LossProtection {
         };
         let packet = rtp.clone();
         self.write_queue.push_back(msg);
+        // A boost window opened or closed since the last update: the new factors apply from
+        // this packet on.
+        let boost = self
+            .actions
+            .as_ref()
+            .is_some_and(|actions| actions.is_active(Action::Boost, now));
+        if self
+            .streams
+            .get(index)
+            .is_some_and(|stream| stream.boosted != boost)
+        {
+            self.update(index, now);
+        }
 
         let Some(stream) = self.streams.get_mut(index) else {
             return;
@@ -254,6 +293,17 @@ impl LossProtection {
             stream.frame_is_key = false;
             self.update(index, now);
         }
+    }
+}
+
+/// `protection` with both factors raised to at least `min_factor` (out of 256, relative to media
+/// packets), and at least one frame per block.
+fn boosted(protection: Protection, min_factor: u8) -> Protection {
+    Protection {
+        delta_factor: protection.delta_factor.max(min_factor),
+        key_factor: protection.key_factor.max(min_factor),
+        max_fec_frames: protection.max_fec_frames.max(1),
+        filtered_loss_255: protection.filtered_loss_255,
     }
 }
 
@@ -367,6 +417,7 @@ impl Interceptor for LossProtection {
             packets_per_key_frame: PacketsPerFrame::default(),
             frame_packets: 0,
             frame_is_key: false,
+            boosted: false,
         });
     }
 

@@ -180,6 +180,7 @@ fn parse_line(text: &str) -> Result<IntervalRecord, RecordError> {
         gcc: fields.required("gcc")?,
         sender: fields.optional("sender")?,
         fec: fields.optional("fec")?,
+        actions: fields.optional("actions")?,
     };
     record.validate()?;
     Ok(record)
@@ -529,6 +530,38 @@ mod tests {
              every number must be finite"
         );
         assert!(writer.into_inner().is_empty());
+    }
+    #[test]
+    fn the_actions_are_written_when_set_a_line_without_them_still_reads_and_a_bad_one_is_named() {
+        let line = line_of(&sample(0));
+        assert!(!line.contains("actions"));
+        assert_eq!(read_all(&line).remove(0).unwrap().actions, None);
+
+        let mut record = sample(0);
+        let mut actions = crate::telemetry::ActionsRecord::default();
+        actions.hold.applied = 8;
+        actions.hold.total_ms = 960;
+        record.actions = Some(actions);
+        let line = line_of(&record);
+        assert!(
+            line.ends_with(
+                ",\"actions\":{\"hold\":{\"applied\":8,\"total_ms\":960},\
+             \"guard\":{\"applied\":0,\"total_ms\":0},\"boost\":{\"applied\":0,\"total_ms\":0},\
+             \"keyframe_block\":{\"applied\":0,\"total_ms\":0}}}\n"
+            ),
+            "{line}"
+        );
+        assert_eq!(read_all(&line).remove(0).unwrap(), record);
+
+        let mut object = object_of(&record);
+        object["actions"]["boost"]["total_ms"] = serde_json::json!(-1);
+        assert!(only_error(&Value::Object(object).to_string()).starts_with("line 1: actions: "),);
+        let mut object = object_of(&record);
+        object["actions"]["hold"]["total_ms"] = serde_json::json!(120_001);
+        assert_eq!(
+            only_error(&Value::Object(object).to_string()),
+            "line 1: actions: hold.total_ms 120001 exceeds the interval's duration_ms 120000"
+        );
     }
     #[test]
     fn a_null_seed_is_a_real_call_and_is_written_as_null() {

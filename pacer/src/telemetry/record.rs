@@ -49,6 +49,10 @@ pub struct IntervalRecord {
     /// and in lines written before it was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fec: Option<FecRecord>,
+    /// What the handover-timed actions did over the interval; absent when the call ran without
+    /// them, and in lines written before they were recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub actions: Option<ActionsRecord>,
 }
 
 /// The forecast a decision was made on: the model input (docs/architecture.md, "The forecast
@@ -244,6 +248,64 @@ pub struct FecRecord {
     pub mean_delta_factor: f64,
 }
 
+/// The handover-timed actions over one interval: the `actions` object (docs/architecture.md,
+/// "The telemetry contract" and "Handover-timed actions"), one entry per action.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ActionsRecord {
+    /// The pacer hold.
+    pub hold: ActionRecord,
+    /// The estimator guard.
+    pub guard: ActionRecord,
+    /// The protection boost.
+    pub boost: ActionRecord,
+    /// The key-frame block.
+    pub keyframe_block: ActionRecord,
+}
+
+/// One action over one interval.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ActionRecord {
+    /// Windows that started in the interval.
+    pub applied: u64,
+    /// Time inside the action's windows during the interval, whole ms (rounded down); never
+    /// more than the interval's `duration_ms`.
+    pub total_ms: u64,
+}
+
+impl From<crate::actions::ActionCounter> for ActionRecord {
+    fn from(counter: crate::actions::ActionCounter) -> Self {
+        Self {
+            applied: counter.applied,
+            total_ms: u64::try_from(counter.total.as_millis()).unwrap_or(u64::MAX),
+        }
+    }
+}
+
+impl From<crate::actions::ActionStats> for ActionsRecord {
+    /// One interval's record from the counters of
+    /// [`ActionsHandle::take_stats`](crate::ActionsHandle::take_stats).
+    fn from(stats: crate::actions::ActionStats) -> Self {
+        Self {
+            hold: stats.hold.into(),
+            guard: stats.guard.into(),
+            boost: stats.boost.into(),
+            keyframe_block: stats.keyframe_block.into(),
+        }
+    }
+}
+
+impl ActionsRecord {
+    /// Each action with its name in the record.
+    pub fn entries(&self) -> [(&'static str, ActionRecord); 4] {
+        [
+            ("hold", self.hold),
+            ("guard", self.guard),
+            ("boost", self.boost),
+            ("keyframe_block", self.keyframe_block),
+        ]
+    }
+}
+
 /// Which NACK generator and responder ran: the `sender.nack` field (`"stock"` | `"libwebrtc"` |
 /// `"off"`; docs/architecture.md, "The telemetry contract").
 ///
@@ -274,6 +336,22 @@ impl IntervalRecord {
             field: "forecast",
             message: error.to_string(),
         })?;
+        // An interval's start and end are each rounded down to whole ms, and so is an action's
+        // time, so floor(end) - floor(start) >= floor(time) whenever the time fits.
+        if let Some((name, action)) = self
+            .actions
+            .iter()
+            .flat_map(|a| a.entries())
+            .find(|(_, action)| action.total_ms > self.duration_ms)
+        {
+            return Err(RecordError::Field {
+                field: "actions",
+                message: format!(
+                    "{name}.total_ms {} exceeds the interval's duration_ms {}",
+                    action.total_ms, self.duration_ms
+                ),
+            });
+        }
         let numbers = [
             ("qoe.video_bitrate_kbps", self.qoe.video_bitrate_kbps),
             ("qoe.freezes_per_min", self.qoe.freezes_per_min),
@@ -418,6 +496,7 @@ pub(super) mod fixtures {
                 pushback_ratio: None,
             }),
             fec: None,
+            actions: None,
         }
     }
 }
@@ -457,6 +536,49 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    #[test]
+    fn the_actions_record_is_optional_and_no_action_may_outlast_the_interval() {
+        let mut record = sample(0);
+        let line = serde_json::to_string(&record).unwrap();
+        assert!(!line.contains("actions"), "absent actions are not written");
+        let back: IntervalRecord = serde_json::from_str(&line).unwrap();
+        assert_eq!(back.actions, None, "a line without them reads as None");
+
+        let stats = crate::actions::ActionStats {
+            hold: crate::actions::ActionCounter {
+                applied: 8,
+                total: std::time::Duration::from_micros(960_999),
+            },
+            ..Default::default()
+        };
+        record.actions = Some(stats.into());
+        assert_eq!(
+            record.actions.map(|a| a.hold),
+            Some(ActionRecord {
+                applied: 8,
+                total_ms: 960
+            })
+        );
+        assert_eq!(record.validate(), Ok(()));
+        let line = serde_json::to_string(&record).unwrap();
+        assert!(
+            line.contains(r#""actions":{"hold":{"applied":8,"total_ms":960}"#),
+            "{line}"
+        );
+        assert_eq!(
+            serde_json::from_str::<IntervalRecord>(&line).unwrap(),
+            record
+        );
+
+        if let Some(actions) = record.actions.as_mut() {
+            actions.guard.total_ms = 120_001;
+        }
+        assert_eq!(
+            record.validate().unwrap_err().to_string(),
+            "actions: guard.total_ms 120001 exceeds the interval's duration_ms 120000"
+        );
     }
 
     #[test]

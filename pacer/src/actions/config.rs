@@ -1,0 +1,287 @@
+//! What each handover-timed action does and when: [`ActionConfig`], serde-deserialisable, with
+//! defaults grounded in measurements (docs/architecture.md, "Handover-timed actions").
+
+use std::time::Duration;
+
+/// The longest window offset or duration accepted: the pacer's longest queue time limit
+/// (`MAX_QUEUE_TIME_LIMIT`, docs/architecture.md, "Queue policies and decisions"). A hold longer
+/// than that would keep media past any limit the pacer can be given, and a forecast is not
+/// precise to more than that around an instant.
+pub const MAX_ACTION_SPAN: Duration = Duration::from_secs(10);
+
+/// One action's window around each predicted handover instant `t`: `[t + offset, t + offset +
+/// duration)`.
+///
+/// In a configuration file an action's table gives all three fields (an action left out keeps
+/// its default): a half-given window would be ambiguous about what the rest should be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ActionWindow {
+    /// Whether the action is applied at all.
+    pub enabled: bool,
+    /// Where the window starts relative to the predicted instant, ms (negative: before it).
+    pub offset_ms: i64,
+    /// How long the window lasts, ms; 0 applies nothing.
+    pub duration_ms: u64,
+}
+
+impl ActionWindow {
+    /// The window's offset and duration, checked against [`MAX_ACTION_SPAN`].
+    fn check(&self, action: &'static str) -> Result<(), ActionConfigError> {
+        let max_ms = MAX_ACTION_SPAN.as_millis() as u64;
+        if self.offset_ms.unsigned_abs() > max_ms {
+            return Err(ActionConfigError::Offset {
+                action,
+                offset_ms: self.offset_ms,
+            });
+        }
+        if self.duration_ms > max_ms {
+            return Err(ActionConfigError::Duration {
+                action,
+                duration_ms: self.duration_ms,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// The protection boost: its window and how much protection it asks for.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct BoostConfig {
+    /// Whether the boost is applied at all.
+    pub enabled: bool,
+    /// Where the window starts relative to the predicted instant, ms (negative: before it).
+    pub offset_ms: i64,
+    /// How long the window lasts, ms.
+    pub duration_ms: u64,
+    /// The least protection a block closed inside the window gets, as repair packets per media
+    /// packet (0 to 1; FlexFEC factors are out of 256, so 1 is read as 255/256).
+    ///
+    /// 0.5 by default: the first 100 ms after a Starlink slot boundary lose 47.5 % of uplink
+    /// packets (docs/architecture.md, "Handover-timed actions"), and interleaved masks recover a
+    /// run of `r` consecutive losses from `r` repair packets, so half as many repair packets as
+    /// media packets is what such a burst inside one block needs. It is also libwebrtc's cap on
+    /// the delta factor (128/255, `media_opt_util.cc`).
+    pub min_factor: f64,
+}
+
+impl BoostConfig {
+    /// The window part.
+    pub fn window(&self) -> ActionWindow {
+        ActionWindow {
+            enabled: self.enabled,
+            offset_ms: self.offset_ms,
+            duration_ms: self.duration_ms,
+        }
+    }
+
+    /// [`min_factor`](Self::min_factor) as a FlexFEC factor out of 256, relative to media
+    /// packets (what `BlockGenerator` reads): `round(256 x factor)`, at most 255.
+    pub fn min_factor_q8(&self) -> u8 {
+        let factor = if self.min_factor.is_finite() {
+            self.min_factor.clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+        (factor * 256.0).round().min(255.0) as u8
+    }
+}
+
+impl Default for BoostConfig {
+    /// `[t - 50 ms, t + 300 ms)`, at least 0.5 repair packets per media packet: the lossy rows of
+    /// the boundary profile (47.5, 20.3 and 3.8 % in the first three 100-ms rows), with 50 ms
+    /// either side for the forecast's timing error (docs/architecture.md, "Handover-timed
+    /// actions").
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            offset_ms: -50,
+            duration_ms: 350,
+            min_factor: 0.5,
+        }
+    }
+}
+
+/// Which actions are applied around each predicted handover, and how.
+///
+/// A predicted instant triggers the actions when its probability is at least
+/// [`min_probability`](Self::min_probability). Each action has its own window around the
+/// instant; windows of one action that overlap or touch are merged. The defaults, and why, are in
+/// docs/architecture.md, "Handover-timed actions".
+///
+/// ```
+/// use pacer::ActionConfig;
+///
+/// let config: ActionConfig =
+///     serde_json::from_str(r#"{"hold": {"enabled": true, "offset_ms": 0, "duration_ms": 100}}"#)
+///         .unwrap();
+/// assert_eq!(config.hold.duration_ms, 100);
+/// assert_eq!(config.guard, ActionConfig::default().guard); // the rest keep their defaults
+/// assert!(config.validate().is_ok());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ActionConfig {
+    /// The least probability a predicted handover needs for the actions to be applied at it.
+    ///
+    /// 0.5 by default: act on a handover that is more likely than not, so that a forecast source
+    /// that says nothing firm (probability below one half) costs no hold and no overhead.
+    pub min_probability: f32,
+    /// The pacer hold: video, FEC and padding wait in the pacer for the window, then leave through
+    /// the normal drain rule. Audio, retransmissions and keep-alives are never held.
+    ///
+    /// `[t - 20 ms, t + 100 ms)` by default. Measured on the call engine (starlink, seeds
+    /// 7000-7009): replacing each handover's 250-ms loss burst by a 100-ms or 150-ms hold of the
+    /// forward path gave 1.44 and 1.37 freezes/min against 3.46, and a 250-ms hold 2.29 (the gap
+    /// becomes a freeze itself). 120 ms lies in the measured good range; it starts 20 ms early so
+    /// that the first, worst 100-ms row (47.5 % uplink loss) is covered despite timing error.
+    pub hold: ActionWindow,
+    /// The estimator guard: GoogCC ignores the delay samples and losses of packets sent inside
+    /// the window.
+    ///
+    /// `[t - 50 ms, t + 400 ms)` by default: the Starlink boundary loss profile (47.5, 20.3, 3.8
+    /// and 1.9 % in the first four 100-ms rows) makes the first 200 to 400 ms lossy, and the
+    /// packets the hold releases at its end are sent inside it; 50 ms before covers timing error.
+    pub guard: ActionWindow,
+    /// The protection boost: blocks closed inside the window get at least
+    /// [`BoostConfig::min_factor`].
+    pub boost: BoostConfig,
+    /// No key frame is scheduled inside the window
+    /// ([`ActionsHandle::keyframe_allowed`](crate::ActionsHandle::keyframe_allowed)).
+    ///
+    /// `[t - 50 ms, t + 400 ms)` by default, the guard's window: a key frame is many packets, and
+    /// one sent into the lossy rows is the costliest thing to lose.
+    pub keyframe_block: ActionWindow,
+}
+
+impl Default for ActionConfig {
+    fn default() -> Self {
+        Self {
+            min_probability: 0.5,
+            hold: ActionWindow {
+                enabled: true,
+                offset_ms: -20,
+                duration_ms: 120,
+            },
+            guard: ActionWindow {
+                enabled: true,
+                offset_ms: -50,
+                duration_ms: 450,
+            },
+            boost: BoostConfig::default(),
+            keyframe_block: ActionWindow {
+                enabled: true,
+                offset_ms: -50,
+                duration_ms: 450,
+            },
+        }
+    }
+}
+
+impl ActionConfig {
+    /// Every action off: predictions are kept, nothing is applied.
+    pub fn disabled() -> Self {
+        let mut config = Self::default();
+        config.hold.enabled = false;
+        config.guard.enabled = false;
+        config.boost.enabled = false;
+        config.keyframe_block.enabled = false;
+        config
+    }
+
+    /// Checks every field: the probability within [0, 1], offsets and durations within
+    /// [`MAX_ACTION_SPAN`], the boost factor within [0, 1].
+    pub fn validate(&self) -> Result<(), ActionConfigError> {
+        if !(0.0..=1.0).contains(&self.min_probability) {
+            return Err(ActionConfigError::Probability(self.min_probability));
+        }
+        self.hold.check("hold")?;
+        self.guard.check("guard")?;
+        self.boost.window().check("boost")?;
+        self.keyframe_block.check("keyframe_block")?;
+        if !(0.0..=1.0).contains(&self.boost.min_factor) {
+            return Err(ActionConfigError::Factor(self.boost.min_factor));
+        }
+        Ok(())
+    }
+
+    /// The window of `action`.
+    pub fn window(&self, action: Action) -> ActionWindow {
+        match action {
+            Action::Hold => self.hold,
+            Action::Guard => self.guard,
+            Action::Boost => self.boost.window(),
+            Action::KeyframeBlock => self.keyframe_block,
+        }
+    }
+}
+
+/// One of the handover-timed actions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Action {
+    /// The pacer holds media.
+    Hold,
+    /// GoogCC ignores what packets sent in the window say about congestion.
+    Guard,
+    /// Loss protection raises the FEC factor.
+    Boost,
+    /// No key frame is scheduled.
+    KeyframeBlock,
+}
+
+impl Action {
+    /// Every action, in the order of [`ActionStats`](crate::ActionStats)' fields.
+    pub const ALL: [Action; 4] = [
+        Action::Hold,
+        Action::Guard,
+        Action::Boost,
+        Action::KeyframeBlock,
+    ];
+
+    pub(crate) fn index(self) -> usize {
+        match self {
+            Action::Hold => 0,
+            Action::Guard => 1,
+            Action::Boost => 2,
+            Action::KeyframeBlock => 3,
+        }
+    }
+
+    /// The action's name in configuration and telemetry.
+    pub fn name(self) -> &'static str {
+        match self {
+            Action::Hold => "hold",
+            Action::Guard => "guard",
+            Action::Boost => "boost",
+            Action::KeyframeBlock => "keyframe_block",
+        }
+    }
+}
+
+/// A configuration [`ActionConfig::validate`] refuses.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ActionConfigError {
+    /// The probability threshold is not within [0, 1] (or is NaN).
+    #[error("min_probability {0} is not within [0, 1]")]
+    Probability(f32),
+    /// An offset beyond 10 s either way.
+    #[error("{action}.offset_ms {offset_ms} is beyond 10 000 ms either way")]
+    Offset {
+        /// The action.
+        action: &'static str,
+        /// The offset given.
+        offset_ms: i64,
+    },
+    /// A duration beyond 10 s.
+    #[error("{action}.duration_ms {duration_ms} is beyond 10 000 ms")]
+    Duration {
+        /// The action.
+        action: &'static str,
+        /// The duration given.
+        duration_ms: u64,
+    },
+    /// The boost factor is not within [0, 1] (or is NaN).
+    #[error("boost.min_factor {0} is not within [0, 1]")]
+    Factor(f64),
+}

@@ -1,0 +1,107 @@
+//! The application's way into the action schedule while a call runs.
+//!
+//! As with [`PacerHandle`](crate::PacerHandle) and [`ProtectionHandle`](crate::ProtectionHandle),
+//! the components that apply the actions live inside a webrtc-rs chain, which passes nothing but
+//! packets across its boundary; the schedule is shared state captured at build time. The driver
+//! writes predictions and the configuration, the pacer, the estimator and the protection read
+//! the windows at their own events, and telemetry reads the counters.
+
+use super::config::{Action, ActionConfig, ActionConfigError};
+use super::schedule::{ActionStats, HandoverActions};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Instant;
+
+/// A cloneable, thread-safe handle on one [`HandoverActions`] schedule, shared by the
+/// components that apply the actions
+/// ([`HandoverAwarePacerBuilder::actions`](crate::HandoverAwarePacerBuilder::actions),
+/// [`GoogCc::guarded_by`](crate::GoogCc::guarded_by),
+/// [`LossProtectionBuilder::actions`](crate::LossProtectionBuilder::actions)) and the driver.
+///
+/// ```
+/// use pacer::{ActionConfig, ActionsHandle};
+/// use std::time::{Duration, Instant};
+///
+/// let actions = ActionsHandle::new(ActionConfig::default()).unwrap();
+/// let now = Instant::now();
+/// // Each new forecast: the predicted handovers and their probabilities.
+/// actions.set_predictions(now, [(now + Duration::from_secs(12), 0.9)]);
+/// // Each frame: may a periodic key frame go now?
+/// assert!(actions.keyframe_allowed(now));
+/// // Each telemetry interval: what was applied, then reset.
+/// let stats = actions.take_stats(now + Duration::from_secs(120));
+/// assert_eq!(stats.hold.applied, 1);
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct ActionsHandle {
+    shared: Arc<Mutex<HandoverActions>>,
+}
+
+impl ActionsHandle {
+    /// A handle on a new schedule with `config` and no predictions.
+    pub fn new(config: ActionConfig) -> Result<Self, ActionConfigError> {
+        Ok(Self {
+            shared: Arc::new(Mutex::new(HandoverActions::new(config)?)),
+        })
+    }
+
+    /// [`HandoverActions::set_predictions`]: replaces the predicted handovers as of `now`.
+    pub fn set_predictions(
+        &self,
+        now: Instant,
+        predictions: impl IntoIterator<Item = (Instant, f32)>,
+    ) {
+        self.lock().set_predictions(now, predictions);
+    }
+
+    /// [`HandoverActions::set_config`]: replaces the configuration as of `now`.
+    pub fn set_config(&self, now: Instant, config: ActionConfig) -> Result<(), ActionConfigError> {
+        self.lock().set_config(now, config)
+    }
+
+    /// The configuration in force.
+    pub fn config(&self) -> ActionConfig {
+        *self.lock().config()
+    }
+
+    /// [`HandoverActions::is_active`].
+    pub fn is_active(&self, action: Action, at: Instant) -> bool {
+        self.lock().is_active(action, at)
+    }
+
+    /// [`HandoverActions::keyframe_allowed`]: whether the encoder may schedule a periodic key
+    /// frame at `now`.
+    pub fn keyframe_allowed(&self, now: Instant) -> bool {
+        self.lock().keyframe_allowed(now)
+    }
+
+    /// [`HandoverActions::next_change`].
+    pub fn next_change(&self, after: Instant) -> Option<Instant> {
+        self.lock().next_change(after)
+    }
+
+    /// [`HandoverActions::stats`]: the counters of the interval so far.
+    pub fn stats(&self, now: Instant) -> ActionStats {
+        self.lock().stats(now)
+    }
+
+    /// [`HandoverActions::take_stats`]: the interval's counters, then reset.
+    pub fn take_stats(&self, now: Instant) -> ActionStats {
+        self.lock().take_stats(now)
+    }
+
+    /// The hold windows, if they changed since generation `seen`, with the new generation.
+    pub(crate) fn hold_windows_since(
+        &self,
+        seen: Option<u64>,
+    ) -> Option<(u64, Vec<(Instant, Instant)>)> {
+        let actions = self.lock();
+        let generation = actions.generation();
+        (seen != Some(generation)).then(|| (generation, actions.windows(Action::Hold).collect()))
+    }
+
+    fn lock(&self) -> MutexGuard<'_, HandoverActions> {
+        self.shared
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}

@@ -1,0 +1,532 @@
+//! The sans-I/O action schedule: predicted handover instants in, each action's windows out, and
+//! per-action counters for telemetry.
+
+use super::config::{Action, ActionConfig, ActionConfigError, ActionWindow};
+use std::time::{Duration, Instant};
+
+/// How long a window is kept after it ends, so that transport feedback about packets sent inside
+/// it is still recognised as such: libwebrtc's `TransportFeedbackAdapter` keeps sent packets for
+/// `kSendTimeHistoryWindow` = 60 s (`transport_feedback_adapter.cc`) and matches no feedback
+/// older than that either.
+pub(crate) const WINDOW_RETENTION: Duration = Duration::from_secs(60);
+
+/// How often, and for how long in all, one action was applied.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ActionCounter {
+    /// Windows whose start was reached (overlapping predictions count once: they merge).
+    pub applied: u64,
+    /// Time spent inside the action's windows.
+    pub total: Duration,
+}
+
+/// Per-action counters over an interval (since the schedule was built or since the last
+/// [`HandoverActions::take_stats`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ActionStats {
+    /// The pacer hold.
+    pub hold: ActionCounter,
+    /// The estimator guard.
+    pub guard: ActionCounter,
+    /// The protection boost.
+    pub boost: ActionCounter,
+    /// The key-frame block.
+    pub keyframe_block: ActionCounter,
+}
+
+impl ActionStats {
+    /// The counter of `action`.
+    pub fn get(&self, action: Action) -> ActionCounter {
+        match action {
+            Action::Hold => self.hold,
+            Action::Guard => self.guard,
+            Action::Boost => self.boost,
+            Action::KeyframeBlock => self.keyframe_block,
+        }
+    }
+
+    fn get_mut(&mut self, action: Action) -> &mut ActionCounter {
+        match action {
+            Action::Hold => &mut self.hold,
+            Action::Guard => &mut self.guard,
+            Action::Boost => &mut self.boost,
+            Action::KeyframeBlock => &mut self.keyframe_block,
+        }
+    }
+}
+
+/// One window of one action.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Span {
+    start: Instant,
+    end: Instant,
+    /// Whether its start has been counted in the stats.
+    counted: bool,
+}
+
+/// When each handover-timed action is in force, from predicted handover instants.
+///
+/// Tell it the predicted instants with their probabilities
+/// ([`set_predictions`](Self::set_predictions)); every prediction whose probability reaches the
+/// configured threshold opens each enabled action's window around it, and windows of one action
+/// that overlap or touch merge into one. A new forecast replaces the predictions: windows that
+/// have already begun stay as they are (an action under way finishes), every window still ahead
+/// is rebuilt from the new predictions, and a new window that would have begun in the past
+/// begins at `now`. Ended windows are kept for a minute, so that a packet's send time can still
+/// be looked up when its feedback arrives ([`is_active`](Self::is_active) takes any instant).
+///
+/// It never reads a clock: time is the `now` handed to the calls that change it or read its
+/// counters, and an earlier `now` than one already seen counts as that one.
+///
+/// ```
+/// use pacer::{Action, ActionConfig, HandoverActions};
+/// use std::time::{Duration, Instant};
+///
+/// let start = Instant::now();
+/// let ms = |n| Duration::from_millis(n);
+/// let mut actions = HandoverActions::new(ActionConfig::default()).unwrap();
+/// // Two handovers predicted, one likely and one not.
+/// actions.set_predictions(start, [(start + ms(1000), 0.9), (start + ms(2000), 0.2)]);
+/// // The default hold runs from 20 ms before the instant for 120 ms.
+/// assert!(!actions.is_active(Action::Hold, start + ms(979)));
+/// assert!(actions.is_active(Action::Hold, start + ms(980)));
+/// assert!(!actions.is_active(Action::Hold, start + ms(1100)));
+/// assert!(!actions.keyframe_allowed(start + ms(1000)));
+/// assert!(actions.keyframe_allowed(start + ms(2000)), "0.2 is below the threshold");
+/// let stats = actions.take_stats(start + ms(3000));
+/// assert_eq!((stats.hold.applied, stats.hold.total), (1, ms(120)));
+/// ```
+#[derive(Debug, Clone)]
+pub struct HandoverActions {
+    config: ActionConfig,
+    /// The last forecast's predictions, as given (probability filtering happens per build).
+    predictions: Vec<(Instant, f32)>,
+    /// Per action (in [`Action::ALL`] order), its windows sorted by start, disjoint and not
+    /// touching.
+    spans: [Vec<Span>; 4],
+    /// The latest instant handed in.
+    latest: Option<Instant>,
+    /// The counters are up to date until this instant.
+    accounted_until: Option<Instant>,
+    stats: ActionStats,
+    /// Incremented whenever a window changes.
+    generation: u64,
+}
+
+impl Default for HandoverActions {
+    /// The default configuration ([`ActionConfig::default`]) and no predictions.
+    fn default() -> Self {
+        Self::unchecked(ActionConfig::default())
+    }
+}
+
+impl HandoverActions {
+    /// A schedule with `config` and no predictions; refuses a configuration
+    /// [`ActionConfig::validate`] refuses.
+    pub fn new(config: ActionConfig) -> Result<Self, ActionConfigError> {
+        config.validate()?;
+        Ok(Self::unchecked(config))
+    }
+
+    fn unchecked(config: ActionConfig) -> Self {
+        Self {
+            config,
+            predictions: Vec::new(),
+            spans: Default::default(),
+            latest: None,
+            accounted_until: None,
+            stats: ActionStats::default(),
+            generation: 0,
+        }
+    }
+
+    /// The configuration in force.
+    pub fn config(&self) -> &ActionConfig {
+        &self.config
+    }
+
+    /// Replaces the configuration as of `now`: windows ahead are rebuilt from the last
+    /// predictions; an action turned off stops at `now`. Refuses (and changes nothing) what
+    /// [`ActionConfig::validate`] refuses.
+    pub fn set_config(
+        &mut self,
+        now: Instant,
+        config: ActionConfig,
+    ) -> Result<(), ActionConfigError> {
+        config.validate()?;
+        let now = self.advance(now);
+        self.config = config;
+        self.rebuild(now);
+        Ok(())
+    }
+
+    /// Replaces the predicted handovers as of `now` with `predictions`, `(instant, probability)`
+    /// pairs in any order. A probability that is NaN or below the threshold triggers nothing.
+    pub fn set_predictions(
+        &mut self,
+        now: Instant,
+        predictions: impl IntoIterator<Item = (Instant, f32)>,
+    ) {
+        let now = self.advance(now);
+        self.predictions = predictions.into_iter().collect();
+        self.rebuild(now);
+    }
+
+    /// Whether `action` is in force at `at` (any instant, past ones included for a minute after
+    /// their window ended).
+    pub fn is_active(&self, action: Action, at: Instant) -> bool {
+        self.spans[action.index()]
+            .iter()
+            .any(|span| span.start <= at && at < span.end)
+    }
+
+    /// Whether a key frame may be scheduled at `now`: false inside a key-frame-block window. A
+    /// key frame the receiver asked for (PLI) is the encoder's to weigh; this says when a
+    /// periodic one should wait.
+    pub fn keyframe_allowed(&self, now: Instant) -> bool {
+        !self.is_active(Action::KeyframeBlock, now)
+    }
+
+    /// The windows of `action`, sorted and disjoint, as `(start, end)` (end excluded).
+    pub fn windows(&self, action: Action) -> impl Iterator<Item = (Instant, Instant)> + '_ {
+        self.spans[action.index()]
+            .iter()
+            .map(|span| (span.start, span.end))
+    }
+
+    /// The first instant after `after` at which some action starts or stops, for a driver that
+    /// wants to wake then.
+    pub fn next_change(&self, after: Instant) -> Option<Instant> {
+        self.spans
+            .iter()
+            .flatten()
+            .flat_map(|span| [span.start, span.end])
+            .filter(|&at| at > after)
+            .min()
+    }
+
+    /// The counters from the start (or the last [`take_stats`](Self::take_stats)) up to `now`.
+    pub fn stats(&mut self, now: Instant) -> ActionStats {
+        let now = self.advance(now);
+        self.account(now);
+        self.stats
+    }
+
+    /// The counters up to `now`, then resets them: one telemetry interval's worth. A window
+    /// that spans two intervals counts as applied in the one it started in, and its time is
+    /// split between them.
+    pub fn take_stats(&mut self, now: Instant) -> ActionStats {
+        let stats = self.stats(now);
+        self.stats = ActionStats::default();
+        stats
+    }
+
+    /// Changes whenever a window changes; lets a component that copies windows skip the copy.
+    pub(crate) fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// Records `now` as handed in (never going back); returns the instant to use.
+    fn advance(&mut self, now: Instant) -> Instant {
+        let now = self.latest.map_or(now, |latest| latest.max(now));
+        self.latest = Some(now);
+        now
+    }
+
+    /// Brings the counters up to `now` and forgets windows past their retention.
+    fn account(&mut self, now: Instant) {
+        let from = self.accounted_until.unwrap_or(now);
+        if now > from {
+            for action in Action::ALL {
+                let counter = self.stats.get_mut(action);
+                for span in &mut self.spans[action.index()] {
+                    let overlap_start = span.start.max(from);
+                    let overlap_end = span.end.min(now);
+                    if overlap_end > overlap_start {
+                        counter.total = counter.total.saturating_add(overlap_end - overlap_start);
+                    }
+                    if !span.counted && span.start <= now {
+                        span.counted = true;
+                        counter.applied += 1;
+                    }
+                }
+            }
+        }
+        self.accounted_until = Some(from.max(now));
+        for spans in &mut self.spans {
+            let before = spans.len();
+            spans.retain(|span| {
+                span.end
+                    .checked_add(WINDOW_RETENTION)
+                    .is_none_or(|kept_until| kept_until > now)
+            });
+            if spans.len() != before {
+                self.generation += 1;
+            }
+        }
+    }
+
+    /// Rebuilds every action's windows from the predictions as of `now`.
+    fn rebuild(&mut self, now: Instant) {
+        self.account(now);
+        for action in Action::ALL {
+            let window = self.config.window(action);
+            let spans = &mut self.spans[action.index()];
+            let before = spans.clone();
+            // Windows that have begun stay; one of an action now off stops at `now`.
+            spans.retain(|span| span.start < now);
+            if !window.enabled {
+                for span in spans.iter_mut() {
+                    span.end = span.end.min(now);
+                }
+                spans.retain(|span| span.end > span.start);
+            } else {
+                for &(at, probability) in &self.predictions {
+                    // NaN is unordered: it triggers nothing.
+                    let reaches = probability
+                        .partial_cmp(&self.config.min_probability)
+                        .is_some_and(std::cmp::Ordering::is_ge);
+                    if !reaches {
+                        continue;
+                    }
+                    let Some((start, end)) = span_around(at, window) else {
+                        continue;
+                    };
+                    if end <= now {
+                        continue;
+                    }
+                    spans.push(Span {
+                        start: start.max(now),
+                        end,
+                        counted: false,
+                    });
+                }
+            }
+            *spans = merge(std::mem::take(spans));
+            if *spans != before {
+                self.generation += 1;
+            }
+        }
+    }
+}
+
+/// `[at + offset, at + offset + duration)`, or `None` when empty or not representable.
+fn span_around(at: Instant, window: ActionWindow) -> Option<(Instant, Instant)> {
+    if window.duration_ms == 0 {
+        return None;
+    }
+    let offset = Duration::from_millis(window.offset_ms.unsigned_abs());
+    let start = if window.offset_ms < 0 {
+        at.checked_sub(offset)?
+    } else {
+        at.checked_add(offset)?
+    };
+    let end = start.checked_add(Duration::from_millis(window.duration_ms))?;
+    Some((start, end))
+}
+
+/// Sorts spans by start and merges those that overlap or touch; a merged span is counted if any
+/// of its parts was.
+fn merge(mut spans: Vec<Span>) -> Vec<Span> {
+    spans.sort_by_key(|span| (span.start, span.end));
+    let mut merged: Vec<Span> = Vec::with_capacity(spans.len());
+    for span in spans {
+        match merged.last_mut() {
+            Some(last) if span.start <= last.end => {
+                last.end = last.end.max(span.end);
+                last.counted |= span.counted;
+            }
+            _ => merged.push(span),
+        }
+    }
+    merged
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    fn only_hold(offset_ms: i64, duration_ms: u64) -> ActionConfig {
+        let mut config = ActionConfig::disabled();
+        config.hold = ActionWindow {
+            enabled: true,
+            offset_ms,
+            duration_ms,
+        };
+        config
+    }
+
+    fn holds(actions: &HandoverActions, start: Instant) -> Vec<(u64, u64)> {
+        actions
+            .windows(Action::Hold)
+            .map(|(s, e)| {
+                (
+                    (s - start).as_millis() as u64,
+                    (e - start).as_millis() as u64,
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_prediction_triggers_the_actions_only_from_the_probability_threshold_on() {
+        let start = Instant::now();
+        let mut config = only_hold(0, 100);
+        config.min_probability = 0.6;
+        let mut actions = HandoverActions::new(config).unwrap();
+        actions.set_predictions(
+            start,
+            [
+                (start + ms(1000), 0.6),
+                (start + ms(2000), 0.599),
+                (start + ms(3000), f32::NAN),
+                (start + ms(4000), 1.0),
+            ],
+        );
+        assert_eq!(holds(&actions, start), vec![(1000, 1100), (4000, 4100)]);
+    }
+
+    #[test]
+    fn overlapping_and_touching_windows_merge_and_count_as_one_application() {
+        let start = Instant::now();
+        let mut actions = HandoverActions::new(only_hold(-20, 120)).unwrap();
+        actions.set_predictions(
+            start,
+            [
+                (start + ms(1100), 1.0), // 1080..1200
+                (start + ms(1000), 1.0), // 980..1100, overlaps the first
+                (start + ms(1220), 1.0), // 1200..1320, touches
+                (start + ms(2000), 1.0), // apart
+            ],
+        );
+        assert_eq!(holds(&actions, start), vec![(980, 1320), (1980, 2100)]);
+        let stats = actions.take_stats(start + ms(5000));
+        assert_eq!(stats.hold.applied, 2);
+        assert_eq!(stats.hold.total, ms(340 + 120));
+        assert_eq!(stats.guard, ActionCounter::default(), "the guard is off");
+    }
+
+    #[test]
+    fn a_new_forecast_replaces_the_windows_ahead_and_keeps_the_one_under_way() {
+        let start = Instant::now();
+        let mut actions = HandoverActions::new(only_hold(0, 100)).unwrap();
+        actions.set_predictions(start, [(start + ms(1000), 1.0), (start + ms(2000), 1.0)]);
+        // At 1050 ms the first hold is under way; the new forecast drops 2000 and says 2500,
+        // and 960 (a hold that would have begun at 960, before now, begins now and merges).
+        actions.set_predictions(
+            start + ms(1050),
+            [(start + ms(960), 1.0), (start + ms(2500), 1.0)],
+        );
+        assert_eq!(holds(&actions, start), vec![(1000, 1100), (2500, 2600)]);
+        // An empty forecast removes what lies ahead only.
+        actions.set_predictions(start + ms(1080), []);
+        assert_eq!(holds(&actions, start), vec![(1000, 1100)]);
+        let stats = actions.take_stats(start + ms(3000));
+        assert_eq!((stats.hold.applied, stats.hold.total), (1, ms(100)));
+    }
+
+    #[test]
+    fn counters_split_a_window_across_intervals_and_reset_on_take() {
+        let start = Instant::now();
+        let mut actions = HandoverActions::new(only_hold(0, 100)).unwrap();
+        actions.set_predictions(start, [(start + ms(1000), 1.0)]);
+        assert_eq!(actions.take_stats(start + ms(999)), ActionStats::default());
+        let first = actions.take_stats(start + ms(1030));
+        assert_eq!((first.hold.applied, first.hold.total), (1, ms(30)));
+        let second = actions.take_stats(start + ms(2000));
+        assert_eq!((second.hold.applied, second.hold.total), (0, ms(70)));
+        // A stale instant counts as the latest one.
+        assert_eq!(actions.take_stats(start + ms(10)), ActionStats::default());
+    }
+
+    #[test]
+    fn turning_an_action_off_stops_it_now_and_drops_its_windows_ahead() {
+        let start = Instant::now();
+        let mut actions = HandoverActions::new(only_hold(0, 100)).unwrap();
+        actions.set_predictions(start, [(start + ms(1000), 1.0), (start + ms(2000), 1.0)]);
+        actions
+            .set_config(start + ms(1040), ActionConfig::disabled())
+            .unwrap();
+        assert_eq!(holds(&actions, start), vec![(1000, 1040)]);
+        assert!(!actions.is_active(Action::Hold, start + ms(1040)));
+        // Back on: the windows ahead come back from the kept predictions.
+        actions
+            .set_config(start + ms(1500), only_hold(0, 100))
+            .unwrap();
+        assert_eq!(holds(&actions, start), vec![(1000, 1040), (2000, 2100)]);
+        let stats = actions.take_stats(start + ms(3000));
+        assert_eq!((stats.hold.applied, stats.hold.total), (2, ms(140)));
+    }
+
+    #[test]
+    fn each_action_has_its_own_window_and_ended_windows_are_forgotten_after_a_minute() {
+        let start = Instant::now();
+        let mut actions = HandoverActions::default();
+        let handover = start + ms(1000);
+        actions.set_predictions(start, [(handover, 0.5)]);
+        assert!(actions.is_active(Action::Hold, handover - ms(20)));
+        assert!(!actions.is_active(Action::Hold, handover + ms(100)));
+        assert!(actions.is_active(Action::Guard, handover - ms(50)));
+        assert!(actions.is_active(Action::Guard, handover + ms(399)));
+        assert!(!actions.is_active(Action::Guard, handover + ms(400)));
+        assert!(actions.is_active(Action::Boost, handover + ms(299)));
+        assert!(!actions.is_active(Action::Boost, handover + ms(300)));
+        assert!(!actions.keyframe_allowed(handover + ms(399)));
+        assert_eq!(actions.next_change(start), Some(handover - ms(50)));
+        // A packet sent in the guard window is still recognised 59 s later, not 61 s later.
+        actions.stats(handover + Duration::from_secs(59));
+        assert!(actions.is_active(Action::Guard, handover));
+        actions.stats(handover + Duration::from_secs(61));
+        assert!(!actions.is_active(Action::Guard, handover));
+        assert_eq!(actions.next_change(start), None);
+    }
+
+    #[test]
+    fn invalid_configurations_are_refused_by_name() {
+        let mut config = ActionConfig::default();
+        config.hold.duration_ms = 10_001;
+        assert_eq!(
+            HandoverActions::new(config).unwrap_err().to_string(),
+            "hold.duration_ms 10001 is beyond 10 000 ms"
+        );
+        let config = ActionConfig {
+            min_probability: f32::NAN,
+            ..ActionConfig::default()
+        };
+        assert!(config.validate().is_err());
+        let mut config = ActionConfig::default();
+        config.boost.min_factor = 1.5;
+        assert_eq!(
+            config.validate().unwrap_err().to_string(),
+            "boost.min_factor 1.5 is not within [0, 1]"
+        );
+        let mut config = ActionConfig::default();
+        config.guard.offset_ms = -20_000;
+        assert_eq!(
+            config.validate().unwrap_err().to_string(),
+            "guard.offset_ms -20000 is beyond 10 000 ms either way"
+        );
+    }
+
+    #[test]
+    fn a_configuration_file_may_give_some_actions_and_must_name_fields_correctly() {
+        let config: ActionConfig =
+            serde_json::from_str(r#"{"min_probability": 0.8, "boost": {"min_factor": 0.25}}"#)
+                .unwrap();
+        assert_eq!(config.min_probability, 0.8);
+        assert_eq!(config.boost.min_factor_q8(), 64);
+        assert_eq!(
+            config.boost.duration_ms, 350,
+            "the rest of the boost keeps its default"
+        );
+        assert_eq!(config.hold, ActionConfig::default().hold);
+        let typo = serde_json::from_str::<ActionConfig>(
+            r#"{"hold": {"enabled": true, "offset": 0, "duration_ms": 1}}"#,
+        );
+        assert!(typo.is_err());
+        assert_eq!(ActionConfig::default().boost.min_factor_q8(), 128);
+    }
+}
