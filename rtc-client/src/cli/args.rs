@@ -142,6 +142,9 @@ pub enum HandoverArg {
     /// SGP4 over the scenario's own constellation, at both ends (orbit scenarios only, such as
     /// sparse-leo).
     Orbital,
+    /// Every slot boundary with the switch probability learned from the boundaries already
+    /// passed (on paths without slots, the orbital instants).
+    Calibrated,
 }
 
 impl HandoverArg {
@@ -151,6 +154,7 @@ impl HandoverArg {
             Self::Oracle => HandoverChoice::Oracle,
             Self::Mirror => HandoverChoice::Mirror,
             Self::Orbital => HandoverChoice::Orbital,
+            Self::Calibrated => HandoverChoice::Calibrated,
         }
     }
 

@@ -20,6 +20,8 @@ pub enum HandoverChoice {
     Mirror,
     /// SGP4 over the scenario's constellation.
     Orbital,
+    /// Every slot boundary with the switch rate learned from the past of the truth.
+    Calibrated,
 }
 
 impl HandoverChoice {
@@ -29,6 +31,7 @@ impl HandoverChoice {
             Self::Oracle => "oracle",
             Self::Mirror => "mirror",
             Self::Orbital => "orbital",
+            Self::Calibrated => "calibrated",
         }
     }
 }

@@ -25,7 +25,7 @@ use crate::nack::{
     NackGenerator, NackGeneratorHandle, NackResponder, NackResponderHandle, RTX_RECEIVER_SLOT,
     RtxReceiver, TAP_SLOT,
 };
-use crate::scenario::sources::{BothEnds, TruthMirror};
+use crate::scenario::sources::{BothEnds, TruthCalibrated, TruthMirror};
 use handover_predictor::{HandoverSource, TimelineSource};
 use pacer::{Decision, PolicyController};
 use rtc_interceptor::{
@@ -211,6 +211,14 @@ impl SimCall {
                 Some((inputs, start)) => Box::new(BothEnds::new(inputs, epoch, *start)),
                 None => return Err(SimError::NoOrbits(config.scenario.clone())),
             },
+            HandoverChoice::Calibrated => Box::new(TruthCalibrated::new(
+                &config.timeline,
+                config
+                    .orbits
+                    .as_ref()
+                    .map(|(inputs, start)| (inputs, *start)),
+                epoch,
+            )),
         };
         let controller = PolicyController::new(
             epoch,
