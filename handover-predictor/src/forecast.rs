@@ -9,6 +9,7 @@
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Number of one-second steps in a forecast, `H = 120` (docs/architecture.md, "The forecast
@@ -66,9 +67,35 @@ pub enum ForecastError {
     },
     /// An unknown source tag.
     #[error(
-        "unknown forecast source {0:?}; expected one of mirror, orbital, hybrid, oracle, trace, none"
+        "unknown forecast source {0:?}; expected one of mirror, orbital, hybrid, oracle, trace, \
+         calibrated, none"
     )]
     UnknownSource(String),
+    /// A predicted handover's probability was not a finite number in [0, 1].
+    #[error(
+        "the handover {offset:?} after t0 has probability {value}; a probability is a finite \
+         number in [0, 1]"
+    )]
+    BadProbability {
+        /// Offset of the handover from `t0`.
+        offset: Duration,
+        /// The offending probability.
+        value: f32,
+    },
+    /// A stored cumulative channel that cannot be an expected count: not finite, negative,
+    /// decreasing, or rising by less than a probability of 0.5 in a step whose bit is 1.
+    #[error(
+        "cumulative[{index}] is {found}: the expected cumulative count over {CUMULATIVE_NORM} \
+         {rule}"
+    )]
+    ImpossibleCumulative {
+        /// Step index of the first violation.
+        index: usize,
+        /// The value that was supplied.
+        found: f32,
+        /// The rule it breaks.
+        rule: &'static str,
+    },
 }
 
 /// Where a forecast came from (docs/architecture.md, "The forecast contract"). Carried into
@@ -85,6 +112,10 @@ pub enum ForecastSource {
     Oracle,
     /// A recorded or scripted handover timeline.
     Trace,
+    /// A switch probability per predicted boundary: timing from the slot grid or orbits, the
+    /// probability from the site's switch rate learned online
+    /// ([`Calibrated`](crate::predict::Calibrated)).
+    Calibrated,
     /// No handover information (a terrestrial path): the all-zero forecast.
     None,
 }
@@ -98,8 +129,17 @@ impl ForecastSource {
             Self::Hybrid => "hybrid",
             Self::Oracle => "oracle",
             Self::Trace => "trace",
+            Self::Calibrated => "calibrated",
             Self::None => "none",
         }
+    }
+
+    /// Whether the source weighs its handovers with probabilities below 1, so that its
+    /// cumulative channel is an expected count rather than the running count of its bits
+    /// (docs/architecture.md, "The forecast contract"). Telemetry validation checks the two
+    /// kinds differently.
+    pub fn weighs_handovers(self) -> bool {
+        matches!(self, Self::Calibrated)
     }
 }
 
@@ -119,6 +159,7 @@ impl FromStr for ForecastSource {
             "hybrid" => Self::Hybrid,
             "oracle" => Self::Oracle,
             "trace" => Self::Trace,
+            "calibrated" => Self::Calibrated,
             "none" => Self::None,
             other => return Err(ForecastError::UnknownSource(other.to_owned())),
         })
@@ -140,8 +181,10 @@ impl<'de> Deserialize<'de> for ForecastSource {
 
 /// The 120 handover bits of a forecast, validated.
 ///
-/// Only the bits are stored; the cumulative channel is always derived from them, so the two can
-/// never disagree. Serialises as a JSON array of 0/1 and refuses anything else on the way in.
+/// [`HandoverSteps::cumulative`] is the running count of the bits; a forecast whose handovers
+/// carry probabilities has its own expected-count channel ([`Forecast::cumulative`]), checked
+/// against the bits by [`HandoverSteps::check_expected_cumulative`]. Serialises as a JSON array
+/// of 0/1 and refuses anything else on the way in.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct HandoverSteps([bool; HORIZON_STEPS]);
 
@@ -234,10 +277,51 @@ impl HandoverSteps {
         Ok(())
     }
 
+    /// Checks a stored cumulative channel that is an expected count (a source whose handovers
+    /// carry probabilities, [`ForecastSource::weighs_handovers`]) against the bits.
+    ///
+    /// The probabilities themselves are not stored, so only what any set of them implies is
+    /// checked: every value finite and at least 0, never decreasing (by more than the 1e-6 a
+    /// float keeps through JSON), rising by at most `1 / 8` in a step (a step counts once,
+    /// [`Forecast::cumulative`]), and by at least `0.5 / 8` in a step whose bit is 1,
+    /// since a bit is 1 only where a handover with probability at least 0.5 falls. A channel
+    /// derived from the bits (every probability 1) passes.
+    pub fn check_expected_cumulative(&self, cumulative: &[f32]) -> Result<(), ForecastError> {
+        const TOLERANCE: f32 = 1e-6;
+        if cumulative.len() != HORIZON_STEPS {
+            return Err(ForecastError::WrongLength(cumulative.len()));
+        }
+        let mut previous = 0.0f32;
+        for (index, &found) in cumulative.iter().enumerate() {
+            let fail = |rule| ForecastError::ImpossibleCumulative { index, found, rule };
+            if !found.is_finite() {
+                return Err(fail("is a finite number"));
+            }
+            if found < previous - TOLERANCE {
+                return Err(fail("never decreases"));
+            }
+            if found - previous > 1.0 / CUMULATIVE_NORM + TOLERANCE {
+                return Err(fail("rises by at most 1 / 8 in a step (one handover step)"));
+            }
+            if self.0[index] && found - previous < BIT_PROBABILITY / CUMULATIVE_NORM - TOLERANCE {
+                return Err(fail(
+                    "rises by at least 0.5 / 8 in a step whose bit is 1 (a handover with \
+                     probability >= 0.5)",
+                ));
+            }
+            previous = found;
+        }
+        Ok(())
+    }
+
     /// The model input, flattened in `[1, 120, 2]` row-major order: for each step, the handover
     /// bit then the cumulative value.
     pub fn to_tensor(&self) -> [f32; 2 * HORIZON_STEPS] {
-        let cumulative = self.cumulative();
+        self.tensor_with(&self.cumulative())
+    }
+
+    /// The model input with a given cumulative channel (an expected count).
+    pub fn tensor_with(&self, cumulative: &[f32; HORIZON_STEPS]) -> [f32; 2 * HORIZON_STEPS] {
         let mut tensor = [0.0; 2 * HORIZON_STEPS];
         for (k, pair) in tensor.chunks_exact_mut(2).enumerate() {
             pair[0] = f32::from(u8::from(self.0[k]));
@@ -275,18 +359,169 @@ impl<'de> Deserialize<'de> for HandoverSteps {
     }
 }
 
+/// The probability from which a predicted handover sets its step's bit: a step is a handover
+/// step when a handover is more likely than not to fall in it (docs/architecture.md, "The
+/// forecast contract").
+pub const BIT_PROBABILITY: f32 = 0.5;
+
+/// One predicted handover: when, after the forecast's `t0`, and how likely.
+///
+/// The offset lies in `(0 s, 120 s]` (a handover exactly at `t0` belongs to the previous
+/// window, docs/architecture.md, "The forecast contract"); the probability is a finite number in
+/// `[0, 1]`. Deserialising checks both.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "RawPredictedHandover")]
+pub struct PredictedHandover {
+    /// Time from `t0`, in `(0 s, 120 s]`.
+    pub offset: Duration,
+    /// Probability that the serving satellite changes at that instant, in `[0, 1]`.
+    pub probability: f32,
+}
+
+#[derive(Deserialize)]
+struct RawPredictedHandover {
+    offset: Duration,
+    probability: f32,
+}
+
+impl TryFrom<RawPredictedHandover> for PredictedHandover {
+    type Error = ForecastError;
+
+    fn try_from(raw: RawPredictedHandover) -> Result<Self, Self::Error> {
+        Self::new(raw.offset, raw.probability)
+    }
+}
+
+impl PredictedHandover {
+    /// A handover at `offset` after `t0` with `probability`, refusing an offset outside
+    /// `(0 s, 120 s]` and a probability that is not a finite number in `[0, 1]`.
+    pub fn new(offset: Duration, probability: f32) -> Result<Self, ForecastError> {
+        let handover = Self {
+            offset,
+            probability,
+        };
+        handover.check()?;
+        Ok(handover)
+    }
+
+    /// A certain handover (probability 1) at `offset`.
+    pub fn certain(offset: Duration) -> Result<Self, ForecastError> {
+        Self::new(offset, 1.0)
+    }
+
+    /// Checks the offset and the probability (see [`PredictedHandover::new`]).
+    pub fn check(&self) -> Result<(), ForecastError> {
+        if self.offset.is_zero() || self.offset > HORIZON {
+            return Err(ForecastError::OutsideHorizon {
+                offset: self.offset,
+            });
+        }
+        if !(self.probability.is_finite() && (0.0..=1.0).contains(&self.probability)) {
+            return Err(ForecastError::BadProbability {
+                offset: self.offset,
+                value: self.probability,
+            });
+        }
+        Ok(())
+    }
+
+    /// The forecast step the handover falls in: `k` with `k s < offset <= (k+1) s`.
+    pub fn step(&self) -> usize {
+        (self.offset.as_nanos().div_ceil(STEP.as_nanos()) - 1) as usize
+    }
+}
+
+/// How precisely a source knows when its handovers happen (docs/architecture.md, "The forecast
+/// contract"). An action timed to a handover (a hold, a protection window) needs `SubSecond`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum HandoverTiming {
+    /// The instants are known below a second: Starlink's slot grid, orbits, or a mirror whose
+    /// history lies on the grid.
+    SubSecond,
+    /// The instants are known only to the one-second step they fall in.
+    Step,
+    /// The source cannot time handovers (no handover information).
+    Unknown,
+}
+
 /// A handover forecast for the 120 s after `t0` (docs/architecture.md, "The forecast contract").
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+///
+/// Besides the 120 handover bits of the model tensor it carries the predicted handovers
+/// themselves, each with its offset and probability, sorted by offset, and how precisely the
+/// source knows their instants. The list is shared (`Arc`), so a clone is cheap.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Forecast {
     source: ForecastSource,
     t0: Instant,
     steps: HandoverSteps,
+    timing: HandoverTiming,
+    handovers: Arc<[PredictedHandover]>,
 }
 
+// Every probability is checked finite on the way in, so equality is an equivalence relation.
+impl Eq for Forecast {}
+
 impl Forecast {
-    /// A forecast from validated steps.
+    /// A forecast from validated steps: a certain handover at the right edge of each handover
+    /// step (the latest instant the step stands for), timing [`HandoverTiming::Step`].
     pub fn new(source: ForecastSource, t0: Instant, steps: HandoverSteps) -> Self {
-        Self { source, t0, steps }
+        let handovers: Arc<[PredictedHandover]> = (0..HORIZON_STEPS)
+            .filter(|&k| steps.is_handover(k))
+            .map(|k| PredictedHandover {
+                offset: STEP * (k as u32 + 1),
+                probability: 1.0,
+            })
+            .collect();
+        Self {
+            source,
+            t0,
+            steps,
+            timing: HandoverTiming::Step,
+            handovers,
+        }
+    }
+
+    /// A forecast from predicted handovers, which are sorted by offset. A step's bit is 1 when a
+    /// handover with probability at least [`BIT_PROBABILITY`] falls in it. Refuses an offset
+    /// outside `(0 s, 120 s]` or a probability outside `[0, 1]`, naming the handover.
+    pub fn with_handovers(
+        source: ForecastSource,
+        t0: Instant,
+        handovers: impl IntoIterator<Item = PredictedHandover>,
+        timing: HandoverTiming,
+    ) -> Result<Self, ForecastError> {
+        let mut list: Vec<PredictedHandover> = handovers.into_iter().collect();
+        let mut bits = [false; HORIZON_STEPS];
+        for handover in &list {
+            handover.check()?;
+            if handover.probability >= BIT_PROBABILITY {
+                bits[handover.step()] = true;
+            }
+        }
+        list.sort_by(|a, b| a.offset.cmp(&b.offset));
+        Ok(Self {
+            source,
+            t0,
+            steps: HandoverSteps(bits),
+            timing,
+            handovers: list.into(),
+        })
+    }
+
+    /// A forecast of certain handovers at `offsets` after `t0`, with the timing the source
+    /// knows them to.
+    pub fn from_offsets(
+        source: ForecastSource,
+        t0: Instant,
+        offsets: impl IntoIterator<Item = Duration>,
+        timing: HandoverTiming,
+    ) -> Result<Self, ForecastError> {
+        let handovers = offsets
+            .into_iter()
+            .map(PredictedHandover::certain)
+            .collect::<Result<Vec<_>, _>>()?;
+        Self::with_handovers(source, t0, handovers, timing)
     }
 
     /// A forecast from 0/1 values, refusing a wrong length or any other value.
@@ -298,7 +533,8 @@ impl Forecast {
         Ok(Self::new(source, t0, HandoverSteps::from_bits(bits)?))
     }
 
-    /// A forecast with a handover at each instant, which must lie in `(t0, t0 + 120 s]`.
+    /// A forecast with a certain handover at each instant, which must lie in `(t0, t0 + 120 s]`;
+    /// the instants are exact, so the timing is [`HandoverTiming::SubSecond`].
     pub fn from_instants<I>(
         source: ForecastSource,
         t0: Instant,
@@ -318,12 +554,16 @@ impl Forecast {
                 }
             }
         }
-        Ok(Self::new(source, t0, HandoverSteps::from_offsets(offsets)?))
+        Self::from_offsets(source, t0, offsets, HandoverTiming::SubSecond)
     }
 
-    /// No handover information: the all-zero forecast with source `none`.
+    /// No handover information: the all-zero forecast with source `none`, timing
+    /// [`HandoverTiming::Unknown`].
     pub fn none(t0: Instant) -> Self {
-        Self::new(ForecastSource::None, t0, HandoverSteps::NONE)
+        Self {
+            timing: HandoverTiming::Unknown,
+            ..Self::new(ForecastSource::None, t0, HandoverSteps::NONE)
+        }
     }
 
     /// Where the forecast came from.
@@ -341,9 +581,51 @@ impl Forecast {
         &self.steps
     }
 
-    /// Handovers expected over the horizon.
+    /// The predicted handovers, sorted by offset.
+    pub fn handovers(&self) -> &[PredictedHandover] {
+        &self.handovers
+    }
+
+    /// How precisely the source knows the instants of its handovers.
+    pub fn timing(&self) -> HandoverTiming {
+        self.timing
+    }
+
+    /// Handover steps over the horizon (steps whose bit is 1).
     pub fn handover_count(&self) -> usize {
         self.steps.count()
+    }
+
+    /// Expected number of handovers over the horizon: the sum of the probabilities.
+    pub fn expected_count(&self) -> f32 {
+        self.handovers.iter().map(|h| h.probability).sum()
+    }
+
+    /// The handover count this forecast stands for when one number is wanted: the median of
+    /// the number of handovers, the handovers taken as independent draws with their
+    /// probabilities (a Poisson-binomial count). The median is the constant with the least
+    /// expected absolute error, so it is the count to score by mean absolute error; with
+    /// certain handovers it is their number.
+    pub fn median_count(&self) -> usize {
+        // dist[n] = P(n handovers so far), built one handover at a time.
+        let mut dist = vec![1.0f64];
+        for handover in self.handovers.iter() {
+            let p = f64::from(handover.probability);
+            let mut next = vec![0.0f64; dist.len() + 1];
+            for (n, &q) in dist.iter().enumerate() {
+                next[n] += q * (1.0 - p);
+                next[n + 1] += q * p;
+            }
+            dist = next;
+        }
+        let mut below = 0.0;
+        for (n, q) in dist.iter().enumerate() {
+            below += q;
+            if below >= 0.5 {
+                return n;
+            }
+        }
+        self.handovers.len()
     }
 
     /// The handover bit of each step.
@@ -351,14 +633,28 @@ impl Forecast {
         self.steps.bits()
     }
 
-    /// The derived cumulative channel.
+    /// The cumulative channel: the expected number of handover steps in steps `0..=k`, over
+    /// [`CUMULATIVE_NORM`]. A step counts with the probability that at least one of its
+    /// handovers happens, `1 - (1 - p1)(1 - p2)...` (the handovers taken as independent), so
+    /// with one handover per step (the slot grid) it is the expected cumulative handover count,
+    /// and with certain handovers it is the running count of the bits, as before probabilities
+    /// existed (docs/architecture.md, "The forecast contract").
     pub fn cumulative(&self) -> [f32; HORIZON_STEPS] {
-        self.steps.cumulative()
+        let mut none_in_step = [1.0f32; HORIZON_STEPS];
+        for handover in self.handovers.iter() {
+            none_in_step[handover.step()] *= 1.0 - handover.probability;
+        }
+        let mut running = 0.0f32;
+        none_in_step.map(|q| {
+            running += 1.0 - q;
+            running / CUMULATIVE_NORM
+        })
     }
 
-    /// The model input in `[1, 120, 2]` row-major order (see [`HandoverSteps::to_tensor`]).
+    /// The model input in `[1, 120, 2]` row-major order: for each step, the handover bit then
+    /// the cumulative value ([`Forecast::cumulative`]).
     pub fn to_tensor(&self) -> [f32; 2 * HORIZON_STEPS] {
-        self.steps.to_tensor()
+        self.steps.tensor_with(&self.cumulative())
     }
 }
 
@@ -489,12 +785,165 @@ mod tests {
             ForecastSource::Hybrid,
             ForecastSource::Oracle,
             ForecastSource::Trace,
+            ForecastSource::Calibrated,
             ForecastSource::None,
         ] {
             assert_eq!(source.as_str().parse::<ForecastSource>(), Ok(source));
         }
         let err = "crystal-ball".parse::<ForecastSource>().unwrap_err();
         assert!(err.to_string().contains("\"crystal-ball\""));
+    }
+
+    #[test]
+    fn probable_handovers_set_bits_from_one_half_and_the_channel_counts_expected_steps() {
+        let t0 = Instant::now();
+        let at = |ms: u64, p: f32| PredictedHandover::new(Duration::from_millis(ms), p).unwrap();
+        let f = Forecast::with_handovers(
+            ForecastSource::Calibrated,
+            t0,
+            [at(30_500, 0.25), at(2_500, 0.5), at(15_500, 0.75)],
+            HandoverTiming::SubSecond,
+        )
+        .unwrap();
+        let offsets: Vec<u64> = f
+            .handovers()
+            .iter()
+            .map(|h| h.offset.as_millis() as u64)
+            .collect();
+        assert_eq!(offsets, vec![2_500, 15_500, 30_500], "sorted by offset");
+        assert_eq!(f.timing(), HandoverTiming::SubSecond);
+        let steps: Vec<usize> = (0..120).filter(|&k| f.steps().is_handover(k)).collect();
+        assert_eq!(steps, vec![2, 15], "0.25 stays below the bit threshold");
+        let c = f.cumulative();
+        assert_eq!(c[1], 0.0);
+        assert_eq!(c[2], 0.5 / 8.0);
+        assert_eq!(c[15], 1.25 / 8.0);
+        assert_eq!(c[119], 1.5 / 8.0);
+        assert_eq!(f.expected_count(), 1.5);
+        assert_eq!(f.to_tensor()[2 * 15..2 * 15 + 2], [1.0, 1.25 / 8.0]);
+        assert!(f.steps().check_expected_cumulative(&c).is_ok());
+        assert!(matches!(
+            f.steps().check_cumulative(&c),
+            Err(ForecastError::InconsistentCumulative { index: 2, .. })
+        ));
+    }
+
+    #[test]
+    fn the_median_count_is_the_middle_of_the_poisson_binomial() {
+        let t0 = Instant::now();
+        let forecast = |p: f32, n: u32| {
+            let handovers = (1..=n)
+                .map(|k| PredictedHandover::new(Duration::from_secs(u64::from(k) * 15), p))
+                .collect::<Result<Vec<_>, _>>()
+                .unwrap();
+            Forecast::with_handovers(
+                ForecastSource::Calibrated,
+                t0,
+                handovers,
+                HandoverTiming::SubSecond,
+            )
+            .unwrap()
+        };
+        // Binomial(8, 0.74): P(X <= 5) = 0.35, P(X <= 6) = 0.66.
+        assert_eq!(forecast(0.74, 8).median_count(), 6);
+        // Binomial(8, 0.576): P(X <= 4) = 0.46, P(X <= 5) = 0.73.
+        assert_eq!(forecast(0.576, 8).median_count(), 5);
+        assert_eq!(forecast(1.0, 8).median_count(), 8);
+        assert_eq!(forecast(0.0, 8).median_count(), 0);
+        assert_eq!(Forecast::none(t0).median_count(), 0);
+    }
+
+    #[test]
+    fn two_certain_handovers_in_one_step_count_that_step_once() {
+        let t0 = Instant::now();
+        let f = Forecast::from_offsets(
+            ForecastSource::Oracle,
+            t0,
+            [Duration::from_millis(4_100), Duration::from_millis(4_900)],
+            HandoverTiming::SubSecond,
+        )
+        .unwrap();
+        assert_eq!(f.handovers().len(), 2);
+        assert_eq!(f.cumulative(), f.steps().cumulative());
+        assert!(f.steps().check_cumulative(&f.cumulative()).is_ok());
+    }
+
+    #[test]
+    fn a_bad_probability_or_offset_is_refused_with_the_value() {
+        let err = PredictedHandover::new(Duration::from_secs(3), 1.5).unwrap_err();
+        assert_eq!(
+            err,
+            ForecastError::BadProbability {
+                offset: Duration::from_secs(3),
+                value: 1.5
+            }
+        );
+        assert!(err.to_string().contains("probability 1.5"), "{err}");
+        assert!(PredictedHandover::new(Duration::from_secs(3), f32::NAN).is_err());
+        assert!(matches!(
+            PredictedHandover::new(Duration::ZERO, 0.5),
+            Err(ForecastError::OutsideHorizon { .. })
+        ));
+        assert!(matches!(
+            PredictedHandover::new(Duration::from_millis(120_001), 0.5),
+            Err(ForecastError::OutsideHorizon { .. })
+        ));
+        let err = serde_json::from_str::<PredictedHandover>(
+            r#"{"offset":{"secs":3,"nanos":0},"probability":-0.1}"#,
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("probability -0.1"), "{err}");
+    }
+
+    #[test]
+    fn forecasts_from_bits_and_instants_carry_certain_handovers() {
+        let t0 = Instant::now();
+        let f = Forecast::from_bits(ForecastSource::Mirror, t0, &bits_with(&[0, 119])).unwrap();
+        assert_eq!(f.timing(), HandoverTiming::Step);
+        assert_eq!(
+            f.handovers(),
+            &[
+                PredictedHandover::certain(Duration::from_secs(1)).unwrap(),
+                PredictedHandover::certain(Duration::from_secs(120)).unwrap()
+            ]
+        );
+        let f = Forecast::from_instants(
+            ForecastSource::Orbital,
+            t0,
+            [t0 + Duration::from_millis(11_250)],
+        )
+        .unwrap();
+        assert_eq!(f.timing(), HandoverTiming::SubSecond);
+        assert_eq!(f.handovers()[0].offset, Duration::from_millis(11_250));
+        assert_eq!(f.handovers()[0].probability, 1.0);
+        assert_eq!(Forecast::none(t0).timing(), HandoverTiming::Unknown);
+    }
+
+    #[test]
+    fn an_expected_count_channel_is_checked_against_the_bits() {
+        let steps = HandoverSteps::from_bits(&bits_with(&[10])).unwrap();
+        let mut c = vec![0.0f32; 120];
+        for v in &mut c[10..] {
+            *v = 0.06;
+        }
+        assert!(matches!(
+            steps.check_expected_cumulative(&c),
+            Err(ForecastError::ImpossibleCumulative { index: 10, .. })
+        ));
+        for v in &mut c[10..] {
+            *v = 0.08;
+        }
+        c[5..10].fill(0.01);
+        assert!(steps.check_expected_cumulative(&c).is_ok());
+        c[50] = 0.0;
+        let err = steps.check_expected_cumulative(&c).unwrap_err();
+        assert!(err.to_string().contains("never decreases"), "{err}");
+        c[50] = 0.5;
+        assert!(matches!(
+            steps.check_expected_cumulative(&c),
+            Err(ForecastError::ImpossibleCumulative { index: 50, .. })
+        ));
+        assert!(steps.check_expected_cumulative(&steps.cumulative()).is_ok());
     }
 
     #[test]

@@ -26,7 +26,7 @@ pub mod sky;
 mod source;
 
 pub use forecast::{
-    CUMULATIVE_NORM, Forecast, ForecastError, ForecastSource, HORIZON, HORIZON_STEPS,
-    HandoverSteps, STEP, TENSOR_SHAPE,
+    BIT_PROBABILITY, CUMULATIVE_NORM, Forecast, ForecastError, ForecastSource, HORIZON,
+    HORIZON_STEPS, HandoverSteps, HandoverTiming, PredictedHandover, STEP, TENSOR_SHAPE,
 };
 pub use source::{HandoverSource, NoHandovers, SourceError, TimelineSource};

@@ -1,6 +1,6 @@
 //! The seam every handover source plugs into, and the two sources that need no orbit model.
 
-use crate::forecast::{Forecast, ForecastError, ForecastSource, HORIZON, HandoverSteps};
+use crate::forecast::{Forecast, ForecastError, ForecastSource, HORIZON, HandoverTiming};
 use std::time::{Duration, Instant};
 
 /// Why a source could not produce a forecast.
@@ -140,11 +140,12 @@ impl HandoverSource for TimelineSource {
             .iter()
             .take_while(|&&h| h - at <= HORIZON)
             .map(|&h| h - at);
-        Ok(Forecast::new(
+        Ok(Forecast::from_offsets(
             self.tag,
             now,
-            HandoverSteps::from_offsets(offsets)?,
-        ))
+            offsets,
+            HandoverTiming::SubSecond,
+        )?)
     }
 }
 

@@ -147,6 +147,16 @@ fn bad_inputs_fail_clearly() {
          beside it (e.g. learned:models/policy.json)",
     );
 
+    let o = run(&["sim", "--scenario", "starlink", "--policy", "timed:hold+pray"]);
+    assert_clear_failure(
+        &o,
+        "unknown action `pray` in `hold+pray`: expected a +-joined list of hold, guard, boost \
+         (e.g. timed:hold+guard)",
+    );
+
+    let o = run(&["sim", "--scenario", "starlink", "--timing-offset", "-20000"]);
+    assert_clear_failure(&o, "--timing-offset");
+
     let o = run(&["sim", "--scenario", "starlink", "--duration", "-5m"]);
     assert_clear_failure(
         &o,

@@ -10,9 +10,12 @@ use anyhow::{Context, Result, bail};
 use chrono::{DateTime, Duration as ChronoDuration, DurationRound, Utc};
 use clap::Args;
 use handover_predictor::dish::{
-    DishLocation, OrbitalTruth, SimConfig, SkyTruth, orbital_truth, serve,
+    DishLocation, DrawnTruth, OrbitalTruth, SimConfig, SkyTruth, orbital_truth, parse_switch_rate,
+    serve,
 };
+use handover_predictor::eval::{SATELLITE_COLUMN, TIMESTAMP_COLUMN};
 use handover_predictor::orbit::Catalogue;
+use handover_predictor::orbit::ServingPolicy;
 use serde::Serialize;
 use std::io::Write;
 use std::net::{SocketAddr, ToSocketAddrs};
@@ -56,6 +59,23 @@ pub struct DishSimArgs {
     /// number, its direction and the handover bit (1 when the satellite changed at that second).
     #[arg(long, value_name = "FILE")]
     truth_out: Option<PathBuf>,
+    /// Write the truth to FILE as a per-second serving-satellite CSV in SatInView's format
+    /// (Timestamp, Connected_Satellite, Elevation, Azimuth, Distance), which `eval --truth` reads.
+    #[arg(long, value_name = "FILE")]
+    truth_csv: Option<PathBuf>,
+    /// Draw the switches: at each slot boundary the serving satellite changes with this
+    /// probability (seeded by --seed) instead of by the fitted policy's keep rule; the policy
+    /// still picks which satellite. A number in [0, 1] or a site preset measured on real logs:
+    /// brisbane (0.845), kanazawa (0.576), louvain (0.769), pooled (0.74). Starlink policy only.
+    #[arg(long, value_name = "RATE|PRESET", value_parser = parse_switch_rate)]
+    switch_rate: Option<f64>,
+    /// Seed of the --switch-rate draws.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    seed: u64,
+    /// Do not serve the dish API: compute the --duration of truth as fast as possible, write
+    /// --truth-out / --truth-csv, and exit.
+    #[arg(long, requires = "duration")]
+    offline: bool,
     /// Stop after this much dish time (120s, 10m, 1h); default: run until Ctrl-C.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     duration: Option<Duration>,
@@ -119,6 +139,12 @@ pub enum TruthLine {
         tle: String,
         /// Clock rate.
         time_scale: f64,
+        /// The drawn switch rate (`--switch-rate`), absent when the policy decides.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        switch_rate: Option<f64>,
+        /// The seed of the draws, with `switch_rate`.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        seed: Option<u64>,
     },
     /// One dish second.
     Second {
@@ -160,20 +186,33 @@ fn listen_addr(listen: &str) -> Result<SocketAddr> {
 
 /// Follows the truth second by second: handover bits, counts, and the `--truth-out` file.
 struct Tracker {
-    truth: Arc<OrbitalTruth>,
+    truth: Arc<dyn SkyTruth>,
+    catalogue: Arc<Catalogue>,
     next: DateTime<Utc>,
     last_id: Option<u64>,
     handovers: usize,
     seconds: u64,
     file: Option<(PathBuf, std::io::BufWriter<std::fs::File>)>,
+    csv: Option<(PathBuf, std::io::BufWriter<std::fs::File>)>,
 }
+
+type OutFile = Option<(PathBuf, std::io::BufWriter<std::fs::File>)>;
 
 impl Tracker {
     fn new(
-        truth: Arc<OrbitalTruth>,
+        truth: Arc<dyn SkyTruth>,
+        catalogue: Arc<Catalogue>,
         start: DateTime<Utc>,
-        file: Option<(PathBuf, std::io::BufWriter<std::fs::File>)>,
-    ) -> Self {
+        file: OutFile,
+        mut csv: OutFile,
+    ) -> Result<Self> {
+        if let Some((path, out)) = &mut csv {
+            writeln!(
+                out,
+                "{TIMESTAMP_COLUMN},{SATELLITE_COLUMN},Elevation,Azimuth,Distance"
+            )
+            .with_context(|| format!("cannot write the truth CSV {}", path.display()))?;
+        }
         let mut first = start
             .duration_trunc(ChronoDuration::seconds(1))
             .unwrap_or(start);
@@ -182,16 +221,18 @@ impl Tracker {
         }
         // What served before the first second: look back one slot past any gap.
         let last_id = (1..=15)
-            .map(|k| truth.serving_id(first - ChronoDuration::seconds(k)))
-            .find_map(|id| id);
-        Self {
+            .map(|k| truth.serving(first - ChronoDuration::seconds(k)))
+            .find_map(|s| s.map(|s| s.norad_id));
+        Ok(Self {
             truth,
+            catalogue,
             next: first,
             last_id,
             handovers: 0,
             seconds: 0,
             file,
-        }
+            csv,
+        })
     }
 
     /// Records every whole second up to `until`.
@@ -219,11 +260,37 @@ impl Tracker {
                     handover: u8::from(handover),
                 })?;
             }
+            if let Some((path, csv)) = &mut self.csv {
+                let line = match serving {
+                    Some(s) => {
+                        let name = satellite_name(&self.catalogue, s.norad_id);
+                        let name = if name.is_empty() {
+                            s.norad_id.to_string()
+                        } else {
+                            name
+                        };
+                        format!(
+                            "{},{name},{:.2},{:.2},{:.1}",
+                            t.format("%Y-%m-%dT%H:%M:%SZ"),
+                            s.position.elevation_deg,
+                            s.position.azimuth_deg,
+                            s.position.range_km
+                        )
+                    }
+                    None => format!("{},,,,", t.format("%Y-%m-%dT%H:%M:%SZ")),
+                };
+                writeln!(csv, "{line}")
+                    .with_context(|| format!("cannot write the truth CSV {}", path.display()))?;
+            }
             self.next += ChronoDuration::seconds(1);
         }
         if let Some((path, file)) = &mut self.file {
             file.flush()
                 .with_context(|| format!("cannot write the truth file {}", path.display()))?;
+        }
+        if let Some((path, csv)) = &mut self.csv {
+            csv.flush()
+                .with_context(|| format!("cannot write the truth CSV {}", path.display()))?;
         }
         Ok(())
     }
@@ -258,10 +325,24 @@ async fn simulate(args: DishSimArgs, addr: SocketAddr) -> Result<()> {
     if let Some(warning) = staleness_warning(&catalogue, start) {
         tracing::warn!("{warning}");
     }
-    let truth = Arc::new(
-        OrbitalTruth::new(Arc::clone(&catalogue), observer, policy)
-            .context("invalid serving policy (--policy/--min-elevation)")?,
-    );
+    let truth: Arc<dyn SkyTruth> = match args.switch_rate {
+        None => Arc::new(
+            OrbitalTruth::new(Arc::clone(&catalogue), observer, policy)
+                .context("invalid serving policy (--policy/--min-elevation)")?,
+        ),
+        Some(rate) => {
+            let ServingPolicy::Starlink(config) = policy else {
+                bail!(
+                    "--switch-rate draws switches at Starlink's slot boundaries: it needs \
+                     --policy starlink"
+                );
+            };
+            Arc::new(
+                DrawnTruth::new(Arc::clone(&catalogue), observer, config, rate, args.seed)
+                    .context("invalid serving policy (--min-elevation)")?,
+            )
+        }
+    };
 
     // The truth computes its timeline in chunks on first use, under a lock that requests wait
     // on; compute the first chunks now so that the first polls are answered at once.
@@ -273,7 +354,7 @@ async fn simulate(args: DishSimArgs, addr: SocketAddr) -> Result<()> {
     let warm_started = Instant::now();
     let mut t = start;
     loop {
-        truth.serving_id(t);
+        truth.serving(t);
         if t >= warm_until {
             break;
         }
@@ -289,7 +370,11 @@ async fn simulate(args: DishSimArgs, addr: SocketAddr) -> Result<()> {
         Some(path) => Some((path.clone(), create_file(path, "the truth file")?)),
         None => None,
     };
-    let mut tracker = Tracker::new(Arc::clone(&truth), start, file);
+    let csv = match &args.truth_csv {
+        Some(path) => Some((path.clone(), create_file(path, "the truth CSV")?)),
+        None => None,
+    };
+    let mut tracker = Tracker::new(Arc::clone(&truth), Arc::clone(&catalogue), start, file, csv)?;
     tracker.write(&TruthLine::Header {
         start,
         lat_deg: args.site.lat,
@@ -298,7 +383,18 @@ async fn simulate(args: DishSimArgs, addr: SocketAddr) -> Result<()> {
         policy: args.policy.as_str(),
         tle: args.tle.display().to_string(),
         time_scale: args.time_scale,
+        switch_rate: args.switch_rate,
+        seed: args.switch_rate.map(|_| args.seed),
     })?;
+
+    if args.offline {
+        let end = start
+            + args
+                .duration
+                .map_or(ChronoDuration::zero(), chrono_duration);
+        tracker.advance(end)?;
+        return finish(&args, end, &tracker, false);
+    }
 
     let config = SimConfig {
         start,
@@ -376,6 +472,15 @@ async fn simulate(args: DishSimArgs, addr: SocketAddr) -> Result<()> {
     if interrupted {
         tracing::info!("interrupted");
     }
+    finish(&args, end, &tracker, interrupted)
+}
+
+fn finish(
+    args: &DishSimArgs,
+    end: DateTime<Utc>,
+    tracker: &Tracker,
+    interrupted: bool,
+) -> Result<()> {
     if args.json {
         out_json(&Event::Stopped {
             dish_time: end,
@@ -396,7 +501,7 @@ async fn simulate(args: DishSimArgs, addr: SocketAddr) -> Result<()> {
 fn report(
     args: &DishSimArgs,
     catalogue: &Catalogue,
-    truth: &OrbitalTruth,
+    truth: &dyn SkyTruth,
     at: DateTime<Utc>,
     handovers: usize,
 ) -> Result<()> {

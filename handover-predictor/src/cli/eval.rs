@@ -7,18 +7,25 @@ use super::common::{
     staleness_warning,
 };
 use super::plot::{self, LinesPicture, Panels, Series};
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use chrono::{DateTime, Utc};
 use clap::Args;
+use handover_predictor::dish::parse_switch_rate;
 use handover_predictor::eval::{
     self, DEFAULT_SPACING, DEFAULT_WARMUP, DEFAULT_WINDOWS, EvalConfig, EvalReport, Location,
-    Perturbation, Predictor, PredictorCatalogue,
+    Perturbation, Predictor, PredictorCatalogue, TruthEvalConfig, TruthLog, TruthReport,
+    TruthSource, evaluate_truth,
 };
-use handover_predictor::orbit::Catalogue;
+use handover_predictor::orbit::{Catalogue, Observer};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+/// Vertical distance between the predictors' lines in the count plots, in handovers: small
+/// next to the one-handover steps of a count, large enough (about 5 pixels) that equal counts
+/// show as parallel lines instead of one hiding the others.
+const COUNT_OFFSET: f64 = 0.12;
 
 /// The real May-2025 Starlink snapshot, relative to the repository root (it lives in the
 /// project's shared data, beside the repository).
@@ -76,6 +83,21 @@ pub struct EvalArgs {
     /// Print the reports as one JSON object on stdout instead of the tables.
     #[arg(long)]
     json: bool,
+    /// Score the sources against a per-second serving-satellite log instead of the orbital
+    /// truth: a CSV with Timestamp and Connected_Satellite columns (SatInView, LEOViz, or
+    /// `dish-sim --truth-csv`). Needs --lat, --lon and one --tle catalogue of the log's days.
+    #[arg(long, value_name = "FILE", requires_all = ["lat", "lon"])]
+    truth: Option<PathBuf>,
+    /// Latitude of the dish that wrote the --truth log, degrees.
+    #[arg(long, value_name = "DEG", allow_negative_numbers = true, value_parser = parse_latitude, requires = "truth")]
+    lat: Option<f64>,
+    /// Longitude of the dish that wrote the --truth log, degrees.
+    #[arg(long, value_name = "DEG", allow_negative_numbers = true, value_parser = parse_longitude, requires = "truth")]
+    lon: Option<f64>,
+    /// The calibrated source's prior switch rate with --truth: a number in [0, 1] or a preset
+    /// (brisbane, kanazawa, louvain, pooled). Default: pooled, 0.74.
+    #[arg(long, value_name = "RATE|PRESET", value_parser = parse_switch_rate, requires = "truth")]
+    prior_rate: Option<f64>,
 }
 
 fn parse_location(s: &str) -> Result<Location, String> {
@@ -126,6 +148,9 @@ struct Reports {
 pub fn run(args: EvalArgs) -> Result<()> {
     if let Some(path) = &args.plot {
         plot::check_format(path)?;
+    }
+    if let Some(truth) = &args.truth {
+        return run_truth(&args, truth);
     }
     let catalogues = catalogues(&args)?;
     let mut reports = Vec::new();
@@ -255,8 +280,102 @@ fn picture(reports: &[EvalReport]) -> Panels {
                 y_desc: "handovers in the window".to_owned(),
                 series,
                 sections,
+                offset: COUNT_OFFSET,
             }
         })
         .collect();
     Panels { panels }
+}
+
+/// `eval --truth`: the sources against a per-second serving-satellite log.
+fn run_truth(args: &EvalArgs, path: &Path) -> Result<()> {
+    let [tle] = args.tle.as_slice() else {
+        bail!(
+            "--truth needs exactly one --tle catalogue (the constellation on the log's days), \
+             got {}",
+            args.tle.len()
+        );
+    };
+    let (Some(lat), Some(lon)) = (args.lat, args.lon) else {
+        bail!("--truth needs --lat and --lon (where the dish was)");
+    };
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read the truth log {}", path.display()))?;
+    let log = TruthLog::parse(&text, &path.display().to_string())?;
+    let catalogue = load_catalogue(tle)?;
+    if let Some(warning) = staleness_warning(&catalogue, log.start()) {
+        tracing::warn!("{warning}");
+    }
+    let observer = Observer::new(lat, lon, 0.0).context("invalid --lat/--lon")?;
+    let mut config = TruthEvalConfig::new(observer, catalogue, Instant::now());
+    config.policy = args.policy.policy(args.min_elevation);
+    if let Some(spacing) = args.spacing {
+        config.spacing = spacing;
+    }
+    if let Some(warmup) = args.warmup {
+        config.warmup = warmup;
+    }
+    if let Some(rate) = args.prior_rate {
+        config.prior_rate = rate;
+    }
+    let report = evaluate_truth(&log, &config)
+        .with_context(|| format!("cannot evaluate against {}", path.display()))?;
+    if let Some(plot_path) = &args.plot {
+        plot::save(plot_path, &truth_picture(&report))?;
+        tracing::info!("per-window plot written to {}", plot_path.display());
+    }
+    if args.json {
+        out_json(&report)
+    } else {
+        out(report.table().trim_end())?;
+        out("")?;
+        out(TruthReport::summary_table(std::slice::from_ref(&report)).trim_end())
+    }
+}
+
+fn truth_picture(report: &TruthReport) -> LinesPicture {
+    let x = |i: usize| i as f64;
+    let mut series = vec![Series {
+        name: "truth".to_owned(),
+        points: report
+            .series
+            .iter()
+            .enumerate()
+            .map(|(i, w)| (x(i), w.truth as f64))
+            .collect(),
+        dashed: true,
+    }];
+    for (k, source) in TruthSource::ALL.iter().enumerate() {
+        let label = report
+            .row(*source)
+            .map(|r| {
+                format!(
+                    "{source} (F1 {:.2}, MAE {:.2})",
+                    r.f1, r.mae_handovers_per_window
+                )
+            })
+            .unwrap_or_else(|| source.to_string());
+        series.push(Series {
+            name: label,
+            points: report
+                .series
+                .iter()
+                .enumerate()
+                .map(|(i, w)| (x(i), w.predicted[k] as f64))
+                .collect(),
+            dashed: false,
+        });
+    }
+    LinesPicture {
+        title: format!(
+            "{}: handovers per 120-s window (switch rate {:.3}, floor MAE {:.2}; lines offset \
+             by {COUNT_OFFSET} so equal counts stay visible)",
+            report.file, report.switch_rate, report.floor_mae
+        ),
+        x_desc: "window".to_owned(),
+        y_desc: "handovers in the window".to_owned(),
+        series,
+        sections: Vec::new(),
+        offset: COUNT_OFFSET,
+    }
 }

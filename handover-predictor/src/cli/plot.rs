@@ -184,12 +184,20 @@ impl Picture for TimelinePicture {
                     colour.stroke_width(3),
                 ))
                 .map_err(drawing)?;
-            if let Some(&(x, y)) = points.first() {
-                let label = Text::new(
-                    format!("{id}"),
-                    (x + 0.5, (y + 1.5).min(89.0)),
-                    ("sans-serif", 12).into_font().color(&colour),
-                );
+            // The NORAD label sits above the middle of the run, centred, so it clears the
+            // handover lines at the run's ends, and is kept 4 s inside the plot's edges so that
+            // a short run at either end is not clipped.
+            if let (Some(&(x_first, _)), Some(&(x_last, _))) = (points.first(), points.last()) {
+                let middle = ((x_first + x_last) / 2.0).clamp(4.0, 116.0);
+                let y = points
+                    .iter()
+                    .min_by(|a, b| (a.0 - middle).abs().total_cmp(&(b.0 - middle).abs()))
+                    .map_or(y_min, |p| p.1);
+                let style = ("sans-serif", 12)
+                    .into_font()
+                    .color(&colour)
+                    .pos(Pos::new(HPos::Center, VPos::Bottom));
+                let label = Text::new(format!("{id}"), (middle, (y + 1.0).min(88.0)), style);
                 chart.draw_series(std::iter::once(label)).map_err(drawing)?;
             }
         }
@@ -252,6 +260,19 @@ pub struct LinesPicture {
     /// Vertical separators with a label: `(x, label)` (e.g. where each location's windows
     /// start).
     pub sections: Vec<(f64, String)>,
+    /// Vertical distance between the solid series, in y units: the k-th of n is drawn shifted
+    /// by `(k - (n - 1) / 2) x offset`, so that series with equal values stay visible side by
+    /// side (0: drawn where they are). Each solid series also has its own marker.
+    pub offset: f64,
+}
+
+/// Whole numbers without a decimal point ("8", not "8.0"); others with one decimal.
+fn tick_label(v: f64) -> String {
+    if (v - v.round()).abs() < 1e-9 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.1}")
+    }
 }
 
 impl Picture for LinesPicture {
@@ -292,6 +313,7 @@ impl Picture for LinesPicture {
             .x_desc(self.x_desc.as_str())
             .y_desc(self.y_desc.as_str())
             .x_label_formatter(&|x| format!("{x:.0}"))
+            .y_label_formatter(&|y| tick_label(*y))
             .light_line_style(RGBColor(248, 248, 248))
             .draw()
             .map_err(drawing)?;
@@ -311,32 +333,47 @@ impl Picture for LinesPicture {
                 .map_err(drawing)?;
         }
         let mut colours = PALETTE.iter().cycle();
+        let solid = self.series.iter().filter(|s| !s.dashed).count();
+        let mut k = 0usize;
         for Series {
             name,
             points,
             dashed,
         } in &self.series
         {
-            let colour = if *dashed {
-                BLACK
-            } else {
-                colours.next().copied().unwrap_or(BLACK)
-            };
-            let style = colour.stroke_width(2);
-            let drawn = if *dashed {
+            if *dashed {
+                let style = BLACK.stroke_width(2);
                 chart
                     .draw_series(DashedLineSeries::new(points.iter().copied(), 6, 4, style))
                     .map_err(drawing)?
-            } else {
+                    .label(name.as_str())
+                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
                 chart
-                    .draw_series(LineSeries::new(points.iter().copied(), style))
-                    .map_err(drawing)?
-            };
-            drawn
-                .label(name.as_str())
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
+                    .draw_series(points.iter().map(|&p| Circle::new(p, 2, BLACK.filled())))
+                    .map_err(drawing)?;
+                continue;
+            }
+            let colour = colours.next().copied().unwrap_or(BLACK);
+            let shift = (k as f64 - (solid as f64 - 1.0) / 2.0) * self.offset;
+            let marker = k % 4;
+            k += 1;
+            let shifted: Vec<(f64, f64)> = points.iter().map(|&(x, y)| (x, y + shift)).collect();
+            let style = colour.stroke_width(2);
             chart
-                .draw_series(points.iter().map(|&p| Circle::new(p, 3, colour.filled())))
+                .draw_series(LineSeries::new(shifted.iter().copied(), style))
+                .map_err(drawing)?
+                .label(name.as_str())
+                .legend(move |(x, y)| {
+                    EmptyElement::at((x, y))
+                        + PathElement::new(vec![(0, 0), (20, 0)], style)
+                        + marker_at(marker, (10, 0), colour)
+                });
+            chart
+                .draw_series(
+                    shifted
+                        .iter()
+                        .map(|&p| EmptyElement::at(p) + marker_at(marker, (0, 0), colour)),
+                )
                 .map_err(drawing)?;
         }
         chart
@@ -348,6 +385,25 @@ impl Picture for LinesPicture {
             .draw()
             .map_err(drawing)?;
         Ok(())
+    }
+}
+
+/// Marker `kind` (0 circle, 1 triangle, 2 square, 3 cross) at a pixel offset, as one element
+/// type so that series and legend entries can share it.
+fn marker_at<DB: DrawingBackend>(
+    kind: usize,
+    at: (i32, i32),
+    colour: RGBColor,
+) -> DynElement<'static, DB, (i32, i32)> {
+    match kind {
+        0 => Circle::new(at, 4, colour.filled()).into_dyn(),
+        1 => TriangleMarker::new(at, 6, colour.filled()).into_dyn(),
+        2 => Rectangle::new(
+            [(at.0 - 4, at.1 - 4), (at.0 + 4, at.1 + 4)],
+            colour.filled(),
+        )
+        .into_dyn(),
+        _ => Cross::new(at, 5, colour.stroke_width(2)).into_dyn(),
     }
 }
 

@@ -22,7 +22,8 @@
 //!   the map at slot boundaries and feeds the detector; supports a time-scaled simulator.
 //! * [`sim`]: [`SimDish`] (sans-I/O state) and [`serve`] (tonic server), driven by a
 //!   [`SkyTruth`]; [`synthetic`]: [`SyntheticSky`], a deterministic truth for tests;
-//!   [`orbital_truth`]: [`OrbitalTruth`], the orbit model's serving satellite as the truth.
+//!   [`orbital_truth`]: [`OrbitalTruth`], the orbit model's serving satellite as the truth;
+//!   [`drawn_truth`]: [`DrawnTruth`], the same with switches drawn at a site's rate.
 //!
 //! # A real dish
 //!
@@ -50,6 +51,7 @@
 pub mod client;
 pub mod decode;
 pub mod detector;
+pub mod drawn_truth;
 pub mod driver;
 pub mod map;
 pub mod orbital_truth;
@@ -57,6 +59,7 @@ pub mod proto;
 pub mod sim;
 pub mod synthetic;
 
+pub use crate::predict::{SWITCH_RATE_PRESETS, parse_switch_rate};
 pub use client::{
     ClientConfig, DEFAULT_CALL_TIMEOUT, DEFAULT_DISH_ADDR, DISH_TIME_METADATA, DishClient,
     DishError,
@@ -69,6 +72,7 @@ pub use detector::{
     BoundaryVerdict, DEFAULT_JUMP_THRESHOLD_PX, DetectionLog, DetectorConfig, HandoverDetector,
     Observation, PointKind, Score, TrackPoint, score_handovers,
 };
+pub use drawn_truth::{DrawnTruth, DrawnTruthError};
 pub use driver::{
     ClockSource, DriverConfig, DriverError, DriverReport, run_detector, run_detector_with,
 };

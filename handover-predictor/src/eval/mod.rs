@@ -68,6 +68,7 @@ mod perturb;
 mod report;
 mod run;
 mod score;
+mod truth;
 
 pub use config::{
     DEFAULT_POLL_OFFSET, DEFAULT_SPACING, DEFAULT_WARMUP, DEFAULT_WINDOWS, EvalConfig, EvalError,
@@ -79,3 +80,8 @@ pub use report::{
 };
 pub use run::evaluate;
 pub use score::TOLERANCE_S;
+pub use truth::{
+    SATELLITE_COLUMN, TIMESTAMP_COLUMN, TruthEvalConfig, TruthLog, TruthLogError, TruthReport,
+    TruthRow, TruthRowReport, TruthSource, TruthWindow, binomial_floor, evaluate_truth,
+    parse_timestamp,
+};

@@ -32,7 +32,7 @@
 //! as [`Orbital`] does.
 
 use super::orbital::{DEFAULT_MAX_CATALOGUE_AGE, Orbital};
-use crate::forecast::{Forecast, ForecastSource, HORIZON, HORIZON_STEPS, HandoverSteps};
+use crate::forecast::{Forecast, ForecastSource, HORIZON, HORIZON_STEPS, HandoverTiming};
 use crate::orbit::{
     Catalogue, Observer, Satellite, ServingPolicy, TimelineError, reachable, serving_timeline,
     serving_timeline_seeded,
@@ -535,7 +535,12 @@ impl HandoverSource for Hybrid {
         let Basis::Identified(m) = basis else {
             // The plain orbital forecast (which also reports an empty or stale catalogue).
             let orbital = self.fallback.forecast(now)?;
-            return Ok(Forecast::new(ForecastSource::Hybrid, now, *orbital.steps()));
+            return Ok(Forecast::with_handovers(
+                ForecastSource::Hybrid,
+                now,
+                orbital.handovers().iter().copied(),
+                orbital.timing(),
+            )?);
         };
         // The timeline from the identified slot through the end of the horizon.
         let from = match self.policy {
@@ -568,11 +573,14 @@ impl HandoverSource for Hybrid {
             }
             last = Some(id);
         }
-        Ok(Forecast::new(
+        // The orbit model's instants are whole UTC seconds: on the slot grid under the Starlink
+        // policy, exact under the delay policy's per-second choice.
+        Ok(Forecast::from_offsets(
             ForecastSource::Hybrid,
             now,
-            HandoverSteps::from_offsets(offsets)?,
-        ))
+            offsets,
+            HandoverTiming::SubSecond,
+        )?)
     }
 }
 

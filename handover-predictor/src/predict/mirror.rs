@@ -4,7 +4,7 @@
 //! interval serve as the estimate for the upcoming one. For the initial interval, where prior data
 //! is unavailable, we default to an estimate of 8 equally-spaced handovers."
 
-use crate::forecast::{Forecast, ForecastSource, HORIZON, HandoverSteps};
+use crate::forecast::{Forecast, ForecastSource, HORIZON, HandoverTiming};
 use crate::source::{HandoverSource, SourceError};
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
@@ -25,6 +25,7 @@ pub struct Mirror {
     observing_since: Instant,
     observed: VecDeque<Instant>,
     phase: Duration,
+    on_grid: bool,
 }
 
 impl Mirror {
@@ -34,14 +35,36 @@ impl Mirror {
             observing_since,
             observed: VecDeque::new(),
             phase: DEFAULT_SPACING,
+            on_grid: false,
         }
     }
 
     /// Places the default handovers at `phase` (clamped to (0, 15 s]) after the decision instant
-    /// and every 15 s after that.
+    /// and every 15 s after that: the slot grid, when the caller knows it. Its forecasts then
+    /// say [`HandoverTiming::SubSecond`]: the defaults lie on the grid, and so do the observed
+    /// handovers it repeats (a detector dates them at the slot boundary, and 120 s is 8 slots).
+    /// Without a grid the timing is [`HandoverTiming::Step`].
     pub fn with_default_phase(mut self, phase: Duration) -> Self {
         self.phase = phase.clamp(Duration::from_nanos(1), DEFAULT_SPACING);
+        self.on_grid = true;
         self
+    }
+
+    /// The observed handovers in `(now - 120 s, now]`, oldest first.
+    pub fn history(&self, now: Instant) -> impl Iterator<Item = Instant> + '_ {
+        let window_start = now.checked_sub(HORIZON);
+        self.observed
+            .iter()
+            .copied()
+            .filter(move |&h| h <= now && window_start.is_none_or(|s| h > s))
+    }
+
+    fn timing(&self) -> HandoverTiming {
+        if self.on_grid {
+            HandoverTiming::SubSecond
+        } else {
+            HandoverTiming::Step
+        }
     }
 
     /// A handover seen at `at`.
@@ -85,9 +108,8 @@ impl Mirror {
             .is_some_and(|watched| watched >= HORIZON)
     }
 
-    fn default_steps(&self) -> HandoverSteps {
-        let offsets = (0..8u32).map(|k| self.phase + DEFAULT_SPACING * k);
-        HandoverSteps::from_offsets(offsets).unwrap_or(HandoverSteps::NONE)
+    fn default_offsets(&self) -> impl Iterator<Item = Duration> + '_ {
+        (0..8u32).map(|k| self.phase + DEFAULT_SPACING * k)
     }
 }
 
@@ -98,11 +120,12 @@ impl HandoverSource for Mirror {
 
     fn forecast(&mut self, now: Instant) -> Result<Forecast, SourceError> {
         if !self.has_history(now) {
-            return Ok(Forecast::new(
+            return Ok(Forecast::from_offsets(
                 ForecastSource::Mirror,
                 now,
-                self.default_steps(),
-            ));
+                self.default_offsets(),
+                self.timing(),
+            )?);
         }
         let window_start = now - HORIZON;
         while self.observed.front().is_some_and(|&h| h <= window_start) {
@@ -115,11 +138,12 @@ impl HandoverSource for Mirror {
             .take_while(|&&h| h <= now)
             .map(|&h| h - window_start)
             .collect();
-        Ok(Forecast::new(
+        Ok(Forecast::from_offsets(
             ForecastSource::Mirror,
             now,
-            HandoverSteps::from_offsets(offsets)?,
-        ))
+            offsets,
+            self.timing(),
+        )?)
     }
 }
 

@@ -8,12 +8,19 @@
 //! - [`Oracle`]: ground truth from a known serving timeline, for evaluation only.
 //! - [`Hybrid`]: the dish's observed track matched to a TLE satellite (reference B6), then the
 //!   orbital model continued from the identified serving satellite.
+//! - [`Calibrated`]: every candidate boundary (the slot grid, or the orbit model's instants) with
+//!   the site's switch probability, learned online and shrunk toward a prior.
 
+mod calibrated;
 mod hybrid;
 mod mirror;
 mod oracle;
 mod orbital;
 
+pub use calibrated::{
+    Calibrated, CalibratedError, DEFAULT_PRIOR_WEIGHT, POOLED_SWITCH_RATE, SLOT,
+    SWITCH_RATE_PRESETS, SwitchRate, parse_switch_rate,
+};
 pub use hybrid::{
     Basis, DEFAULT_EDGE_POINT_OFFSET_S, DEFAULT_MAX_MEAN_SEPARATION_DEG,
     DEFAULT_MAX_OBSERVATION_AGE_SLOTS, DEFAULT_MIN_MATCH_ELEVATION_DEG, DEFAULT_MIN_POINTS,

@@ -1,7 +1,7 @@
 //! The orbital predictor: SGP4 orbits, the observer's sky and a serving policy, turned into the
 //! next 120 s of handovers (source `orbital`).
 
-use crate::forecast::{Forecast, ForecastSource, HORIZON, HORIZON_STEPS, HandoverSteps};
+use crate::forecast::{Forecast, ForecastSource, HORIZON, HORIZON_STEPS, HandoverTiming};
 use crate::orbit::{
     Catalogue, Observer, Search, Serving, ServingPolicy, TimelineError, handovers,
     serving_timeline_with,
@@ -146,11 +146,14 @@ impl HandoverSource for Orbital {
             let offset = offset.to_std().ok()?;
             (!offset.is_zero() && offset <= HORIZON).then_some(offset)
         });
-        Ok(Forecast::new(
+        // Entries are whole UTC seconds, which is where both policies change satellite (the
+        // Starlink one on its slot grid), so the instants are exact below a second.
+        Ok(Forecast::from_offsets(
             ForecastSource::Orbital,
             now,
-            HandoverSteps::from_offsets(offsets)?,
-        ))
+            offsets,
+            HandoverTiming::SubSecond,
+        )?)
     }
 }
 

@@ -58,9 +58,13 @@ pub struct IntervalRecord {
 /// The forecast a decision was made on: the model input (docs/architecture.md, "The forecast
 /// contract" and "The model and its card").
 ///
-/// The cumulative channel is redundant with the bits and stored so that a log is readable on its
-/// own; deserialising checks it against the bits (within 1e-6), so a record that is read is
-/// always consistent.
+/// The cumulative channel is stored so that a log is readable on its own. For a source whose
+/// handovers are certain it is redundant with the bits, and deserialising checks it against them
+/// (within 1e-6); for a source that weighs its handovers with probabilities
+/// ([`ForecastSource::weighs_handovers`], `calibrated`) it is the expected count, and
+/// deserialising checks what the bits imply about it
+/// ([`HandoverSteps::check_expected_cumulative`]). Either way a record that is read is
+/// consistent.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(try_from = "RawForecastRecord")]
 pub struct ForecastRecord {
@@ -68,7 +72,8 @@ pub struct ForecastRecord {
     pub source: ForecastSource,
     /// The 120 handover bits.
     pub handover: HandoverSteps,
-    /// `cumulative[k] = (handover[0] + ... + handover[k]) / 8`, 120 values.
+    /// `cumulative[k]` = the expected number of handover steps in steps `0..=k`, over 8, 120
+    /// values: `(handover[0] + ... + handover[k]) / 8` when every handover is certain.
     pub cumulative: Vec<f32>,
 }
 
@@ -84,7 +89,7 @@ impl TryFrom<RawForecastRecord> for ForecastRecord {
     type Error = ForecastError;
 
     fn try_from(raw: RawForecastRecord) -> Result<Self, Self::Error> {
-        raw.handover.check_cumulative(&raw.cumulative)?;
+        check_channel(raw.source, &raw.handover, &raw.cumulative)?;
         Ok(Self {
             source: raw.source,
             handover: raw.handover,
@@ -103,16 +108,32 @@ impl ForecastRecord {
         }
     }
 
-    /// Checks the stored cumulative channel against the bits.
+    /// Checks the stored cumulative channel against the bits (see [`ForecastRecord`]).
     pub fn check(&self) -> Result<(), ForecastError> {
-        self.handover.check_cumulative(&self.cumulative)
+        check_channel(self.source, &self.handover, &self.cumulative)
     }
 
-    /// The model input `[1, 120, 2]` in row-major order, as
-    /// [`HandoverSteps::to_tensor`] lays it out: the handover bit then the cumulative value of
-    /// each step, derived from the bits (which a read record's cumulative channel equals).
+    /// The model input `[1, 120, 2]` in row-major order, as [`HandoverSteps::to_tensor`] lays
+    /// it out: the handover bit then the stored cumulative value of each step (for a source
+    /// with certain handovers, equal to the one derived from the bits).
     pub fn to_tensor(&self) -> [f32; 2 * HORIZON_STEPS] {
-        self.handover.to_tensor()
+        match <[f32; HORIZON_STEPS]>::try_from(self.cumulative.as_slice()) {
+            Ok(cumulative) => self.handover.tensor_with(&cumulative),
+            Err(_) => self.handover.to_tensor(),
+        }
+    }
+}
+
+/// The cumulative channel's rule for `source`: derived from the bits, or an expected count.
+fn check_channel(
+    source: ForecastSource,
+    handover: &HandoverSteps,
+    cumulative: &[f32],
+) -> Result<(), ForecastError> {
+    if source.weighs_handovers() {
+        handover.check_expected_cumulative(cumulative)
+    } else {
+        handover.check_cumulative(cumulative)
     }
 }
 
@@ -600,6 +621,43 @@ mod tests {
         ] {
             assert_eq!(serde_json::to_value(mode).unwrap(), serde_json::json!(text));
         }
+    }
+
+    #[test]
+    fn a_calibrated_record_keeps_its_expected_count_and_old_records_stay_exact() {
+        use handover_predictor::{HandoverTiming, PredictedHandover};
+        use std::time::Duration;
+        let t0 = Instant::now();
+        let at = |s: u64, p: f32| PredictedHandover::new(Duration::from_secs(s), p).unwrap();
+        let forecast = Forecast::with_handovers(
+            ForecastSource::Calibrated,
+            t0,
+            [at(3, 0.74), at(18, 0.25)],
+            HandoverTiming::SubSecond,
+        )
+        .unwrap();
+        let record = ForecastRecord::from_forecast(&forecast);
+        assert_eq!(record.cumulative[2], 0.74 / 8.0);
+        assert_eq!(record.cumulative[119], (0.74 + 0.25) / 8.0);
+        assert!(record.check().is_ok());
+        assert_eq!(record.to_tensor(), forecast.to_tensor());
+        let json = serde_json::to_string(&record).unwrap();
+        let back: ForecastRecord = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, record);
+        // The same channel under a source with certain handovers is refused, naming the step.
+        let mut mislabelled = record.clone();
+        mislabelled.source = ForecastSource::Mirror;
+        assert!(matches!(
+            mislabelled.check(),
+            Err(ForecastError::InconsistentCumulative { index: 2, .. })
+        ));
+        // A calibrated channel that does not rise at a handover bit is refused.
+        let mut flat = record;
+        flat.cumulative[2] = 0.0;
+        assert!(matches!(
+            flat.check(),
+            Err(ForecastError::ImpossibleCumulative { index: 2, .. })
+        ));
     }
 
     #[test]

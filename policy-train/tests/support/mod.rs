@@ -184,6 +184,7 @@ fn record(
         },
         sender: None,
         fec: None,
+        actions: None,
     }
 }
 

@@ -5,8 +5,11 @@
 //! telemetry writes. Simulated and real calls build their sender from the same choices
 //! (docs/architecture.md, "The call engine").
 
+use super::timed::ActionSet;
 use pacer::telemetry::{Bwe, NackMode};
-use pacer::{FecMode, Fixed, Heuristic, OnnxPolicy, QueuePolicy, Random};
+use pacer::{
+    ActionConfig, FecMode, Fixed, Forecast, Heuristic, OnnxPolicy, PolicyError, QueuePolicy, Random,
+};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -31,6 +34,9 @@ pub enum PolicyChoice {
     Fixed(Duration),
     /// The learned ONNX policy, loaded and checked against its card.
     Learned(Arc<OnnxPolicy>),
+    /// The heuristic's queue limit, plus handover-timed actions with the plugin's default windows
+    /// at every predicted handover (docs/architecture.md, "Handover-timed actions").
+    Timed(ActionSet),
 }
 
 impl PartialEq for PolicyChoice {
@@ -48,6 +54,16 @@ impl PolicyChoice {
             Self::Random => "random".into(),
             Self::Fixed(limit) => format!("fixed:{}", limit.as_millis()),
             Self::Learned(model) => QueuePolicy::name(model.as_ref()),
+            Self::Timed(actions) if *actions == ActionSet::ALL => "timed".into(),
+            Self::Timed(actions) => format!("timed:{}", actions.name()),
+        }
+    }
+
+    /// The handover-timed actions the policy applies, if any.
+    pub fn actions(&self) -> Option<ActionConfig> {
+        match self {
+            Self::Timed(actions) => Some(actions.config()),
+            _ => None,
         }
     }
 }
@@ -61,7 +77,24 @@ impl PolicyChoice {
             Self::Random => Box::new(Random::new(seed ^ POLICY_SEED_SALT)),
             Self::Fixed(limit) => Box::new(Fixed::new(*limit)),
             Self::Learned(model) => Box::new(model.as_ref().clone()),
+            Self::Timed(_) => Box::new(TimedLimit { name: self.name() }),
         }
+    }
+}
+
+/// The queue limit of a `timed` policy: the heuristic's, under the policy's own name so that
+/// telemetry tells the two apart.
+struct TimedLimit {
+    name: String,
+}
+
+impl QueuePolicy for TimedLimit {
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+
+    fn decide(&mut self, forecast: &Forecast) -> Result<Duration, PolicyError> {
+        Heuristic.decide(forecast)
     }
 }
 

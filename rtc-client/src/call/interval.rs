@@ -9,8 +9,8 @@ use handover_predictor::{ForecastSource, HandoverSource};
 use pacer::CwndMode;
 use pacer::CwndSnapshot;
 use pacer::telemetry::{
-    FecRecord, ForecastRecord, GccRecord, IntervalRecord, ObservedRecord, PacerRecord, QoeRecord,
-    SCHEMA, SenderRecord,
+    ActionsRecord, FecRecord, ForecastRecord, GccRecord, IntervalRecord, ObservedRecord,
+    PacerRecord, QoeRecord, SCHEMA, SenderRecord,
 };
 use pacer::{Decision, PacerStats, ProtectionStats};
 use std::time::{Duration, Instant};
@@ -129,8 +129,9 @@ impl OpenInterval {
 
     /// Closes the interval at `end` into its telemetry record: `qoe` is the receiver's over the
     /// interval, `observed` the truth over the 120 s from its start, `stats` the pacer's now,
-    /// `frames_dropped` the encoder's count now and `fec` the protection counters now (recorded
-    /// only when the call runs FEC).
+    /// `frames_dropped` the encoder's count now, `fec` the protection counters now (recorded
+    /// only when the call runs FEC) and `actions` what the handover-timed actions did over the
+    /// interval (only when the call runs them).
     #[allow(clippy::too_many_arguments)]
     pub fn close(
         self,
@@ -141,6 +142,7 @@ impl OpenInterval {
         stats: &PacerStats,
         frames_dropped: u64,
         fec: FecTotals,
+        actions: Option<ActionsRecord>,
     ) -> IntervalRecord {
         let sender = labels.sender;
         let fec = sender.fec.is_on().then(|| {
@@ -184,6 +186,7 @@ impl OpenInterval {
                 pushback_ratio: self.samples.pushback_min,
             }),
             fec,
+            actions,
         }
     }
 }

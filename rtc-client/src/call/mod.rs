@@ -13,7 +13,9 @@
 //!   encoder follows them;
 //! - [`camera`]: the synthetic encoder and the packetizer, stepped once per frame;
 //! - [`interval`]: one decision interval, sampled at every frame and closed into a telemetry
-//!   record.
+//!   record;
+//! - [`timed`]: the handover-timed actions a `timed` policy applies, and the predicted handovers
+//!   each decision hands to them.
 //!
 //! Nothing here reads a clock or knows where a call's links or truth come from: the drivers hand
 //! in `now`, the decisions and the observed handovers.
@@ -24,9 +26,11 @@ pub mod interval;
 pub mod options;
 pub mod sender;
 pub mod streams;
+pub mod timed;
 
 pub use camera::{Camera, FrameStep};
 pub use choices::{BweChoice, FecChoice, NackChoice, PolicyChoice};
 pub use interval::{CallLabels, OpenInterval};
 pub use options::{SenderNames, SenderOptions, SenderOverrides};
 pub use sender::{PacedSender, SenderHandles, paced_sender};
+pub use timed::{ActionSet, PredictionFeed, TimingError};

@@ -8,8 +8,8 @@ use crate::link::Time;
 use crate::media::encoder::{Encoder, EncoderConfig, NOMINAL_RESOLUTION};
 use pacer::CwndMode;
 use pacer::{
-    CwndChannel, CwndConfig, GoogCc, GoogCcConfig, HandoverAwarePacer, LossProtection, PacerHandle,
-    PacingConfig, ProbeChannel, ProtectionHandle,
+    ActionConfig, ActionConfigError, ActionsHandle, CwndChannel, CwndConfig, GoogCc, GoogCcConfig,
+    HandoverAwarePacer, LossProtection, PacerHandle, PacingConfig, ProbeChannel, ProtectionHandle,
 };
 use pacer::{CwndSnapshot, frame_drop_interval};
 use rtc_interceptor::{BandwidthEstimator, Gcc, PacketReport};
@@ -30,6 +30,9 @@ pub struct SenderHandles {
     /// The loss protection's handle (network inputs in, FEC counters out). Present in every
     /// mode: without FEC it still measures the video rate for the media target.
     pub protection: ProtectionHandle,
+    /// The handover-timed actions' schedule, shared by the pacer (hold), GoogCC (guard) and the
+    /// loss protection (boost); `None` when the call applies no actions.
+    pub actions: Option<ActionsHandle>,
 }
 
 impl SenderHandles {
@@ -135,7 +138,12 @@ pub struct PacedSender {
 /// streams bound with a repair SSRC (hybrid NACK/FEC when `nack` runs); GoogCC
 /// ([`googcc_config`]) probes through the pacer, or webrtc-rs's `Gcc`; the congestion window in
 /// `cwnd` mode; padding (probes and pacer-mode keep-alives) on [`PADDING_SSRC`] with
-/// `padding_payload_type`.
+/// `padding_payload_type`; with `actions`, one schedule of handover-timed actions that the pacer,
+/// GoogCC and the loss protection apply (docs/architecture.md, "Handover-timed actions").
+///
+/// # Errors
+///
+/// [`ActionConfigError`] if `actions` is not a valid configuration.
 pub fn paced_sender(
     bwe: BweChoice,
     cwnd: CwndMode,
@@ -143,11 +151,16 @@ pub fn paced_sender(
     fec: FecChoice,
     nack: bool,
     padding_payload_type: u8,
-) -> PacedSender {
-    let (protection, protection_handle) = LossProtection::builder(fec.mode())
+    actions: Option<ActionConfig>,
+) -> Result<PacedSender, ActionConfigError> {
+    let actions = actions.map(ActionsHandle::new).transpose()?;
+    let mut protection = LossProtection::builder(fec.mode())
         .frame_info(frame_info)
-        .nack_enabled(nack)
-        .build();
+        .nack_enabled(nack);
+    if let Some(actions) = &actions {
+        protection = protection.actions(actions.clone());
+    }
+    let (protection, protection_handle) = protection.build();
     let (width, height) = NOMINAL_RESOLUTION;
     protection_handle.set_resolution(width, height);
     let probing = bwe == BweChoice::GoogCc;
@@ -166,10 +179,13 @@ pub fn paced_sender(
     let probes = ProbeChannel::new();
     let estimator = ObservedEstimator {
         estimator: match bwe {
-            BweChoice::GoogCc => Estimator::GoogCc(Box::new(GoogCc::with_probing(
-                googcc_config(),
-                probes.clone(),
-            ))),
+            BweChoice::GoogCc => {
+                let googcc = GoogCc::with_probing(googcc_config(), probes.clone());
+                Estimator::GoogCc(Box::new(match &actions {
+                    Some(actions) => googcc.guarded_by(actions.clone()),
+                    None => googcc,
+                }))
+            }
             BweChoice::WebrtcRs => Estimator::WebrtcRs(Box::default()),
         },
         target: target.clone(),
@@ -181,8 +197,11 @@ pub fn paced_sender(
     if probing {
         pacer = pacer.probe_channel(probes);
     }
+    if let Some(actions) = &actions {
+        pacer = pacer.actions(actions.clone());
+    }
     let (pacer, handle) = pacer.build();
-    PacedSender {
+    Ok(PacedSender {
         protection,
         pacer,
         estimator,
@@ -191,9 +210,10 @@ pub fn paced_sender(
             target,
             cwnd,
             protection: protection_handle,
+            actions,
         },
         padding,
-    }
+    })
 }
 
 /// Hands the encoder the pacer's target less the protection overhead, and the congestion

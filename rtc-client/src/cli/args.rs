@@ -7,7 +7,9 @@ use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use pacer::CwndMode;
 use pacer::OnnxPolicy;
-use rtc_client::call::{BweChoice, FecChoice, NackChoice, PolicyChoice, SenderOverrides};
+use rtc_client::call::{
+    ActionSet, BweChoice, FecChoice, NackChoice, PolicyChoice, SenderOverrides, TimingError,
+};
 use rtc_client::experiment::batch::{self, FinishedCall};
 use rtc_client::experiment::run::{CallSettings, CallSpec};
 use rtc_client::scenario::{Scenario, ScenarioPaths};
@@ -113,6 +115,30 @@ pub struct SenderArgs {
     pub fec: Option<FecChoice>,
 }
 
+/// The forecast timing error a simulation adds to every predicted handover instant the timed
+/// actions see (`timed` policies only).
+#[derive(Debug, Clone, Copy, Args)]
+pub struct TimingArgs {
+    /// Moves every predicted handover instant by MS milliseconds (negative: the forecast is
+    /// early), as a real call's clock offset would.
+    #[arg(long, value_name = "MS", default_value_t = 0, allow_hyphen_values = true, value_parser = clap::value_parser!(i64).range(-10_000..=10_000))]
+    pub timing_offset: i64,
+    /// Adds a uniform jitter of up to +-MS milliseconds to each predicted instant, drawn from the
+    /// call seed.
+    #[arg(long, value_name = "MS", default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=10_000))]
+    pub timing_jitter: u64,
+}
+
+impl TimingArgs {
+    /// The timing error the flags ask for.
+    pub fn error(&self) -> TimingError {
+        TimingError {
+            offset_ms: self.timing_offset,
+            jitter_ms: self.timing_jitter,
+        }
+    }
+}
+
 /// `--fec`: a [`FecChoice`] by name.
 fn parse_fec(text: &str) -> Result<FecChoice, String> {
     FecChoice::parse(text).map_err(|e| e.to_string())
@@ -142,6 +168,9 @@ pub enum HandoverArg {
     /// SGP4 over the scenario's own constellation, at both ends (orbit scenarios only, such as
     /// sparse-leo).
     Orbital,
+    /// Every slot boundary with the switch probability learned from the boundaries already
+    /// passed (on paths without slots, the orbital instants).
+    Calibrated,
 }
 
 impl HandoverArg {
@@ -151,6 +180,7 @@ impl HandoverArg {
             Self::Oracle => HandoverChoice::Oracle,
             Self::Mirror => HandoverChoice::Mirror,
             Self::Orbital => HandoverChoice::Orbital,
+            Self::Calibrated => HandoverChoice::Calibrated,
         }
     }
 
@@ -245,6 +275,12 @@ pub(crate) fn parse_policy(text: &str) -> Result<PolicyChoice, String> {
         }
         return Ok(PolicyChoice::Fixed(Duration::from_millis(ms)));
     }
+    if text == "timed" {
+        return Ok(PolicyChoice::Timed(ActionSet::ALL));
+    }
+    if let Some(actions) = text.strip_prefix("timed:") {
+        return ActionSet::parse(actions).map(PolicyChoice::Timed);
+    }
     if let Some(card) = text.strip_prefix("learned:") {
         if card.is_empty() {
             return Err(
@@ -265,8 +301,8 @@ pub(crate) fn parse_policy(text: &str) -> Result<PolicyChoice, String> {
         return Ok(PolicyChoice::Learned(Arc::new(model)));
     }
     Err(
-        "use default, random, heuristic, fixed:<ms> (e.g. fixed:900) or learned:<card> (e.g. \
-         learned:models/policy.json)"
+        "use default, random, heuristic, fixed:<ms> (e.g. fixed:900), learned:<card> (e.g. \
+         learned:models/policy.json), timed or timed:<actions> (e.g. timed:hold+guard)"
             .into(),
     )
 }
@@ -313,6 +349,8 @@ pub struct RunArgs {
     /// Handover forecast the policies read (as `sim --handover`).
     #[arg(long, value_enum, default_value_t = HandoverArg::Oracle)]
     pub handover: HandoverArg,
+    #[command(flatten)]
+    pub timing: TimingArgs,
     /// The sender of every call (as `sim`'s flags, recorded in the telemetry): each flag given
     /// beats the scenario file's `[sender]` table, which beats the default.
     #[command(flatten)]
@@ -352,6 +390,7 @@ impl RunArgs {
             interval: self.interval,
             handover: self.handover.choice(),
             sender: self.sender.overrides(),
+            timing_error: self.timing.error(),
         }
     }
 

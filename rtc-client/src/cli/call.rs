@@ -26,8 +26,9 @@ pub struct CallArgs {
     /// Call length, e.g. 30s, 10m.
     #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration, allow_hyphen_values = true)]
     duration: Duration,
-    /// Queue policy: default (WebRTC's fixed 2000 ms), random, heuristic, fixed:<ms> or
-    /// learned:<card>.
+    /// Queue policy: default (WebRTC's fixed 2000 ms), random, heuristic, fixed:<ms>,
+    /// learned:<card>, or timed / timed:<actions> (the heuristic's limit plus handover-timed
+    /// actions).
     #[arg(long, value_name = "POLICY", default_value = "default", value_parser = parse_policy)]
     policy: PolicyChoice,
     /// Handover source: none, mirror, orbital:TLE@LAT,LON, dish:ADDR (a dish's gRPC API, real

@@ -17,8 +17,9 @@ const MAX_CALLS: usize = 100_000;
 /// `rtc-client experiment` arguments.
 #[derive(Debug, Args)]
 pub struct ExperimentArgs {
-    /// Policies, comma-separated, as `sim --policy`: default, random, heuristic, fixed:<ms>.
-    /// With `default` among them, the others are compared with it.
+    /// Policies, comma-separated, as `sim --policy`: default, random, heuristic, fixed:<ms>,
+    /// learned:<card>, timed, timed:<actions>. With `default` among them, the others are compared
+    /// with it.
     #[arg(
         long,
         value_name = "POLICY,...",

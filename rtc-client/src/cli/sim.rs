@@ -1,7 +1,8 @@
 //! `rtc-client sim`: run one simulated call over a scenario and report its QoE.
 
 use super::args::{
-    HandoverArg, PathArgs, SenderArgs, parse_duration, parse_interval, parse_policy, policy_name,
+    HandoverArg, PathArgs, SenderArgs, TimingArgs, parse_duration, parse_interval, parse_policy,
+    policy_name,
 };
 use anyhow::{Context, Result};
 use clap::Args;
@@ -27,13 +28,17 @@ pub struct SimArgs {
     #[arg(long, value_name = "NAME|FILE")]
     scenario: String,
     /// Queue policy: default (WebRTC's fixed 2000 ms), random, heuristic, fixed:<ms> with 50 to
-    /// 10000 ms, or learned:<card> (a model card such as models/policy.json, with its ONNX file
-    /// beside it; checked at load).
+    /// 10000 ms, learned:<card> (a model card such as models/policy.json, with its ONNX file
+    /// beside it; checked at load), or timed (the heuristic's limit plus the pacer hold, the
+    /// estimator guard and the protection boost at each predicted handover; timed:hold+guard
+    /// picks some).
     #[arg(long, value_name = "POLICY", default_value = "default", value_parser = parse_policy)]
     policy: PolicyChoice,
     /// Handover forecast the policy reads.
     #[arg(long, value_enum, default_value_t = HandoverArg::Oracle)]
     handover: HandoverArg,
+    #[command(flatten)]
+    timing: TimingArgs,
     #[command(flatten)]
     sender: SenderArgs,
     /// Call length, e.g. 90s, 10m, 1h [default: the scenario's call.duration_s].
@@ -182,6 +187,7 @@ pub fn run(args: SimArgs, epoch: Instant) -> Result<()> {
     let mut config = CallConfig::from_realization(&realization, args.policy.clone());
     config.decision_interval = args.interval;
     config.handover = args.handover.choice();
+    config.timing_error = args.timing.error();
     // The flags over the scenario file's [sender] table (already in the realisation) over the
     // defaults.
     config.set_sender(realization.sender.overridden_by(&args.sender.overrides()));

@@ -4,7 +4,7 @@
 //! Why ordered: the report must be byte-identical whatever the number of threads, so results
 //! are put back in the order of the plan (scenario, policy, seed), never in completion order.
 
-use crate::call::{PolicyChoice, SenderOverrides};
+use crate::call::{PolicyChoice, SenderOverrides, TimingError};
 use crate::scenario::{Scenario, ScenarioError};
 use crate::sim::{CallConfig, CallResult, HandoverChoice, SimError, run_call};
 use pacer::telemetry::{TelemetryError, TelemetryWriter};
@@ -89,6 +89,8 @@ pub struct CallSettings {
     /// `--keyframe-flush`); each call lays them over its scenario file's `[sender]` table and the
     /// defaults.
     pub sender: SenderOverrides,
+    /// The error added to the predicted handover instants the timed actions see.
+    pub timing_error: TimingError,
 }
 
 /// Why one call of a plan failed.
@@ -146,6 +148,7 @@ pub fn simulate(
     let mut config = CallConfig::from_realization(&realization, policy);
     config.decision_interval = settings.interval;
     config.handover = settings.handover;
+    config.timing_error = settings.timing_error;
     config.set_sender(realization.sender.overridden_by(&settings.sender));
     run_call(&config, epoch).map_err(|source| CallError::Sim {
         scenario: scenario.name().to_owned(),

@@ -39,6 +39,7 @@ use super::status::StatusLine;
 use crate::call::camera::Camera;
 use crate::call::interval::{CallLabels, FecTotals, OpenInterval, observe};
 use crate::call::streams::rtp_of;
+use crate::call::timed::{self, PredictionFeed, TimingError};
 use crate::call::{NackChoice, PolicyChoice, SenderOptions};
 use crate::link::{Link, LinkConfig, Time};
 use crate::scenario::build::Realization;
@@ -202,7 +203,7 @@ pub async fn run(
     )?;
 
     // Peer connection and offer.
-    let (media, registry, handles) = sender_chain(config.sender)?;
+    let (media, registry, handles) = sender_chain(config.sender, config.policy.actions())?;
     let (events, mut connection, _tracks) = Events::new();
     let peer = build_peer(media, registry, &events, config.local_ip).await?;
     let outcome = async {
@@ -468,6 +469,10 @@ impl SenderLoop<'_> {
             &self.handles.sender.pacer.stats(),
             frames_dropped,
             self.fec_totals(),
+            timed::take_record(
+                self.handles.sender.actions.as_ref(),
+                now.to_instant(self.epoch),
+            ),
         )
     }
 
@@ -499,6 +504,7 @@ impl SenderLoop<'_> {
             handle.clone(),
         );
         let mut camera = Camera::new(config.seed, time(Instant::now()));
+        let mut predictions = PredictionFeed::new(TimingError::default(), config.seed);
         let mut media = Vec::new();
         let mut telemetry = Vec::new();
         let mut decisions: Vec<Decision> = Vec::new();
@@ -596,6 +602,9 @@ impl SenderLoop<'_> {
                 )
                 .await;
                 on_status(StatusEvent::Decision(&decision));
+                if let Some(actions) = &self.handles.sender.actions {
+                    predictions.feed(actions, &decision);
+                }
                 decisions.push(decision.clone());
                 open = Some(OpenInterval::open(
                     decision,

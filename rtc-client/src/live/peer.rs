@@ -161,6 +161,7 @@ pub struct CallerHandles {
 /// [`LiveError::Webrtc`] if webrtc-rs refuses the configuration.
 pub fn sender_chain(
     setup: SenderOptions,
+    actions: Option<pacer::ActionConfig>,
 ) -> Result<(MediaEngine, Registry, CallerHandles), LiveError> {
     let rtx = setup.nack == NackChoice::Libwebrtc;
     let mut media = media_engine(rtx, setup.fec.is_on())?;
@@ -179,7 +180,9 @@ pub fn sender_chain(
         setup.fec,
         setup.nack != NackChoice::Off,
         VIDEO_PAYLOAD_TYPE,
-    );
+        actions,
+    )
+    .map_err(|e| LiveError::Config(format!("the handover-timed actions: {e}")))?;
 
     let mut registry = configure_rtcp_reports(Registry::new());
     // Registers transport-cc and the TWCC header extension; its placeholder slots are replaced

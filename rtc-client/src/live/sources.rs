@@ -10,6 +10,9 @@
 //!   `handover-predictor dish-sim`): the detector driver polls the obstruction map once per
 //!   second and every detected handover feeds a mirror predictor.
 //! - `scenario`: the `--link` scenario's own handover timeline (the oracle: evaluation only).
+//! - `calibrated`: every Starlink slot boundary of the next 120 s (on the local UTC clock) with
+//!   a switch probability. With `--link` it learns the rate from the scenario's boundaries as
+//!   real time passes them; without it, it has nothing to watch and gives the pooled prior.
 //!
 //! A source that cannot forecast (a TLE that does not load or is too old for the clock, a dish
 //! that does not answer or stops answering) is not an error for the call: its `forecast` fails
@@ -17,12 +20,12 @@
 //! why, and the status line shows it.
 
 use super::LiveError;
-use crate::scenario::sources::TruthMirror;
+use crate::scenario::sources::{TruthCalibrated, TruthMirror};
 use crate::scenario::timeline::HandoverTimeline;
 use chrono::{DateTime, Utc};
 use handover_predictor::dish::{DishClient, DriverConfig, run_detector_with};
 use handover_predictor::orbit::{Catalogue, Observer, ServingPolicy};
-use handover_predictor::predict::{Mirror, Orbital};
+use handover_predictor::predict::{Calibrated, Mirror, Orbital};
 use handover_predictor::{Forecast, HandoverSource, NoHandovers, SourceError};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -48,10 +51,12 @@ pub enum HandoverSpec {
     Dish(String),
     /// The link scenario's truth (needs `--link`).
     Scenario,
+    /// The calibrated predictor.
+    Calibrated,
 }
 
 impl HandoverSpec {
-    /// Parses `none`, `mirror`, `orbital:TLE@LAT,LON`, `dish:ADDR` or `scenario`.
+    /// Parses `none`, `mirror`, `calibrated`, `orbital:TLE@LAT,LON`, `dish:ADDR` or `scenario`.
     ///
     /// # Errors
     ///
@@ -61,6 +66,7 @@ impl HandoverSpec {
             "none" => return Ok(Self::None),
             "mirror" => return Ok(Self::Mirror),
             "scenario" => return Ok(Self::Scenario),
+            "calibrated" => return Ok(Self::Calibrated),
             _ => {}
         }
         if let Some(addr) = text.strip_prefix("dish:") {
@@ -97,8 +103,8 @@ impl HandoverSpec {
             });
         }
         Err(format!(
-            "unknown handover source {text:?}: none, mirror, orbital:TLE@LAT,LON, dish:ADDR or \
-             scenario"
+            "unknown handover source {text:?}: none, mirror, calibrated, orbital:TLE@LAT,LON, \
+             dish:ADDR or scenario"
         ))
     }
 
@@ -110,6 +116,7 @@ impl HandoverSpec {
             Self::Orbital { tle, lat, lon } => format!("orbital:{}@{lat},{lon}", tle.display()),
             Self::Dish(addr) => format!("dish:{addr}"),
             Self::Scenario => "scenario".into(),
+            Self::Calibrated => "calibrated".into(),
         }
     }
 }
@@ -298,6 +305,11 @@ pub fn build(
             }
         }
         HandoverSpec::Dish(addr) => Box::new(DishSource::start(addr.clone(), epoch)),
+        HandoverSpec::Calibrated => match timeline {
+            Some(t) => Box::new(TruthCalibrated::new(t, None, epoch)),
+            // The edge of a real call: the slot grid is read from the local UTC clock.
+            None => Box::new(Calibrated::slot_grid(epoch, Utc::now())),
+        },
     })
 }
 
@@ -308,6 +320,10 @@ mod tests {
     #[test]
     fn specs_parse_and_bad_ones_say_why() {
         assert_eq!(HandoverSpec::parse("none"), Ok(HandoverSpec::None));
+        assert_eq!(
+            HandoverSpec::parse("calibrated"),
+            Ok(HandoverSpec::Calibrated)
+        );
         assert_eq!(
             HandoverSpec::parse("dish:127.0.0.1:9200"),
             Ok(HandoverSpec::Dish("127.0.0.1:9200".into()))

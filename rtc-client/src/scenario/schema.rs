@@ -175,7 +175,11 @@ pub enum HandoverSpec {
     /// Starlink's 15-s slot grid (boundaries at seconds 12, 27, 42, 57 of each UTC minute after
     /// `start`); each boundary is a handover with `probability`, drawn from the seed.
     Slots {
-        /// Fraction of slot boundaries at which the serving satellite changes.
+        /// Fraction of slot boundaries at which the serving satellite changes: a number in
+        /// [0, 1], or a site measured on real logs by name (`brisbane` 0.845, `kanazawa` 0.576,
+        /// `louvain` 0.769, `pooled` 0.74; docs/architecture.md, "The calibrated predictor").
+        /// A name reads as its number, so a file that names the same rate draws the same calls.
+        #[serde(deserialize_with = "switch_rate")]
         probability: f64,
     },
     /// A fixed grid of boundaries, every one a handover: `first_ms`, `first_ms + period_ms`, ...
@@ -1041,5 +1045,22 @@ fn check_file(field: &str, file: &str) -> Result<(), Invalid> {
         Err(Invalid::new(field, "must name a file"))
     } else {
         Ok(())
+    }
+}
+
+/// A switch rate written as a number or as a site preset's name
+/// ([`handover_predictor::predict::SWITCH_RATE_PRESETS`]).
+fn switch_rate<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<f64, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Rate {
+        Number(f64),
+        Name(String),
+    }
+    match Rate::deserialize(deserializer)? {
+        Rate::Number(rate) => Ok(rate),
+        Rate::Name(name) => {
+            handover_predictor::predict::parse_switch_rate(&name).map_err(serde::de::Error::custom)
+        }
     }
 }

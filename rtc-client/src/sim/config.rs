@@ -1,6 +1,8 @@
 //! What one simulated call needs, and why it may not run.
 
-use crate::call::{BweChoice, CallLabels, FecChoice, NackChoice, PolicyChoice, SenderOptions};
+use crate::call::{
+    BweChoice, CallLabels, FecChoice, NackChoice, PolicyChoice, SenderOptions, TimingError,
+};
 use crate::link::{LinkConfig, LinkConfigError};
 use crate::scenario::build::Realization;
 use crate::scenario::orbit::OrbitPredictorInputs;
@@ -20,6 +22,8 @@ pub enum HandoverChoice {
     Mirror,
     /// SGP4 over the scenario's constellation.
     Orbital,
+    /// Every slot boundary with the switch rate learned from the past of the truth.
+    Calibrated,
 }
 
 impl HandoverChoice {
@@ -29,6 +33,7 @@ impl HandoverChoice {
             Self::Oracle => "oracle",
             Self::Mirror => "mirror",
             Self::Orbital => "orbital",
+            Self::Calibrated => "calibrated",
         }
     }
 }
@@ -75,6 +80,9 @@ pub struct CallConfig {
     pub keyframe_flush: bool,
     /// The loss protection (default: [`FecChoice::Libwebrtc`]).
     pub fec: FecChoice,
+    /// The error added to every predicted handover instant the timed actions see (default:
+    /// none).
+    pub timing_error: TimingError,
 }
 
 impl CallConfig {
@@ -106,6 +114,7 @@ impl CallConfig {
             cwnd: CwndMode::Pushback,
             keyframe_flush: false,
             fec: FecChoice::default(),
+            timing_error: TimingError::default(),
         }
     }
 
@@ -136,6 +145,7 @@ impl CallConfig {
             cwnd: sender.cwnd,
             keyframe_flush: sender.keyframe_flush,
             fec: sender.fec,
+            timing_error: TimingError::default(),
         }
     }
 
@@ -198,4 +208,7 @@ pub enum SimError {
     /// The call is too long to represent as an [`Instant`](std::time::Instant) offset.
     #[error("call duration {0:?} is out of range")]
     Duration(Duration),
+    /// The policy's handover-timed actions are not a valid configuration.
+    #[error("the handover-timed actions: {0}")]
+    Actions(#[from] pacer::ActionConfigError),
 }

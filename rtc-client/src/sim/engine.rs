@@ -13,6 +13,7 @@ use crate::call::streams::{
     MAX_NACKS_PER_PACKET, PADDING_PAYLOAD_TYPE, RECEIVER_SSRC, VIDEO_FEC_SSRC, VIDEO_SSRC,
     fec_stream, padding_stream, rtp_of, rtx_stream, video_stream,
 };
+use crate::call::timed::{self, PredictionFeed};
 use crate::fec::{
     FEC_RECEIVER_SLOT, FecReceiver, FecReceiverHandle, OrderedReceiverReports,
     RECEIVER_REPORT_SLOT, TWCC_RECEIVER_SLOT,
@@ -25,7 +26,7 @@ use crate::nack::{
     NackGenerator, NackGeneratorHandle, NackResponder, NackResponderHandle, RTX_RECEIVER_SLOT,
     RtxReceiver, TAP_SLOT,
 };
-use crate::scenario::sources::{BothEnds, TruthMirror};
+use crate::scenario::sources::{BothEnds, TruthCalibrated, TruthMirror};
 use handover_predictor::{HandoverSource, TimelineSource};
 use pacer::{Decision, PolicyController};
 use rtc_interceptor::{
@@ -67,6 +68,8 @@ pub struct SimCall {
     media_receiver: Receiver,
     meter: QoeMeter,
     controller: PolicyController,
+    /// Hands each decision's predicted handovers to the timed actions, if the call runs any.
+    predictions: PredictionFeed,
     truth: TimelineSource,
     forward: InFlight<TaggedPacket>,
     reverse: InFlight<TaggedPacket>,
@@ -147,7 +150,8 @@ impl SimCall {
             config.fec,
             config.nack != NackChoice::Off,
             PADDING_PAYLOAD_TYPE,
-        );
+            config.policy.actions(),
+        )?;
         let mut sender = Registry::new()
             .with(
                 Slot::CongestionControl,
@@ -212,6 +216,14 @@ impl SimCall {
                 Some((inputs, start)) => Box::new(BothEnds::new(inputs, epoch, *start)),
                 None => return Err(SimError::NoOrbits(config.scenario.clone())),
             },
+            HandoverChoice::Calibrated => Box::new(TruthCalibrated::new(
+                &config.timeline,
+                config
+                    .orbits
+                    .as_ref()
+                    .map(|(inputs, start)| (inputs, *start)),
+                epoch,
+            )),
         };
         let controller = PolicyController::new(
             epoch,
@@ -239,6 +251,7 @@ impl SimCall {
             media_receiver: Receiver::new(ReceiverConfig::default()),
             meter: QoeMeter::new(),
             controller,
+            predictions: PredictionFeed::new(config.timing_error, config.seed),
             truth: config.timeline.oracle(epoch),
             forward: InFlight::default(),
             reverse: InFlight::default(),
@@ -327,6 +340,9 @@ impl SimCall {
     fn decide(&mut self, now: Time, instant: Instant) {
         if let Some(decision) = self.controller.handle_timeout(instant) {
             self.close_interval(now);
+            if let Some(actions) = &self.handles.actions {
+                self.predictions.feed(actions, &decision);
+            }
             self.decisions.push(decision.clone());
             self.open = Some(OpenInterval::open(
                 decision,
@@ -550,6 +566,7 @@ impl SimCall {
             &self.handles.pacer.stats(),
             self.camera.encoder().frames_dropped(),
             fec,
+            timed::take_record(self.handles.actions.as_ref(), self.at(now)),
         ));
     }
 

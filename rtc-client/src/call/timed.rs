@@ -1,0 +1,242 @@
+//! Handover-timed actions in a call: which actions a `timed` policy applies, the forecast's
+//! predicted handovers handed to the action schedule at every decision, and the forecast timing
+//! error a simulation can add to them (docs/architecture.md, "Handover-timed actions").
+//!
+//! The schedule itself, and the pacer hold, the estimator guard and the protection boost it
+//! drives, are the plugin's ([`pacer::ActionsHandle`]); this module only feeds it, the same way
+//! in simulated and real calls.
+
+use pacer::telemetry::ActionsRecord;
+use pacer::{ActionConfig, ActionsHandle, Decision};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::time::{Duration, Instant};
+
+/// Salt that separates the timing-error draws from the other streams of a call seed.
+const TIMING_SEED_SALT: u64 = 0x5449_4D49_4E47_0001;
+
+/// The actions a `timed` policy applies at each predicted handover, each with the plugin's
+/// default window ([`ActionConfig::default`]).
+///
+/// The key-frame block is not among them: the call engine's encoder schedules no periodic key
+/// frames (libwebrtc's does not either: WebRTC video sends a key frame first and on a PLI), so
+/// it would have nothing to block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ActionSet {
+    /// The pacer hold.
+    pub hold: bool,
+    /// The estimator guard.
+    pub guard: bool,
+    /// The protection boost.
+    pub boost: bool,
+}
+
+impl ActionSet {
+    /// Every action.
+    pub const ALL: Self = Self {
+        hold: true,
+        guard: true,
+        boost: true,
+    };
+
+    /// The names `timed:<actions>` takes, joined by `+`.
+    pub const NAMES: [&'static str; 3] = ["hold", "guard", "boost"];
+
+    /// Reads `hold+guard` (any non-empty `+`-joined subset of [`Self::NAMES`], each at most once).
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let mut set = Self {
+            hold: false,
+            guard: false,
+            boost: false,
+        };
+        for name in text.split('+') {
+            let slot = match name {
+                "hold" => &mut set.hold,
+                "guard" => &mut set.guard,
+                "boost" => &mut set.boost,
+                other => {
+                    return Err(format!(
+                        "unknown action `{other}` in `{text}`: expected a +-joined list of hold, \
+                         guard, boost (e.g. timed:hold+guard)"
+                    ));
+                }
+            };
+            if std::mem::replace(slot, true) {
+                return Err(format!("`{name}` is named twice in `{text}`"));
+            }
+        }
+        Ok(set)
+    }
+
+    /// The `+`-joined names of the actions on.
+    pub fn name(self) -> String {
+        let on = [self.hold, self.guard, self.boost];
+        Self::NAMES
+            .iter()
+            .zip(on)
+            .filter(|(_, on)| *on)
+            .map(|(name, _)| *name)
+            .collect::<Vec<_>>()
+            .join("+")
+    }
+
+    /// The plugin's configuration: its default windows, with only these actions on.
+    pub fn config(self) -> ActionConfig {
+        let mut config = ActionConfig::default();
+        config.hold.enabled = self.hold;
+        config.guard.enabled = self.guard;
+        config.boost.enabled = self.boost;
+        config.keyframe_block.enabled = false;
+        config
+    }
+}
+
+/// An error in the forecast's timing, added to every predicted handover instant before the
+/// actions see it: a fixed offset and a uniform jitter in `[-jitter, +jitter]`, drawn per
+/// instant from the call seed. In a real call the host clock is the reference and the forecast
+/// can be off by both; a simulation adds them to show what the actions tolerate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct TimingError {
+    /// Added to every predicted instant, ms (negative: the forecast is early).
+    pub offset_ms: i64,
+    /// Half-width of the uniform jitter, ms.
+    pub jitter_ms: u64,
+}
+
+impl TimingError {
+    /// Whether it changes nothing.
+    pub fn is_zero(self) -> bool {
+        self == Self::default()
+    }
+}
+
+/// Hands each decision's predicted handovers to the action schedule, with the timing error.
+#[derive(Debug)]
+pub struct PredictionFeed {
+    error: TimingError,
+    rng: ChaCha8Rng,
+}
+
+impl PredictionFeed {
+    /// A feed adding `error`, its jitter drawn from a stream of `seed`.
+    pub fn new(error: TimingError, seed: u64) -> Self {
+        Self {
+            error,
+            rng: ChaCha8Rng::seed_from_u64(seed ^ TIMING_SEED_SALT),
+        }
+    }
+
+    /// Replaces the schedule's predictions with the handovers `decision`'s forecast predicts
+    /// after its instant, each moved by the timing error.
+    pub fn feed(&mut self, actions: &ActionsHandle, decision: &Decision) {
+        let t0 = decision.forecast.t0();
+        let predictions: Vec<(Instant, f32)> = decision
+            .forecast
+            .handovers()
+            .iter()
+            .map(|h| (self.shift(t0 + h.offset), h.probability))
+            .collect();
+        actions.set_predictions(decision.at, predictions);
+    }
+
+    fn shift(&mut self, at: Instant) -> Instant {
+        let jitter = self.error.jitter_ms as i64;
+        let drawn = if jitter > 0 {
+            self.rng.random_range(-jitter..=jitter)
+        } else {
+            0
+        };
+        let moved_ms = self.error.offset_ms.saturating_add(drawn);
+        let by = Duration::from_millis(moved_ms.unsigned_abs());
+        if moved_ms >= 0 {
+            at + by
+        } else {
+            at.checked_sub(by).unwrap_or(at)
+        }
+    }
+}
+
+/// The interval's action counters for telemetry, then reset; `None` when the call applies no
+/// actions.
+pub fn take_record(actions: Option<&ActionsHandle>, now: Instant) -> Option<ActionsRecord> {
+    actions.map(|a| a.take_stats(now).into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn action_sets_read_back_from_their_names_and_bad_ones_are_named() {
+        for text in ["hold", "guard", "boost", "hold+guard", "hold+guard+boost"] {
+            assert_eq!(ActionSet::parse(text).unwrap().name(), text);
+        }
+        assert_eq!(ActionSet::parse("boost+hold").unwrap().name(), "hold+boost");
+        assert_eq!(ActionSet::ALL.name(), "hold+guard+boost");
+        let err = ActionSet::parse("hold+pray").unwrap_err();
+        assert!(err.contains("unknown action `pray`"), "{err}");
+        let err = ActionSet::parse("hold+hold").unwrap_err();
+        assert!(err.contains("`hold` is named twice"), "{err}");
+        assert!(ActionSet::parse("").is_err());
+    }
+
+    #[test]
+    fn a_set_turns_on_only_its_actions_with_the_plugin_s_default_windows() {
+        let config = ActionSet::parse("guard").unwrap().config();
+        assert!(config.guard.enabled);
+        assert!(!config.hold.enabled && !config.boost.enabled && !config.keyframe_block.enabled);
+        assert_eq!(config.guard, ActionConfig::default().guard);
+        assert!(config.validate().is_ok());
+    }
+
+    #[test]
+    fn the_timing_error_moves_each_instant_by_the_offset_and_at_most_the_jitter() {
+        let at = Instant::now() + Duration::from_secs(100);
+        let mut early = PredictionFeed::new(
+            TimingError {
+                offset_ms: -50,
+                jitter_ms: 0,
+            },
+            1,
+        );
+        assert_eq!(early.shift(at), at - Duration::from_millis(50));
+        let mut jittery = PredictionFeed::new(
+            TimingError {
+                offset_ms: 10,
+                jitter_ms: 30,
+            },
+            1,
+        );
+        let moved: Vec<i64> = (0..200)
+            .map(|_| {
+                let t = jittery.shift(at);
+                if t >= at {
+                    (t - at).as_millis() as i64
+                } else {
+                    -((at - t).as_millis() as i64)
+                }
+            })
+            .collect();
+        assert!(moved.iter().all(|&m| (-20..=40).contains(&m)), "{moved:?}");
+        assert!(moved.iter().any(|&m| m < 0) && moved.iter().any(|&m| m > 20));
+        let mut again = PredictionFeed::new(
+            TimingError {
+                offset_ms: 10,
+                jitter_ms: 30,
+            },
+            1,
+        );
+        let replay: Vec<Instant> = (0..200).map(|_| again.shift(at)).collect();
+        assert_eq!(
+            replay,
+            moved
+                .iter()
+                .map(|&m| if m >= 0 {
+                    at + Duration::from_millis(m as u64)
+                } else {
+                    at - Duration::from_millis(m.unsigned_abs())
+                })
+                .collect::<Vec<_>>()
+        );
+    }
+}

@@ -1,0 +1,102 @@
+//! The `timed` policy in simulated calls: the forecast's predicted handovers reach the plugin's
+//! handover-timed actions, which are applied around them, counted in telemetry, and moved by
+//! the simulated forecast timing error.
+
+mod scenario_support;
+
+use pacer::telemetry::ActionsRecord;
+use rtc_client::call::{ActionSet, PolicyChoice, TimingError};
+use rtc_client::scenario::Scenario;
+use rtc_client::sim::{CallConfig, CallResult, run_call};
+use std::time::{Duration, Instant};
+
+const SECONDS: u64 = 90;
+
+fn starlink(policy: PolicyChoice, timing_error: TimingError) -> (CallConfig, CallResult) {
+    let scenario = Scenario::load("starlink", &scenario_support::paths()).expect("starlink");
+    let realization = scenario
+        .realize(7, Duration::from_secs(SECONDS))
+        .expect("realised");
+    let mut config = CallConfig::from_realization(&realization, policy);
+    config.decision_interval = Duration::from_secs(30);
+    config.timing_error = timing_error;
+    let result = run_call(&config, Instant::now()).expect("the call runs");
+    (config, result)
+}
+
+fn actions(result: &CallResult) -> Vec<ActionsRecord> {
+    result
+        .telemetry
+        .iter()
+        .map(|r| r.actions.expect("a timed call records its actions"))
+        .collect()
+}
+
+#[test]
+fn a_timed_call_holds_guards_and_boosts_once_per_forecast_handover_and_records_it() {
+    let (config, result) = starlink(PolicyChoice::Timed(ActionSet::ALL), TimingError::default());
+    let handovers = config
+        .timeline
+        .handovers
+        .iter()
+        .filter(|h| h.at_ms < SECONDS * 1000)
+        .count() as u64;
+    assert!(handovers >= 2, "{handovers} handovers in {SECONDS} s");
+    let records = actions(&result);
+    let applied = |f: fn(&ActionsRecord) -> u64| records.iter().map(f).sum::<u64>();
+    // The oracle forecasts each handover once, in the decision interval that contains it.
+    assert_eq!(applied(|a| a.hold.applied), handovers);
+    assert_eq!(applied(|a| a.guard.applied), handovers);
+    assert_eq!(applied(|a| a.boost.applied), handovers);
+    assert_eq!(applied(|a| a.keyframe_block.applied), 0);
+    // Each hold lasts its configured window (the plugin's default), whole.
+    let hold_ms = ActionSet::ALL.config().hold.duration_ms;
+    assert_eq!(applied(|a| a.hold.total_ms), handovers * hold_ms);
+    for record in &result.telemetry {
+        assert_eq!(record.policy, "timed");
+        record.validate().expect("a valid record");
+    }
+}
+
+#[test]
+fn a_call_without_actions_records_none_and_a_subset_applies_only_its_own() {
+    let (_, plain) = starlink(PolicyChoice::Heuristic, TimingError::default());
+    assert!(plain.telemetry.iter().all(|r| r.actions.is_none()));
+
+    let guard_only = ActionSet::parse("guard").unwrap();
+    let (_, result) = starlink(PolicyChoice::Timed(guard_only), TimingError::default());
+    let records = actions(&result);
+    assert!(records.iter().any(|a| a.guard.applied > 0));
+    assert!(
+        records
+            .iter()
+            .all(|a| a.hold.applied == 0 && a.boost.applied == 0)
+    );
+    assert!(result.telemetry.iter().all(|r| r.policy == "timed:guard"));
+}
+
+#[test]
+fn the_timing_error_moves_the_actions_but_applies_each_as_often_and_the_call_stays_deterministic()
+{
+    let exact = actions(&starlink(PolicyChoice::Timed(ActionSet::ALL), TimingError::default()).1);
+    for error in [
+        TimingError {
+            offset_ms: -50,
+            jitter_ms: 0,
+        },
+        TimingError {
+            offset_ms: 50,
+            jitter_ms: 50,
+        },
+    ] {
+        let (_, first) = starlink(PolicyChoice::Timed(ActionSet::ALL), error);
+        let (_, again) = starlink(PolicyChoice::Timed(ActionSet::ALL), error);
+        let moved = actions(&first);
+        let total = |records: &[ActionsRecord]| -> u64 {
+            records.iter().map(|a| a.hold.applied).sum()
+        };
+        assert_eq!(total(&moved), total(&exact), "{error:?}");
+        assert_eq!(moved, actions(&again), "{error:?}");
+        assert_eq!(first.qoe.freeze_count, again.qoe.freeze_count, "{error:?}");
+    }
+}
