@@ -296,10 +296,11 @@ impl Picture for LinesPicture {
         if x1 - x0 < 1e-9 {
             x1 = x0 + 1.0;
         }
+        // Headroom above the data for the legend (upper right), so that it hides no point.
         let y1 = if y1 <= y0 {
             y0 + 1.0
         } else {
-            y1 + (y1 - y0) * 0.08
+            y1 + (y1 - y0) * (0.1 + 0.06 * self.series.len() as f64)
         };
         let mut chart = ChartBuilder::on(root)
             .caption(&self.title, ("sans-serif", 20))
