@@ -54,8 +54,11 @@ pub struct DrawnTruth {
     min_elevation_deg: f64,
     rate: f64,
     seed: u64,
-    cache: Mutex<(HashMap<i64, Arc<[Option<u64>]>>, VecDeque<i64>)>,
+    cache: Mutex<BlockCache>,
 }
+
+/// The satellites of each cached restart block by block index, and the blocks oldest first.
+type BlockCache = (HashMap<i64, Arc<[Option<u64>]>>, VecDeque<i64>);
 
 impl std::fmt::Debug for DrawnTruth {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
