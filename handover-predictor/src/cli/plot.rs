@@ -260,9 +260,10 @@ pub struct LinesPicture {
     /// Vertical separators with a label: `(x, label)` (e.g. where each location's windows
     /// start).
     pub sections: Vec<(f64, String)>,
-    /// Vertical distance between the solid series, in y units: the k-th of n is drawn shifted
-    /// by `(k - (n - 1) / 2) x offset`, so that series with equal values stay visible side by
-    /// side (0: drawn where they are). Each solid series also has its own marker.
+    /// Vertical distance between the solid series, in y units: they are drawn shifted by
+    /// `+1, -1, +2, -2, ... x offset`, never on the dashed reference (drawn last, on top), so
+    /// that series with equal values stay visible side by side (0: drawn where they are). Each
+    /// solid series also has its own marker.
     pub offset: f64,
 }
 
@@ -334,13 +335,18 @@ impl Picture for LinesPicture {
                 .map_err(drawing)?;
         }
         let mut colours = PALETTE.iter().cycle();
-        let solid = self.series.iter().filter(|s| !s.dashed).count();
         let mut k = 0usize;
+        // Solid series first, the dashed reference last, so that it is never hidden.
+        let order = self
+            .series
+            .iter()
+            .filter(|s| !s.dashed)
+            .chain(self.series.iter().filter(|s| s.dashed));
         for Series {
             name,
             points,
             dashed,
-        } in &self.series
+        } in order
         {
             if *dashed {
                 let style = BLACK.stroke_width(2);
@@ -355,7 +361,8 @@ impl Picture for LinesPicture {
                 continue;
             }
             let colour = colours.next().copied().unwrap_or(BLACK);
-            let shift = (k as f64 - (solid as f64 - 1.0) / 2.0) * self.offset;
+            let step = (k / 2 + 1) as f64;
+            let shift = if k % 2 == 0 { step } else { -step } * self.offset;
             let marker = k % 4;
             k += 1;
             let shifted: Vec<(f64, f64)> = points.iter().map(|&(x, y)| (x, y + shift)).collect();
