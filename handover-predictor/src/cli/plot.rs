@@ -362,7 +362,7 @@ impl Picture for LinesPicture {
             }
             let colour = colours.next().copied().unwrap_or(BLACK);
             let step = (k / 2 + 1) as f64;
-            let shift = if k % 2 == 0 { step } else { -step } * self.offset;
+            let shift = if k.is_multiple_of(2) { step } else { -step } * self.offset;
             let marker = k % 4;
             k += 1;
             let shifted: Vec<(f64, f64)> = points.iter().map(|&(x, y)| (x, y + shift)).collect();
