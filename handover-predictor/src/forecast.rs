@@ -499,7 +499,7 @@ impl Forecast {
                 bits[handover.step()] = true;
             }
         }
-        list.sort_by(|a, b| a.offset.cmp(&b.offset));
+        list.sort_by_key(|h| h.offset);
         Ok(Self {
             source,
             t0,

@@ -199,3 +199,69 @@ fn tle_gen_writes_exactly_the_shipped_catalogues() {
         Some(Utc.with_ymd_and_hms(2025, 6, 1, 0, 0, 0).unwrap())
     );
 }
+
+#[test]
+fn the_calibrated_forecast_puts_the_prior_on_every_slot_boundary() {
+    let (json, _) = forecast_json(&[
+        "--source",
+        "calibrated",
+        "--lat",
+        "36.56",
+        "--lon",
+        "136.66",
+        "--at",
+        "2025-05-12T12:00:05Z",
+        "--prior-rate",
+        "kanazawa",
+    ]);
+    assert_eq!(json["source"], "calibrated");
+    assert_eq!(json["timing"], "sub-second");
+    let predicted = json["predicted"].as_array().unwrap();
+    let offsets: Vec<f64> = predicted
+        .iter()
+        .map(|p| p["offset_s"].as_f64().unwrap())
+        .collect();
+    // 12:00:05 -> :12, :27, :42, :57, then 12:01:12 ... 12:01:57.
+    assert_eq!(
+        offsets,
+        vec![7.0, 22.0, 37.0, 52.0, 67.0, 82.0, 97.0, 112.0]
+    );
+    assert!(
+        predicted
+            .iter()
+            .all(|p| (p["probability"].as_f64().unwrap() - 0.576).abs() < 1e-6)
+    );
+    // Bits where p >= 0.5, the cumulative channel the expected count over 8.
+    let on: Vec<usize> = (0..HORIZON_STEPS)
+        .filter(|&k| bits(&json)[k] == 1)
+        .collect();
+    assert_eq!(on, vec![6, 21, 36, 51, 66, 81, 96, 111]);
+    let last = json["cumulative"][119].as_f64().unwrap();
+    assert!((last - 8.0 * 0.576 / 8.0).abs() < 1e-5, "{last}");
+    // Below one half the bits go, the expected count stays.
+    let (json, _) = forecast_json(&[
+        "--source",
+        "calibrated",
+        "--at",
+        "2025-05-12T12:00:05Z",
+        "--prior-rate",
+        "0.3",
+    ]);
+    assert!(bits(&json).iter().all(|&b| b == 0));
+    assert!((json["expected_count"].as_f64().unwrap() - 2.4).abs() < 1e-5);
+    let mut command = bin();
+    command.args([
+        "forecast",
+        "--source",
+        "calibrated",
+        "--prior-rate",
+        "sydney",
+    ]);
+    let (output, _) = run_with_limit(command, LIMIT);
+    assert!(!output.status.success());
+    assert!(
+        stderr(&output).contains("\"sydney\""),
+        "{}",
+        stderr(&output)
+    );
+}

@@ -262,8 +262,9 @@ pub use policy::card;
 /// (docs/architecture.md, "The forecast contract"). Re-exported so that an application can feed
 /// the policy controller without depending on handover-predictor itself.
 pub use handover_predictor::{
-    CUMULATIVE_NORM, Forecast, ForecastError, ForecastSource, HORIZON_STEPS, HandoverSource,
-    HandoverSteps, NoHandovers, SourceError, TimelineSource,
+    BIT_PROBABILITY, CUMULATIVE_NORM, Forecast, ForecastError, ForecastSource, HORIZON_STEPS,
+    HandoverSource, HandoverSteps, HandoverTiming, NoHandovers, PredictedHandover, SourceError,
+    TimelineSource,
 };
 
 pub use actions::{

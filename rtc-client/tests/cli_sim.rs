@@ -451,3 +451,100 @@ fn the_demo_shows_the_default_and_the_handover_aware_policy_on_the_same_links() 
         picture.display()
     );
 }
+
+/// Telemetry of a 3-minute starlink call in 30-s intervals with `--handover calibrated`.
+fn calibrated_records(
+    scenario: &str,
+    name: &str,
+) -> (Vec<u8>, Vec<pacer::telemetry::IntervalRecord>) {
+    let path = scratch_in(&format!("calibrated-{name}")).join("t.jsonl");
+    let o = run(&[
+        "sim",
+        "--scenario",
+        scenario,
+        "--seed",
+        "4",
+        "--duration",
+        "3m",
+        "--interval",
+        "30s",
+        "--policy",
+        "heuristic",
+        "--handover",
+        "calibrated",
+        "--telemetry",
+        path.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "failed: {}", stderr(&o));
+    let records = pacer::telemetry::read_intervals_file(&path).expect("telemetry validates");
+    (std::fs::read(&path).unwrap(), records)
+}
+
+#[test]
+fn a_calibrated_call_runs_and_its_forecasts_learn_the_rate_from_the_past() {
+    let (_, records) = calibrated_records("starlink", "shipped");
+    assert_eq!(records.len(), 6);
+    assert!(
+        records
+            .iter()
+            .all(|r| r.forecast.source == handover_predictor::ForecastSource::Calibrated)
+    );
+    // At the start nothing is known: every boundary at the pooled prior, 0.74. The call starts
+    // at 12:00:00, so the boundaries of the first 120 s are at 12, 27, ..., 117 s.
+    let first = &records[0].forecast;
+    let steps: Vec<usize> = (0..120)
+        .filter(|&k| first.handover.is_handover(k))
+        .collect();
+    assert_eq!(steps, vec![11, 26, 41, 56, 71, 86, 101, 116]);
+    assert!(
+        (first.cumulative[119] - 0.74).abs() < 1e-6,
+        "{}",
+        first.cumulative[119]
+    );
+    // Later forecasts carry the rate learned from the boundaries already passed, so their
+    // expected counts move away from the prior's.
+    let later: Vec<f32> = records[1..]
+        .iter()
+        .map(|r| {
+            let boundaries = r.forecast.handover.count() as f32;
+            if boundaries == 0.0 {
+                0.0
+            } else {
+                r.forecast.cumulative[119] * 8.0 / boundaries
+            }
+        })
+        .collect();
+    assert!(later.iter().any(|&p| (p - 0.74).abs() > 1e-3), "{later:?}");
+}
+
+#[test]
+fn a_switch_rate_preset_in_a_scenario_reads_as_its_number() {
+    let text = std::fs::read_to_string(cli_support::root().join("traces/scenarios/starlink.toml"))
+        .expect("the shipped starlink scenario");
+    assert!(text.contains("probability = 0.74"));
+    let dir = scratch_in("preset");
+    let path = dir.join("starlink-pooled.toml");
+    std::fs::write(
+        &path,
+        text.replace("probability = 0.74", "probability = \"pooled\""),
+    )
+    .unwrap();
+    let (shipped, _) = calibrated_records("starlink", "preset-shipped");
+    let (named, _) = calibrated_records(path.to_str().unwrap(), "preset-named");
+    assert_eq!(shipped, named, "\"pooled\" draws the calls 0.74 draws");
+
+    let bad = dir.join("starlink-bad.toml");
+    std::fs::write(
+        &bad,
+        text.replace("probability = 0.74", "probability = \"sydney\""),
+    )
+    .unwrap();
+    let o = run(&[
+        "sim",
+        "--scenario",
+        bad.to_str().unwrap(),
+        "--duration",
+        "10s",
+    ]);
+    assert_clear_failure(&o, "sydney");
+}

@@ -276,7 +276,11 @@ fn picture(reports: &[EvalReport]) -> Panels {
                     "{}: handovers per 120-s window, {} windows per location",
                     report.scenario.truth_catalogue, report.scenario.windows_per_location
                 ),
-                x_desc: format!("window ({})", locations.join(", then ")),
+                x_desc: format!(
+                    "window ({}; the predictors' lines are {COUNT_OFFSET} apart so that equal \
+                     counts stay visible)",
+                    locations.join(", then ")
+                ),
                 y_desc: "handovers in the window".to_owned(),
                 series,
                 sections,
@@ -368,11 +372,17 @@ fn truth_picture(report: &TruthReport) -> LinesPicture {
     }
     LinesPicture {
         title: format!(
-            "{}: handovers per 120-s window (switch rate {:.3}, floor MAE {:.2}; lines offset \
-             by {COUNT_OFFSET} so equal counts stay visible)",
-            report.file, report.switch_rate, report.floor_mae
+            "{}: handovers per 120-s window (switch rate {:.3}, floor MAE {:.2})",
+            Path::new(&report.file)
+                .file_name()
+                .map_or(report.file.clone(), |n| n.to_string_lossy().into_owned()),
+            report.switch_rate,
+            report.floor_mae
         ),
-        x_desc: "window".to_owned(),
+        x_desc: format!(
+            "window (the sources' lines are {COUNT_OFFSET} apart so that equal counts stay \
+             visible)"
+        ),
         y_desc: "handovers in the window".to_owned(),
         series,
         sections: Vec::new(),

@@ -12,8 +12,10 @@ use chrono::{DateTime, Duration as ChronoDuration, Utc};
 use clap::{Args, ValueEnum};
 use handover_predictor::dish::{DriverConfig, DriverReport};
 use handover_predictor::orbit::{Catalogue, Observer, Serving, ServingPolicy, handovers};
-use handover_predictor::predict::{Basis, Hybrid, Mirror, Orbital};
-use handover_predictor::{Forecast, HORIZON_STEPS, HandoverSource};
+use handover_predictor::predict::{
+    Basis, Calibrated, DEFAULT_PRIOR_WEIGHT, Hybrid, Mirror, Orbital, parse_switch_rate,
+};
+use handover_predictor::{Forecast, HORIZON_STEPS, HandoverSource, HandoverTiming};
 use serde::Serialize;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -72,6 +74,10 @@ pub struct ForecastArgs {
     /// Print the forecast as one JSON object on stdout instead of text.
     #[arg(long)]
     json: bool,
+    /// With --source calibrated: the switch probability before anything is observed, a number
+    /// in [0, 1] or a site preset (brisbane 0.845, kanazawa 0.576, louvain 0.769, pooled 0.74).
+    #[arg(long, value_name = "RATE|PRESET", value_parser = parse_switch_rate, default_value = "pooled")]
+    prior_rate: f64,
 }
 
 /// The predictor to ask.
@@ -83,6 +89,10 @@ enum SourceArg {
     Hybrid,
     /// The last 120 s repeated (8 equally spaced handovers without history).
     Mirror,
+    /// Every slot boundary (Starlink policy) or orbital handover instant (delay policy, needs
+    /// --tle and --lat/--lon) with the site's switch probability; a one-shot forecast has seen
+    /// nothing, so the probability is the prior (--prior-rate).
+    Calibrated,
 }
 
 /// The forecast as printed with `--json`.
@@ -102,8 +112,14 @@ pub struct ForecastOutput {
     pub handover: Vec<u8>,
     /// The cumulative channel: handovers in steps `0..=k`, divided by 8.
     pub cumulative: Vec<f32>,
-    /// Handovers over the horizon.
+    /// Steps with a handover over the horizon.
     pub handover_count: usize,
+    /// Expected handovers over the horizon: the sum of the probabilities.
+    pub expected_count: f32,
+    /// How precisely the source knows the instants (`sub-second`, `step`, `unknown`).
+    pub timing: HandoverTiming,
+    /// Every predicted handover: its instant and probability.
+    pub predicted: Vec<PredictedOutput>,
     /// The steps `k` with a handover.
     pub handover_steps: Vec<usize>,
     /// When each handover happens (for the mirror: the end of its step).
@@ -121,6 +137,29 @@ pub struct ForecastOutput {
     /// What the hybrid forecast was based on.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub basis: Option<BasisOutput>,
+}
+
+/// One predicted handover.
+#[derive(Debug, Clone, Serialize)]
+pub struct PredictedOutput {
+    /// When.
+    pub at: DateTime<Utc>,
+    /// Seconds after t0.
+    pub offset_s: f64,
+    /// Probability that the serving satellite changes then.
+    pub probability: f32,
+}
+
+fn predicted_of(forecast: &Forecast, at: DateTime<Utc>) -> Vec<PredictedOutput> {
+    forecast
+        .handovers()
+        .iter()
+        .map(|h| PredictedOutput {
+            at: at + seconds(h.offset.as_secs_f64()),
+            offset_s: h.offset.as_secs_f64(),
+            probability: h.probability,
+        })
+        .collect()
 }
 
 /// Where the dish is.
@@ -183,6 +222,7 @@ pub fn run(args: ForecastArgs) -> Result<()> {
         SourceArg::Orbital => orbital(&args)?,
         SourceArg::Mirror => mirror(&args)?,
         SourceArg::Hybrid => hybrid(&args)?,
+        SourceArg::Calibrated => calibrated(&args)?,
     };
     for warning in &output.warnings {
         tracing::warn!("{warning}");
@@ -296,6 +336,82 @@ fn orbital(args: &ForecastArgs) -> Result<ForecastOutput> {
         handover: forecast.handover().to_vec(),
         cumulative: forecast.cumulative().to_vec(),
         handover_count: forecast.handover_count(),
+        expected_count: forecast.expected_count(),
+        timing: forecast.timing(),
+        predicted: predicted_of(&forecast, at),
+        handover_steps: steps_of(&forecast),
+        handovers_at,
+        timeline,
+        warnings,
+        samples,
+        dish: None,
+        basis: None,
+    })
+}
+
+fn calibrated(args: &ForecastArgs) -> Result<ForecastOutput> {
+    // With a catalogue and a site, the orbital timeline is shown beside the boundaries.
+    let orbit = match (&args.tle, args.lat, args.lon) {
+        (Some(_), Some(_), Some(_)) => {
+            let (observer, site_out) = site(args, "calibrated")?;
+            let (path, catalogue) = catalogue_arg(args, "calibrated")?;
+            Some((observer, site_out, path, catalogue))
+        }
+        _ => None,
+    };
+    let at = match (args.at, &orbit) {
+        (Some(at), _) => at,
+        (None, Some((_, _, _, catalogue))) => newest_epoch(catalogue)?,
+        (None, None) => Utc::now(),
+    };
+    let policy = args.policy.policy(args.min_elevation);
+    let now = Instant::now();
+    let predictor = match (policy, &orbit) {
+        (ServingPolicy::Starlink(_), _) => Calibrated::slot_grid(now, at),
+        (ServingPolicy::Delay(_), Some((observer, _, _, catalogue))) => Calibrated::over(Box::new(
+            Orbital::new(Arc::clone(catalogue), *observer, policy, now, at),
+        )),
+        (ServingPolicy::Delay(_), None) => bail!(
+            "--source calibrated with --policy delay takes its instants from the orbits: give \
+             --tle, --lat and --lon"
+        ),
+    };
+    let forecast = predictor
+        .with_prior(args.prior_rate, DEFAULT_PRIOR_WEIGHT)
+        .context("invalid --prior-rate")?
+        .forecast(now)
+        .context("the calibrated predictor failed")?;
+    let mut warnings = Vec::new();
+    let (site_out, catalogue_out, timeline, samples) = match &orbit {
+        Some((observer, site_out, path, catalogue)) => {
+            warnings.extend(staleness_warning(catalogue, at));
+            let run = orbital_forecast(catalogue, *observer, policy, at)?;
+            (
+                Some(*site_out),
+                Some(catalogue_output(path, catalogue)),
+                run.segments,
+                run.samples,
+            )
+        }
+        None => (None, None, Vec::new(), Vec::new()),
+    };
+    let handovers_at = forecast
+        .handovers()
+        .iter()
+        .map(|h| at + seconds(h.offset.as_secs_f64()))
+        .collect();
+    Ok(ForecastOutput {
+        source: forecast.source().to_string(),
+        at,
+        site: site_out,
+        policy: Some(args.policy.as_str().to_owned()),
+        catalogue: catalogue_out,
+        handover: forecast.handover().to_vec(),
+        cumulative: forecast.cumulative().to_vec(),
+        handover_count: forecast.handover_count(),
+        expected_count: forecast.expected_count(),
+        timing: forecast.timing(),
+        predicted: predicted_of(&forecast, at),
         handover_steps: steps_of(&forecast),
         handovers_at,
         timeline,
@@ -334,6 +450,9 @@ fn mirror(args: &ForecastArgs) -> Result<ForecastOutput> {
         handover: forecast.handover().to_vec(),
         cumulative: forecast.cumulative().to_vec(),
         handover_count: forecast.handover_count(),
+        expected_count: forecast.expected_count(),
+        timing: forecast.timing(),
+        predicted: predicted_of(&forecast, at),
         handover_steps: steps,
         handovers_at,
         timeline: Vec::new(),
@@ -423,6 +542,9 @@ fn hybrid(args: &ForecastArgs) -> Result<ForecastOutput> {
         handover: forecast.handover().to_vec(),
         cumulative: forecast.cumulative().to_vec(),
         handover_count: forecast.handover_count(),
+        expected_count: forecast.expected_count(),
+        timing: forecast.timing(),
+        predicted: predicted_of(&forecast, at),
         handover_steps: steps_of(&forecast),
         handovers_at,
         timeline: segments,
@@ -622,12 +744,20 @@ fn timeline_picture(output: &ForecastOutput) -> TimelinePicture {
         .site
         .map(|s| format!(", {:.2}, {:.2}", s.lat_deg, s.lon_deg))
         .unwrap_or_default();
+    let what = if output.predicted.iter().any(|p| p.probability < 1.0) {
+        format!(
+            "{:.1} handovers expected over {} boundaries",
+            output.expected_count,
+            output.predicted.len()
+        )
+    } else {
+        format!("{} handovers in 120 s", output.handover_count)
+    };
     TimelinePicture {
         title: format!(
-            "{} forecast at {}{site}: {} handovers in 120 s",
+            "{} forecast at {}{site}: {what}",
             output.source,
             rfc3339_short(output.at),
-            output.handover_count
         ),
         samples: output.samples.clone(),
         handover_offsets_s: output
@@ -708,7 +838,19 @@ fn print_human(output: &ForecastOutput) -> Result<()> {
             format!(", at steps {}", steps.join(" "))
         }
     ))?;
-    out("  step k covers (t0 + k s, t0 + k+1 s]; H = handover")?;
+    if output.predicted.iter().any(|p| p.probability < 1.0) {
+        let probabilities: Vec<String> = output
+            .predicted
+            .iter()
+            .map(|p| format!("t0+{:.1} s p={:.3}", p.offset_s, p.probability))
+            .collect();
+        out(format!(
+            "  expected {:.2} handovers: {}",
+            output.expected_count,
+            probabilities.join(", ")
+        ))?;
+    }
+    out("  step k covers (t0 + k s, t0 + k+1 s]; H = a handover with probability >= 0.5")?;
     for row in 0..2 {
         let bits: String = output.handover[row * 60..(row + 1) * 60]
             .iter()

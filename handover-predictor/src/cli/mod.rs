@@ -68,7 +68,9 @@ enum Command {
     #[command(after_help = "Examples:\n  \
         handover-predictor dish-sim --tle traces/tle/starlink-gen1.tle --lat 50.67 --lon 4.61\n  \
         handover-predictor dish-sim --listen 127.0.0.1:0 --tle traces/tle/starlink-gen1.tle \
-        --lat -27.47 --lon 153.03 --time-scale 20 --duration 12m --truth-out truth.jsonl --json")]
+        --lat -27.47 --lon 153.03 --time-scale 20 --duration 12m --truth-out truth.jsonl --json\n  \
+        handover-predictor dish-sim --offline --duration 2h --switch-rate brisbane --seed 1 \
+        --tle traces/tle/starlink-gen1.tle --lat -27.47 --lon 153.03 --truth-csv brisbane.csv")]
     DishSim(dish_sim::DishSimArgs),
     /// Generate a Walker-constellation TLE catalogue (Starlink generation 1, sparse 80 or 100).
     #[command(after_help = "Examples:\n  \
@@ -76,11 +78,14 @@ enum Command {
         handover-predictor tle-gen --constellation starlink-gen1 --epoch 2025-06-01T00:00:00Z\n  \
         handover-predictor tle-gen --all --dir traces/tle")]
     TleGen(tle_gen::TleGenArgs),
-    /// Evaluate the predictors against the orbital truth over many 120-s windows.
+    /// Evaluate the predictors against the orbital truth over many 120-s windows, or (--truth)
+    /// against a per-second serving-satellite log.
     #[command(after_help = "Examples:\n  \
         handover-predictor eval --plot eval.png\n  \
         handover-predictor eval --tle traces/tle/starlink-gen1.tle --locations louvain:50.67,4.61 \
-        --windows 10 --perturb-km 2 --json")]
+        --windows 10 --perturb-km 2 --json\n  \
+        handover-predictor eval --truth brisbane.csv --lat -27.47 --lon 153.03 \
+        --tle traces/tle/starlink-gen1.tle --plot eval-brisbane.png")]
     Eval(eval::EvalArgs),
     /// Render an obstruction map (from a dish or a saved JSON file) as a PNG or SVG picture.
     #[command(after_help = "Examples:\n  \

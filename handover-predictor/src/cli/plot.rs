@@ -260,9 +260,10 @@ pub struct LinesPicture {
     /// Vertical separators with a label: `(x, label)` (e.g. where each location's windows
     /// start).
     pub sections: Vec<(f64, String)>,
-    /// Vertical distance between the solid series, in y units: the k-th of n is drawn shifted
-    /// by `(k - (n - 1) / 2) x offset`, so that series with equal values stay visible side by
-    /// side (0: drawn where they are). Each solid series also has its own marker.
+    /// Vertical distance between the solid series, in y units: they are drawn shifted by
+    /// `+1, -1, +2, -2, ... x offset`, never on the dashed reference (drawn last, on top), so
+    /// that series with equal values stay visible side by side (0: drawn where they are). Each
+    /// solid series also has its own marker.
     pub offset: f64,
 }
 
@@ -296,10 +297,11 @@ impl Picture for LinesPicture {
         if x1 - x0 < 1e-9 {
             x1 = x0 + 1.0;
         }
+        // Headroom above the data for the legend (upper right), so that it hides no point.
         let y1 = if y1 <= y0 {
             y0 + 1.0
         } else {
-            y1 + (y1 - y0) * 0.08
+            y1 + (y1 - y0) * (0.1 + 0.06 * self.series.len() as f64)
         };
         let mut chart = ChartBuilder::on(root)
             .caption(&self.title, ("sans-serif", 20))
@@ -333,13 +335,18 @@ impl Picture for LinesPicture {
                 .map_err(drawing)?;
         }
         let mut colours = PALETTE.iter().cycle();
-        let solid = self.series.iter().filter(|s| !s.dashed).count();
         let mut k = 0usize;
+        // Solid series first, the dashed reference last, so that it is never hidden.
+        let order = self
+            .series
+            .iter()
+            .filter(|s| !s.dashed)
+            .chain(self.series.iter().filter(|s| s.dashed));
         for Series {
             name,
             points,
             dashed,
-        } in &self.series
+        } in order
         {
             if *dashed {
                 let style = BLACK.stroke_width(2);
@@ -354,7 +361,8 @@ impl Picture for LinesPicture {
                 continue;
             }
             let colour = colours.next().copied().unwrap_or(BLACK);
-            let shift = (k as f64 - (solid as f64 - 1.0) / 2.0) * self.offset;
+            let step = (k / 2 + 1) as f64;
+            let shift = if k.is_multiple_of(2) { step } else { -step } * self.offset;
             let marker = k % 4;
             k += 1;
             let shifted: Vec<(f64, f64)> = points.iter().map(|&(x, y)| (x, y + shift)).collect();

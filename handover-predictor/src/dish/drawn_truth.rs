@@ -8,7 +8,10 @@
 //! choice of *which* satellite, but draws *whether* the slot switches: at each boundary the
 //! serving satellite changes with probability `rate` (seeded), and is kept otherwise, as long
 //! as it stays above the minimum elevation for the whole slot (a satellite that sets forces a
-//! switch, as it does for a real dish).
+//! switch, as it does for a real dish, so the realised share is a little above `rate`: by the
+//! share of kept boundaries whose satellite sets). A switch goes to the policy's (memoryless)
+//! choice for the slot; when that is the current satellite itself, to the best-scoring other
+//! candidate by the policy's score (its geostationary-arc exclusion left out).
 
 use super::orbital_truth::OrbitalTruth;
 use super::sim::SkyTruth;
@@ -47,11 +50,15 @@ pub enum DrawnTruthError {
 /// documentation). `Send + Sync`, shareable behind an [`Arc`] like [`OrbitalTruth`].
 pub struct DrawnTruth {
     choice: OrbitalTruth,
+    config: StarlinkConfig,
     min_elevation_deg: f64,
     rate: f64,
     seed: u64,
-    cache: Mutex<(HashMap<i64, Arc<[Option<u64>]>>, VecDeque<i64>)>,
+    cache: Mutex<BlockCache>,
 }
+
+/// The satellites of each cached restart block by block index, and the blocks oldest first.
+type BlockCache = (HashMap<i64, Arc<[Option<u64>]>>, VecDeque<i64>);
 
 impl std::fmt::Debug for DrawnTruth {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -83,6 +90,7 @@ impl DrawnTruth {
         };
         Ok(Self {
             choice: OrbitalTruth::new(catalogue, observer, ServingPolicy::Starlink(memoryless))?,
+            config,
             min_elevation_deg: config.min_elevation_deg,
             rate,
             seed,
@@ -164,12 +172,48 @@ impl DrawnTruth {
                 < self.rate;
             let id = match previous {
                 Some(kept) if j > 0 && !switch && self.stays_up(kept, start) => Some(kept),
+                Some(current) if j > 0 && switch && best == Some(current) => {
+                    self.runner_up(current, start).or(best)
+                }
                 _ => best,
             };
             ids.push(id);
             previous = id;
         }
         ids.into()
+    }
+
+    /// The best-scoring candidate for the slot starting at `start` other than `current`, by the
+    /// fitted policy's score (see [`StarlinkConfig`]): up for the whole slot, of operational
+    /// altitude, with a fresh element set.
+    fn runner_up(&self, current: u64, start: DateTime<Utc>) -> Option<u64> {
+        let catalogue = self.catalogue();
+        let observer = self.choice.observer();
+        let newest = catalogue.newest_epoch()?;
+        let pole = observer.poleward_azimuth_deg();
+        let middle = start + ChronoDuration::milliseconds(SLOT_LENGTH_S * 500);
+        let mut best: Option<(f64, u64)> = None;
+        for satellite in catalogue.iter() {
+            let id = satellite.norad_id();
+            let stale = (newest - satellite.epoch()).num_seconds() as f64
+                > self.config.max_staleness_days * 86_400.0;
+            if id == current || stale || satellite.mean_altitude_km() < self.config.min_altitude_km
+            {
+                continue;
+            }
+            let Ok(m) = satellite.sky_position(observer, middle) else {
+                continue;
+            };
+            if m.elevation_deg < self.min_elevation_deg || !self.stays_up(id, start) {
+                continue;
+            }
+            let score = -(m.elevation_deg - self.config.target_elevation_deg).abs()
+                + self.config.poleward_weight_deg * (m.azimuth_deg - pole).to_radians().cos();
+            if best.is_none_or(|(s, b)| score > s || (score == s && id < b)) {
+                best = Some((score, id));
+            }
+        }
+        best.map(|(_, id)| id)
     }
 
     /// Whether satellite `id` stays at or above the minimum elevation over the slot starting at

@@ -31,8 +31,10 @@ pub struct CallArgs {
     /// actions).
     #[arg(long, value_name = "POLICY", default_value = "default", value_parser = parse_policy)]
     policy: PolicyChoice,
-    /// Handover source: none, mirror, orbital:TLE@LAT,LON, dish:ADDR (a dish's gRPC API, real
-    /// or simulated) or scenario (the --link scenario's truth). A source that fails falls back to
+    /// Handover source: none, mirror, calibrated (every slot boundary with a switch
+    /// probability, learned from the --link scenario's past), calibrated:dish:ADDR (learned from
+    /// the dish detector's verdicts), orbital:TLE@LAT,LON, dish:ADDR (a dish's gRPC API, real or
+    /// simulated) or scenario (the --link scenario's truth). A source that fails falls back to
     /// 2000 ms and the call goes on.
     #[arg(long, value_name = "SOURCE", default_value = "none", value_parser = HandoverSpec::parse)]
     handover: HandoverSpec,

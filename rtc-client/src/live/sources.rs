@@ -13,6 +13,8 @@
 //! - `calibrated`: every Starlink slot boundary of the next 120 s (on the local UTC clock) with
 //!   a switch probability. With `--link` it learns the rate from the scenario's boundaries as
 //!   real time passes them; without it, it has nothing to watch and gives the pooled prior.
+//! - `calibrated:dish:ADDR`: the same, learning from the dish detector's verdict at every slot
+//!   boundary (switched or not), on the grid of the boundaries the detector dates.
 //!
 //! A source that cannot forecast (a TLE that does not load or is too old for the clock, a dish
 //! that does not answer or stops answering) is not an error for the call: its `forecast` fails
@@ -25,7 +27,7 @@ use crate::scenario::timeline::HandoverTimeline;
 use chrono::{DateTime, Utc};
 use handover_predictor::dish::{DishClient, DriverConfig, run_detector_with};
 use handover_predictor::orbit::{Catalogue, Observer, ServingPolicy};
-use handover_predictor::predict::{Calibrated, Mirror, Orbital};
+use handover_predictor::predict::{Calibrated, Mirror, Orbital, SLOT};
 use handover_predictor::{Forecast, HandoverSource, NoHandovers, SourceError};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -53,6 +55,8 @@ pub enum HandoverSpec {
     Scenario,
     /// The calibrated predictor.
     Calibrated,
+    /// The calibrated predictor fed by the dish's detector at `HOST:PORT`.
+    CalibratedDish(String),
 }
 
 impl HandoverSpec {
@@ -68,6 +72,12 @@ impl HandoverSpec {
             "scenario" => return Ok(Self::Scenario),
             "calibrated" => return Ok(Self::Calibrated),
             _ => {}
+        }
+        if let Some(rest) = text.strip_prefix("calibrated:") {
+            return match Self::parse(rest)? {
+                Self::Dish(addr) => Ok(Self::CalibratedDish(addr)),
+                _ => Err(format!("calibrated: takes dish:ADDR, not {rest:?}")),
+            };
         }
         if let Some(addr) = text.strip_prefix("dish:") {
             if addr.is_empty() || addr.contains(char::is_whitespace) {
@@ -103,8 +113,8 @@ impl HandoverSpec {
             });
         }
         Err(format!(
-            "unknown handover source {text:?}: none, mirror, calibrated, orbital:TLE@LAT,LON, \
-             dish:ADDR or scenario"
+            "unknown handover source {text:?}: none, mirror, calibrated, calibrated:dish:ADDR, \
+             orbital:TLE@LAT,LON, dish:ADDR or scenario"
         ))
     }
 
@@ -117,6 +127,7 @@ impl HandoverSpec {
             Self::Dish(addr) => format!("dish:{addr}"),
             Self::Scenario => "scenario".into(),
             Self::Calibrated => "calibrated".into(),
+            Self::CalibratedDish(addr) => format!("calibrated:dish:{addr}"),
         }
     }
 }
@@ -156,6 +167,10 @@ impl HandoverSource for Failing {
 #[derive(Debug)]
 struct DishState {
     mirror: Mirror,
+    /// The calibrated predictor, once the first verdict has dated a slot boundary (its grid).
+    calibrated: Option<Calibrated>,
+    /// Whether the source answers with the calibrated predictor instead of the mirror.
+    use_calibrated: bool,
     /// Why the feeder stopped, if it did.
     failed: Option<String>,
     /// Polls so far.
@@ -174,7 +189,18 @@ impl DishSource {
     /// Connects to the dish at `addr` in the background and starts the detector; `epoch` is the
     /// call's time zero.
     pub fn start(addr: String, epoch: Instant) -> Self {
+        Self::start_with(addr, epoch, false)
+    }
+
+    /// The same, answering with a [`Calibrated`] predictor that learns from every verdict.
+    pub fn start_calibrated(addr: String, epoch: Instant) -> Self {
+        Self::start_with(addr, epoch, true)
+    }
+
+    fn start_with(addr: String, epoch: Instant, use_calibrated: bool) -> Self {
         let state = Arc::new(Mutex::new(DishState {
+            calibrated: None,
+            use_calibrated,
             mirror: Mirror::new(epoch),
             failed: None,
             observations: 0,
@@ -223,11 +249,19 @@ async fn feed(addr: &str, state: &Arc<Mutex<DishState>>) -> Result<(), String> {
     run_detector_with(&client, DriverConfig::default(), move |observation| {
         let mut s = lock(&feeder);
         s.observations += 1;
-        if let Some(verdict) = observation.verdict
-            && verdict.handover
-        {
-            s.handovers += 1;
-            s.mirror.observe(to_instant(verdict.at));
+        if let Some(verdict) = observation.verdict {
+            let at = to_instant(verdict.at);
+            // The detector dates each verdict at its slot boundary: the grid's reference.
+            s.calibrated
+                .get_or_insert_with(|| {
+                    Calibrated::grid(at, SLOT)
+                        .unwrap_or_else(|_| Calibrated::slot_grid(at, verdict.at))
+                })
+                .observe(at, verdict.handover);
+            if verdict.handover {
+                s.handovers += 1;
+                s.mirror.observe(at);
+            }
         }
     })
     .await
@@ -242,6 +276,15 @@ impl HandoverSource for DishSource {
 
     fn forecast(&mut self, now: Instant) -> Result<Forecast, SourceError> {
         let mut s = lock(&self.state);
+        if s.use_calibrated && s.failed.is_none() {
+            return match s.calibrated.as_mut() {
+                Some(calibrated) => calibrated.forecast(now),
+                None => Err(SourceError::Unavailable {
+                    source_name: "dish".into(),
+                    reason: "no slot boundary judged yet".into(),
+                }),
+            };
+        }
         if let Some(reason) = &s.failed {
             return Err(SourceError::Unavailable {
                 source_name: "dish".into(),
@@ -305,6 +348,9 @@ pub fn build(
             }
         }
         HandoverSpec::Dish(addr) => Box::new(DishSource::start(addr.clone(), epoch)),
+        HandoverSpec::CalibratedDish(addr) => {
+            Box::new(DishSource::start_calibrated(addr.clone(), epoch))
+        }
         HandoverSpec::Calibrated => match timeline {
             Some(t) => Box::new(TruthCalibrated::new(t, None, epoch)),
             // The edge of a real call: the slot grid is read from the local UTC clock.
@@ -323,6 +369,15 @@ mod tests {
         assert_eq!(
             HandoverSpec::parse("calibrated"),
             Ok(HandoverSpec::Calibrated)
+        );
+        assert_eq!(
+            HandoverSpec::parse("calibrated:dish:127.0.0.1:9200"),
+            Ok(HandoverSpec::CalibratedDish("127.0.0.1:9200".into()))
+        );
+        assert!(
+            HandoverSpec::parse("calibrated:mirror")
+                .unwrap_err()
+                .contains("dish:ADDR")
         );
         assert_eq!(
             HandoverSpec::parse("dish:127.0.0.1:9200"),
