@@ -147,12 +147,26 @@ fn bad_inputs_fail_clearly() {
          beside it (e.g. learned:models/policy.json)",
     );
 
-    let o = run(&["sim", "--scenario", "starlink", "--policy", "timed:hold+pray"]);
+    let o = run(&[
+        "sim",
+        "--scenario",
+        "starlink",
+        "--policy",
+        "timed:hold+pray",
+    ]);
     assert_clear_failure(
         &o,
         "unknown action `pray` in `hold+pray`: expected a +-joined list of hold, guard, boost \
          (e.g. timed:hold+guard)",
     );
+
+    let o = run(&["sim", "--scenario", "starlink", "--policy", "timed@timed"]);
+    assert_clear_failure(
+        &o,
+        "timed@<policy> takes the queue limit of a policy without actions, got timed",
+    );
+    let o = run(&["sim", "--scenario", "starlink", "--policy", "timedhold"]);
+    assert_clear_failure(&o, "unknown policy \"timedhold\": use default, random");
 
     let o = run(&["sim", "--scenario", "starlink", "--timing-offset", "-20000"]);
     assert_clear_failure(&o, "--timing-offset");

@@ -12,6 +12,13 @@ use std::time::{Duration, Instant};
 
 const SECONDS: u64 = 90;
 
+fn timed(actions: ActionSet) -> PolicyChoice {
+    PolicyChoice::Timed {
+        actions,
+        limit: None,
+    }
+}
+
 fn starlink(policy: PolicyChoice, timing_error: TimingError) -> (CallConfig, CallResult) {
     let scenario = Scenario::load("starlink", &scenario_support::paths()).expect("starlink");
     let realization = scenario
@@ -34,7 +41,7 @@ fn actions(result: &CallResult) -> Vec<ActionsRecord> {
 
 #[test]
 fn a_timed_call_holds_guards_and_boosts_once_per_forecast_handover_and_records_it() {
-    let (config, result) = starlink(PolicyChoice::Timed(ActionSet::ALL), TimingError::default());
+    let (config, result) = starlink(timed(ActionSet::ALL), TimingError::default());
     let handovers = config
         .timeline
         .handovers
@@ -64,7 +71,7 @@ fn a_call_without_actions_records_none_and_a_subset_applies_only_its_own() {
     assert!(plain.telemetry.iter().all(|r| r.actions.is_none()));
 
     let guard_only = ActionSet::parse("guard").unwrap();
-    let (_, result) = starlink(PolicyChoice::Timed(guard_only), TimingError::default());
+    let (_, result) = starlink(timed(guard_only), TimingError::default());
     let records = actions(&result);
     assert!(records.iter().any(|a| a.guard.applied > 0));
     assert!(
@@ -76,9 +83,8 @@ fn a_call_without_actions_records_none_and_a_subset_applies_only_its_own() {
 }
 
 #[test]
-fn the_timing_error_moves_the_actions_but_applies_each_as_often_and_the_call_stays_deterministic()
-{
-    let exact = actions(&starlink(PolicyChoice::Timed(ActionSet::ALL), TimingError::default()).1);
+fn the_timing_error_moves_the_actions_but_applies_each_as_often_and_the_call_stays_deterministic() {
+    let exact = actions(&starlink(timed(ActionSet::ALL), TimingError::default()).1);
     for error in [
         TimingError {
             offset_ms: -50,
@@ -89,12 +95,11 @@ fn the_timing_error_moves_the_actions_but_applies_each_as_often_and_the_call_sta
             jitter_ms: 50,
         },
     ] {
-        let (_, first) = starlink(PolicyChoice::Timed(ActionSet::ALL), error);
-        let (_, again) = starlink(PolicyChoice::Timed(ActionSet::ALL), error);
+        let (_, first) = starlink(timed(ActionSet::ALL), error);
+        let (_, again) = starlink(timed(ActionSet::ALL), error);
         let moved = actions(&first);
-        let total = |records: &[ActionsRecord]| -> u64 {
-            records.iter().map(|a| a.hold.applied).sum()
-        };
+        let total =
+            |records: &[ActionsRecord]| -> u64 { records.iter().map(|a| a.hold.applied).sum() };
         assert_eq!(total(&moved), total(&exact), "{error:?}");
         assert_eq!(moved, actions(&again), "{error:?}");
         assert_eq!(first.qoe.freeze_count, again.qoe.freeze_count, "{error:?}");

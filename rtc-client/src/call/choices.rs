@@ -34,9 +34,15 @@ pub enum PolicyChoice {
     Fixed(Duration),
     /// The learned ONNX policy, loaded and checked against its card.
     Learned(Arc<OnnxPolicy>),
-    /// The heuristic's queue limit, plus handover-timed actions with the plugin's default windows
-    /// at every predicted handover (docs/architecture.md, "Handover-timed actions").
-    Timed(ActionSet),
+    /// Handover-timed actions with the plugin's default windows at every predicted handover
+    /// (docs/architecture.md, "Handover-timed actions"), over the queue limit of another policy
+    /// (the heuristic's unless named: `timed@fixed:200`).
+    Timed {
+        /// The actions applied.
+        actions: ActionSet,
+        /// The policy that picks the queue limit; `None` is the heuristic.
+        limit: Option<Box<PolicyChoice>>,
+    },
 }
 
 impl PartialEq for PolicyChoice {
@@ -54,15 +60,23 @@ impl PolicyChoice {
             Self::Random => "random".into(),
             Self::Fixed(limit) => format!("fixed:{}", limit.as_millis()),
             Self::Learned(model) => QueuePolicy::name(model.as_ref()),
-            Self::Timed(actions) if *actions == ActionSet::ALL => "timed".into(),
-            Self::Timed(actions) => format!("timed:{}", actions.name()),
+            Self::Timed { actions, limit } => {
+                let mut name = "timed".to_owned();
+                if *actions != ActionSet::ALL {
+                    name = format!("{name}:{}", actions.name());
+                }
+                if let Some(limit) = limit {
+                    name = format!("{name}@{}", limit.name());
+                }
+                name
+            }
         }
     }
 
     /// The handover-timed actions the policy applies, if any.
     pub fn actions(&self) -> Option<ActionConfig> {
         match self {
-            Self::Timed(actions) => Some(actions.config()),
+            Self::Timed { actions, .. } => Some(actions.config()),
             _ => None,
         }
     }
@@ -77,15 +91,22 @@ impl PolicyChoice {
             Self::Random => Box::new(Random::new(seed ^ POLICY_SEED_SALT)),
             Self::Fixed(limit) => Box::new(Fixed::new(*limit)),
             Self::Learned(model) => Box::new(model.as_ref().clone()),
-            Self::Timed(_) => Box::new(TimedLimit { name: self.name() }),
+            Self::Timed { limit, .. } => Box::new(TimedLimit {
+                name: self.name(),
+                limit: match limit {
+                    Some(limit) => limit.build(seed),
+                    None => Box::new(Heuristic),
+                },
+            }),
         }
     }
 }
 
-/// The queue limit of a `timed` policy: the heuristic's, under the policy's own name so that
-/// telemetry tells the two apart.
+/// The queue limit of a `timed` policy: its limit policy's, under the timed policy's own name so
+/// that telemetry tells them apart.
 struct TimedLimit {
     name: String,
+    limit: Box<dyn QueuePolicy>,
 }
 
 impl QueuePolicy for TimedLimit {
@@ -94,7 +115,7 @@ impl QueuePolicy for TimedLimit {
     }
 
     fn decide(&mut self, forecast: &Forecast) -> Result<Duration, PolicyError> {
-        Heuristic.decide(forecast)
+        self.limit.decide(forecast)
     }
 }
 

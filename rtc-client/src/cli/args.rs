@@ -275,11 +275,28 @@ pub(crate) fn parse_policy(text: &str) -> Result<PolicyChoice, String> {
         }
         return Ok(PolicyChoice::Fixed(Duration::from_millis(ms)));
     }
-    if text == "timed" {
-        return Ok(PolicyChoice::Timed(ActionSet::ALL));
-    }
-    if let Some(actions) = text.strip_prefix("timed:") {
-        return ActionSet::parse(actions).map(PolicyChoice::Timed);
+    if let Some(timed) = text.strip_prefix("timed") {
+        let (actions, limit) = match timed.split_once('@') {
+            Some((actions, limit)) => (actions, Some(limit)),
+            None => (timed, None),
+        };
+        let actions = match actions {
+            "" => ActionSet::ALL,
+            _ => match actions.strip_prefix(':') {
+                Some(names) => ActionSet::parse(names)?,
+                None => return Err(format!("unknown policy {text:?}: {POLICY_NAMES}")),
+            },
+        };
+        let limit = match limit {
+            Some(limit) if limit.starts_with("timed") => {
+                return Err(format!(
+                    "timed@<policy> takes the queue limit of a policy without actions, got {limit}"
+                ));
+            }
+            Some(limit) => Some(Box::new(parse_policy(limit)?)),
+            None => None,
+        };
+        return Ok(PolicyChoice::Timed { actions, limit });
     }
     if let Some(card) = text.strip_prefix("learned:") {
         if card.is_empty() {
@@ -300,12 +317,13 @@ pub(crate) fn parse_policy(text: &str) -> Result<PolicyChoice, String> {
         let model = OnnxPolicy::load(card).map_err(|e| format!("cannot use {card}: {e}"))?;
         return Ok(PolicyChoice::Learned(Arc::new(model)));
     }
-    Err(
-        "use default, random, heuristic, fixed:<ms> (e.g. fixed:900), learned:<card> (e.g. \
-         learned:models/policy.json), timed or timed:<actions> (e.g. timed:hold+guard)"
-            .into(),
-    )
+    Err(format!("unknown policy {text:?}: {POLICY_NAMES}"))
 }
+
+/// What `--policy` accepts, for its errors.
+const POLICY_NAMES: &str = "use default, random, heuristic, fixed:<ms> (e.g. fixed:900), \
+     learned:<card> (e.g. learned:models/policy.json), or timed[:<actions>][@<policy>] (e.g. \
+     timed, timed:hold+guard, timed@fixed:200)";
 
 /// Parses the decision interval: 1 s to 120 s.
 pub(crate) fn parse_interval(text: &str) -> Result<Duration, String> {

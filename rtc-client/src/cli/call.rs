@@ -27,8 +27,8 @@ pub struct CallArgs {
     #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration, allow_hyphen_values = true)]
     duration: Duration,
     /// Queue policy: default (WebRTC's fixed 2000 ms), random, heuristic, fixed:<ms>,
-    /// learned:<card>, or timed / timed:<actions> (the heuristic's limit plus handover-timed
-    /// actions).
+    /// learned:<card>, or timed[:<actions>][@<policy>] (handover-timed actions over the
+    /// heuristic's limit or the named policy's).
     #[arg(long, value_name = "POLICY", default_value = "default", value_parser = parse_policy)]
     policy: PolicyChoice,
     /// Handover source: none, mirror, calibrated (every slot boundary with a switch

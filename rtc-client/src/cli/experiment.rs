@@ -18,8 +18,8 @@ const MAX_CALLS: usize = 100_000;
 #[derive(Debug, Args)]
 pub struct ExperimentArgs {
     /// Policies, comma-separated, as `sim --policy`: default, random, heuristic, fixed:<ms>,
-    /// learned:<card>, timed, timed:<actions>. With `default` among them, the others are compared
-    /// with it.
+    /// learned:<card>, timed[:<actions>][@<policy>]. With `default` among them, the others are
+    /// compared with it.
     #[arg(
         long,
         value_name = "POLICY,...",

@@ -29,9 +29,9 @@ pub struct SimArgs {
     scenario: String,
     /// Queue policy: default (WebRTC's fixed 2000 ms), random, heuristic, fixed:<ms> with 50 to
     /// 10000 ms, learned:<card> (a model card such as models/policy.json, with its ONNX file
-    /// beside it; checked at load), or timed (the heuristic's limit plus the pacer hold, the
-    /// estimator guard and the protection boost at each predicted handover; timed:hold+guard
-    /// picks some).
+    /// beside it; checked at load), or timed (the pacer hold, the estimator guard and the
+    /// protection boost at each predicted handover, over the heuristic's limit; timed:hold+guard
+    /// picks some actions, timed@fixed:200 takes another policy's limit).
     #[arg(long, value_name = "POLICY", default_value = "default", value_parser = parse_policy)]
     policy: PolicyChoice,
     /// Handover forecast the policy reads.
