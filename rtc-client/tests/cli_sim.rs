@@ -453,11 +453,12 @@ fn the_demo_shows_the_default_and_the_handover_aware_policy_on_the_same_links() 
             .collect::<Vec<f64>>()
     };
     let default = row("default ");
-    let learned = row("learned:");
+    let learned = row("timed@learned:");
     assert_eq!(default.len(), 4, "{text}");
     assert_eq!(learned.len(), 4, "{text}");
     assert!(default[0] > 0.0 && learned[0] > 0.0, "{text}");
     assert!(text.contains("queue limit"), "{text}");
+    assert!(text.contains("held media"), "{text}");
     let picture = out.join("demo.png");
     assert!(
         std::fs::metadata(&picture).is_ok_and(|m| m.len() > 1000),

@@ -117,7 +117,7 @@ fn a_value_of_the_wrong_type_inside_a_tagged_table_is_refused_naming_its_key() {
         ("rate = 0.01", "rate = [0.01]", "forward.loss.rate"),
         (
             "probability = 0.5",
-            "probability = \"half\"",
+            "probability = true",
             "handovers.probability",
         ),
         (

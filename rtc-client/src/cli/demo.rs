@@ -1,6 +1,8 @@
 //! `rtc-client demo`: what the product does, in a minute. The same emulated Starlink links and
-//! seeds run once with WebRTC's default queue limit and once with the handover-aware policy the
-//! project ships, printed side by side with what that policy chose around each handover, and
+//! seeds run once with WebRTC's default queue limit and once with the best handover-aware policy
+//! the project ships (the shipped model's queue limit with the handover-timed actions at every
+//! slot boundary the calibrated forecast predicts; docs/experiments/timed-2026-12-02.md),
+//! printed side by side with what that policy did around each handover, and
 //! drawn as a per-second timeline (frames rendered, longest frame delay) with the handovers
 //! marked.
 
@@ -8,10 +10,11 @@ use super::args::{PathArgs, parse_duration, parse_policy};
 use super::plot::register_fonts;
 use anyhow::{Context, Result, anyhow};
 use clap::Args;
+use pacer::CUMULATIVE_NORM;
 use plotters::prelude::*;
 use rtc_client::call::PolicyChoice;
 use rtc_client::scenario::Scenario;
-use rtc_client::sim::{CallConfig, CallResult, run_call};
+use rtc_client::sim::{CallConfig, CallResult, HandoverChoice, run_call};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -31,7 +34,8 @@ pub struct DemoArgs {
     #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..=50))]
     seeds: u64,
     /// The handover-aware policy to show against WebRTC's default (as `sim --policy`)
-    /// [default: learned:ROOT/models/policy.json, the shipped model].
+    /// [default: timed@learned:ROOT/models/policy.json, the shipped model's limit with the
+    /// handover-timed actions]. Both run with the calibrated forecast.
     #[arg(long, value_name = "POLICY", value_parser = parse_policy)]
     policy: Option<PolicyChoice>,
     /// Where the timeline picture goes.
@@ -61,7 +65,7 @@ pub fn run(args: DemoArgs, epoch: Instant) -> Result<()> {
         Some(policy) => policy,
         None => {
             let card = paths.root.join(SHIPPED_CARD);
-            parse_policy(&format!("learned:{}", card.display())).map_err(|e| anyhow!(e))?
+            parse_policy(&format!("timed@learned:{}", card.display())).map_err(|e| anyhow!(e))?
         }
     };
     let started = Instant::now();
@@ -84,7 +88,8 @@ pub fn run(args: DemoArgs, epoch: Instant) -> Result<()> {
             timeline = Some(realization.timeline.clone());
         }
         for (row, policy) in rows.iter_mut().zip([PolicyChoice::Default, aware.clone()]) {
-            let config = CallConfig::from_realization(&realization, policy);
+            let mut config = CallConfig::from_realization(&realization, policy);
+            config.handover = HandoverChoice::Calibrated;
             let result = run_call(&config, epoch)
                 .with_context(|| format!("the call over {SCENARIO} (seed {seed}) failed"))?;
             row.results.push(result);
@@ -154,12 +159,19 @@ pub fn run(args: DemoArgs, epoch: Instant) -> Result<()> {
             .filter(|&&h| h >= from && h < to)
             .map(|h| format!("{h:.0}"))
             .collect();
+        let acted = record.actions.map_or_else(String::new, |a| {
+            format!(
+                "; held media {} times ({} ms), guarded the estimator {} times, boosted FEC {} \
+                 times",
+                a.hold.applied, a.hold.total_ms, a.guard.applied, a.boost.applied
+            )
+        });
         writeln!(
             out,
-            "  {from:>5.0}-{to:<5.0} s: queue limit {} ms, forecast {} handovers in the next \
-             120 s; handovers at {} s",
+            "  {from:>5.0}-{to:<5.0} s: queue limit {} ms, {:.1} handovers expected in the next \
+             120 s{acted}; handovers at {} s",
             record.action_ms,
-            record.forecast.handover.count(),
+            record.forecast.cumulative.last().copied().unwrap_or(0.0) * CUMULATIVE_NORM,
             if inside.is_empty() {
                 "none".to_owned()
             } else {

@@ -1051,16 +1051,29 @@ fn check_file(field: &str, file: &str) -> Result<(), Invalid> {
 /// A switch rate written as a number or as a site preset's name
 /// ([`handover_predictor::predict::SWITCH_RATE_PRESETS`]).
 fn switch_rate<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<f64, D::Error> {
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum Rate {
-        Number(f64),
-        Name(String),
-    }
-    match Rate::deserialize(deserializer)? {
-        Rate::Number(rate) => Ok(rate),
-        Rate::Name(name) => {
-            handover_predictor::predict::parse_switch_rate(&name).map_err(serde::de::Error::custom)
+    struct Rate;
+    impl serde::de::Visitor<'_> for Rate {
+        type Value = f64;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a switch rate: a number in [0, 1] or a site preset's name")
+        }
+
+        fn visit_f64<E: serde::de::Error>(self, rate: f64) -> Result<f64, E> {
+            Ok(rate)
+        }
+
+        fn visit_i64<E: serde::de::Error>(self, rate: i64) -> Result<f64, E> {
+            Ok(rate as f64)
+        }
+
+        fn visit_u64<E: serde::de::Error>(self, rate: u64) -> Result<f64, E> {
+            Ok(rate as f64)
+        }
+
+        fn visit_str<E: serde::de::Error>(self, name: &str) -> Result<f64, E> {
+            handover_predictor::predict::parse_switch_rate(name).map_err(E::custom)
         }
     }
+    deserializer.deserialize_any(Rate)
 }
