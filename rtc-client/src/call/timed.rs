@@ -103,13 +103,6 @@ pub struct TimingError {
     pub jitter_ms: u64,
 }
 
-impl TimingError {
-    /// Whether it changes nothing.
-    pub fn is_zero(self) -> bool {
-        self == Self::default()
-    }
-}
-
 /// Hands each decision's predicted handovers to the action schedule, with the timing error.
 #[derive(Debug)]
 pub struct PredictionFeed {
