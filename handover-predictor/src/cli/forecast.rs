@@ -162,6 +162,33 @@ fn predicted_of(forecast: &Forecast, at: DateTime<Utc>) -> Vec<PredictedOutput> 
         .collect()
 }
 
+impl ForecastOutput {
+    /// What `forecast`, made at `at`, says by itself; the source-specific parts (site, policy,
+    /// catalogue, handover instants, timeline, samples, warnings, dish) are empty.
+    fn of(forecast: &Forecast, at: DateTime<Utc>) -> Self {
+        Self {
+            source: forecast.source().to_string(),
+            at,
+            site: None,
+            policy: None,
+            catalogue: None,
+            handover: forecast.handover().to_vec(),
+            cumulative: forecast.cumulative().to_vec(),
+            handover_count: forecast.handover_count(),
+            expected_count: forecast.expected_count(),
+            timing: forecast.timing(),
+            predicted: predicted_of(forecast, at),
+            handover_steps: steps_of(forecast),
+            handovers_at: Vec::new(),
+            timeline: Vec::new(),
+            warnings: Vec::new(),
+            samples: Vec::new(),
+            dish: None,
+            basis: None,
+        }
+    }
+}
+
 /// Where the dish is.
 #[derive(Debug, Clone, Copy, Serialize)]
 pub struct SiteOutput {
@@ -328,24 +355,14 @@ fn orbital(args: &ForecastArgs) -> Result<ForecastOutput> {
         handovers_at,
     } = orbital_forecast(&catalogue, observer, policy, at)?;
     Ok(ForecastOutput {
-        source: forecast.source().to_string(),
-        at,
         site: Some(site_out),
         policy: Some(args.policy.as_str().to_owned()),
         catalogue: Some(catalogue_output(&path, &catalogue)),
-        handover: forecast.handover().to_vec(),
-        cumulative: forecast.cumulative().to_vec(),
-        handover_count: forecast.handover_count(),
-        expected_count: forecast.expected_count(),
-        timing: forecast.timing(),
-        predicted: predicted_of(&forecast, at),
-        handover_steps: steps_of(&forecast),
         handovers_at,
         timeline,
         warnings,
         samples,
-        dish: None,
-        basis: None,
+        ..ForecastOutput::of(&forecast, at)
     })
 }
 
@@ -401,24 +418,14 @@ fn calibrated(args: &ForecastArgs) -> Result<ForecastOutput> {
         .map(|h| at + seconds(h.offset.as_secs_f64()))
         .collect();
     Ok(ForecastOutput {
-        source: forecast.source().to_string(),
-        at,
         site: site_out,
         policy: Some(args.policy.as_str().to_owned()),
         catalogue: catalogue_out,
-        handover: forecast.handover().to_vec(),
-        cumulative: forecast.cumulative().to_vec(),
-        handover_count: forecast.handover_count(),
-        expected_count: forecast.expected_count(),
-        timing: forecast.timing(),
-        predicted: predicted_of(&forecast, at),
-        handover_steps: steps_of(&forecast),
         handovers_at,
         timeline,
         warnings,
         samples,
-        dish: None,
-        basis: None,
+        ..ForecastOutput::of(&forecast, at)
     })
 }
 
@@ -442,24 +449,9 @@ fn mirror(args: &ForecastArgs) -> Result<ForecastOutput> {
         .map(|&k| at + ChronoDuration::seconds(k as i64 + 1))
         .collect();
     Ok(ForecastOutput {
-        source: forecast.source().to_string(),
-        at,
-        site: None,
-        policy: None,
-        catalogue: None,
-        handover: forecast.handover().to_vec(),
-        cumulative: forecast.cumulative().to_vec(),
-        handover_count: forecast.handover_count(),
-        expected_count: forecast.expected_count(),
-        timing: forecast.timing(),
-        predicted: predicted_of(&forecast, at),
-        handover_steps: steps,
         handovers_at,
-        timeline: Vec::new(),
         warnings,
-        samples: Vec::new(),
-        dish: None,
-        basis: None,
+        ..ForecastOutput::of(&forecast, at)
     })
 }
 
@@ -534,24 +526,16 @@ fn hybrid(args: &ForecastArgs) -> Result<ForecastOutput> {
         .filter(|&t| t > at && t <= at + ChronoDuration::seconds(HORIZON_STEPS as i64))
         .collect();
     Ok(ForecastOutput {
-        source: forecast.source().to_string(),
-        at,
         site: Some(site_out),
         policy: Some(args.policy.as_str().to_owned()),
         catalogue: Some(catalogue_output(&path, &catalogue)),
-        handover: forecast.handover().to_vec(),
-        cumulative: forecast.cumulative().to_vec(),
-        handover_count: forecast.handover_count(),
-        expected_count: forecast.expected_count(),
-        timing: forecast.timing(),
-        predicted: predicted_of(&forecast, at),
-        handover_steps: steps_of(&forecast),
         handovers_at,
         timeline: segments,
         warnings,
         samples,
         dish: Some(dish),
         basis: Some(basis_output(basis.as_ref())),
+        ..ForecastOutput::of(&forecast, at)
     })
 }
 
