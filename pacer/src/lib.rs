@@ -225,7 +225,7 @@
 //! assert!(actions.keyframe_allowed(now));
 //! // At the end of each telemetry interval: the record's `actions` object.
 //! let record = ActionsRecord::from(actions.take_stats(now + Duration::from_secs(120)));
-//! assert_eq!((record.hold.applied, record.hold.total_ms), (1, 120));
+//! assert_eq!((record.hold.applied, record.hold.total_ms), (1, 160));
 //! # Ok(())
 //! # }
 //! ```
@@ -269,7 +269,7 @@ pub use handover_predictor::{
 
 pub use actions::{
     Action, ActionConfig, ActionConfigError, ActionCounter, ActionStats, ActionWindow,
-    ActionsHandle, BoostConfig, HandoverActions, MAX_ACTION_SPAN,
+    ActionsHandle, BoostConfig, HandoverActions, HoldGate, MAX_ACTION_SPAN,
 };
 pub use config::{
     MAX_QUEUE_TIME_LIMIT, MIN_QUEUE_TIME_LIMIT, PacingConfig, WEBRTC_DEFAULT_QUEUE_TIME_LIMIT,

@@ -160,6 +160,18 @@ fn bad_inputs_fail_clearly() {
          (e.g. timed:hold+guard)",
     );
 
+    let o = run(&[
+        "sim",
+        "--scenario",
+        "starlink",
+        "--policy",
+        "timed:no/such/actions.toml@fixed:200",
+    ]);
+    assert_clear_failure(
+        &o,
+        "cannot read the action configuration no/such/actions.toml",
+    );
+
     let o = run(&["sim", "--scenario", "starlink", "--policy", "timed@timed"]);
     assert_clear_failure(
         &o,

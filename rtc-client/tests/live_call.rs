@@ -9,7 +9,7 @@ use chrono::Utc;
 use handover_predictor::ForecastSource;
 use handover_predictor::dish::{SimConfig, SkyTruth, SyntheticSky, serve};
 use live_support::{Answerer, Seen, config, parse_and_validate};
-use rtc_client::call::{FecChoice, PolicyChoice};
+use rtc_client::call::{FecChoice, PolicyChoice, TimedActions};
 use rtc_client::link::{Capacity, Delay, LinkConfig, Loss};
 use rtc_client::live::call::{CallOutcome, LinkSetup, run};
 use rtc_client::live::http::{PeerUrl, request_raw};
@@ -365,4 +365,46 @@ async fn an_answerer_without_flexfec_gets_a_call_without_fec() {
     assert!(outcome.qoe.frames_rendered > 100, "{:?}", outcome.qoe);
     assert_eq!(outcome.fec.packets_sent, 0, "{:?}", outcome.fec);
     assert_eq!(outcome.fec.packets_received, 0, "{:?}", outcome.fec);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_timed_call_applies_the_actions_at_each_forecast_handover_and_records_them() {
+    let answerer = Answerer::start().await;
+    let scenario = Scenario::load("starlink", &ScenarioPaths::workspace()).unwrap();
+    let realization = scenario.realize(3, Duration::from_secs(10)).unwrap();
+    let mut link = LinkSetup::from_realization(&realization);
+    link.timeline = stepping_timeline();
+    let policy = PolicyChoice::Timed {
+        actions: TimedActions::all(),
+        limit: None,
+    };
+    let config = config(
+        answerer.url(),
+        Duration::from_secs(10),
+        Duration::from_secs(5),
+        policy,
+        HandoverSpec::Scenario,
+        Some(link),
+    );
+    let mut seen = Seen::default();
+    let outcome = run(&config, |e| seen.record(e), std::future::pending())
+        .await
+        .expect("the call runs");
+    assert_eq!(outcome.ended_by, "completed");
+    assert!(outcome.qoe.frames_rendered > 100, "{:?}", outcome.qoe);
+    let records = parse_and_validate(&seen.lines);
+    assert_eq!(records.len(), 2);
+    let actions: Vec<_> = records
+        .iter()
+        .map(|r| r.actions.expect("a timed call records its actions"))
+        .collect();
+    // The four handovers of the truth (2.5, 3.5, 4.5 and 7 s), each guarded and boosted once;
+    // the hold is on at least at the first (its gate has no evidence yet).
+    let guarded: u64 = actions.iter().map(|a| a.guard.applied).sum();
+    let boosted: u64 = actions.iter().map(|a| a.boost.applied).sum();
+    let held: u64 = actions.iter().map(|a| a.hold.applied).sum();
+    assert_eq!((guarded, boosted), (4, 4), "{actions:?}");
+    assert!((1..=4).contains(&held), "{actions:?}");
+    assert!(records.iter().all(|r| r.policy.starts_with("timed")));
+    answerer.server.shutdown().await;
 }

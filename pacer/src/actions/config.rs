@@ -103,6 +103,49 @@ impl Default for BoostConfig {
     }
 }
 
+/// The hold gate: the hold is applied only on a path that loses packets sent just after
+/// predicted handovers noticeably more often than others, as measured from transport feedback
+/// while the call runs (the estimator's feedback; `GoogCc::guarded_by` reports it).
+///
+/// Why: where a boundary brings loss (Starlink's uplink: 47.5 and 20.3 % in the first two
+/// 100-ms rows), holding media out of it cuts freezes; where it brings a delay spike and no loss
+/// (the LeoCC trace), the hold adds its own delay to the spike and makes freezes
+/// (docs/experiments/timed-2026-12-02.md: +0.6 freezes/min on leocc-trace).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct HoldGate {
+    /// Whether the gate decides; off, the hold is applied at every qualifying prediction.
+    pub enabled: bool,
+    /// Packets sent within this long after a predicted instant count as the boundary's, ms.
+    ///
+    /// 300 by default: the rows of the Starlink boundary loss profile that lose more than the
+    /// path's background (47.5, 20.3 and 3.8 % in the first three 100-ms rows).
+    pub span_ms: u64,
+    /// The least excess of the boundary packets' loss over the others', percentage points.
+    ///
+    /// 2 by default: the Starlink profile's first 300 ms lose about 24 % against 0.5 % inside
+    /// slots, and still about 8 % over the rows the hold leaves (100-300 ms); a path whose
+    /// boundaries lose nothing shows an excess near 0 (its sampling error after 100 packets at
+    /// 1 % loss is about 1 point).
+    pub min_excess_loss_pct: f64,
+    /// How many boundary packets must have been seen before the gate may close; until then the
+    /// hold is applied (the `timed` policy was chosen for a LEO path).
+    ///
+    /// 100 by default: two to three boundaries at 2.5 Mbit/s.
+    pub min_packets: u64,
+}
+
+impl Default for HoldGate {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            span_ms: 300,
+            min_excess_loss_pct: 2.0,
+            min_packets: 100,
+        }
+    }
+}
+
 /// Which actions are applied around each predicted handover, and how.
 ///
 /// A predicted instant triggers the actions when its probability is at least
@@ -131,12 +174,17 @@ pub struct ActionConfig {
     /// The pacer hold: video, FEC and padding wait in the pacer for the window, then leave through
     /// the normal drain rule. Audio, retransmissions and keep-alives are never held.
     ///
-    /// `[t - 20 ms, t + 100 ms)` by default. Measured on the call engine (starlink, seeds
-    /// 7000-7009): replacing each handover's 250-ms loss burst by a 100-ms or 150-ms hold of the
-    /// forward path gave 1.44 and 1.37 freezes/min against 3.46, and a 250-ms hold 2.29 (the gap
-    /// becomes a freeze itself). 120 ms lies in the measured good range; it starts 20 ms early so
-    /// that the first, worst 100-ms row (47.5 % uplink loss) is covered despite timing error.
+    /// `[t - 20 ms, t + 140 ms)` by default. Measured on the call engine (starlink, 10-min calls,
+    /// seeds 5000-5009, the calibrated forecast, over `fixed:200`; docs/experiments/
+    /// timed-2026-12-02.md): the hold's end decides. Ending at `t + 100 ms` released the backlog
+    /// into the tail of the first, worst 100-ms row (47.5 % uplink loss) and cut freezes 12 %;
+    /// ending at `t + 130` to `t + 160 ms` cut them 28 to 35 %, this window the most; a 220-ms
+    /// hold made more freezes than it saved (the gap becomes a freeze itself). With the forecast
+    /// 50 ms early or late, or jittered by +-50 ms, this window still cuts freezes (3, 10 and 21 %),
+    /// where the 120-ms one it replaces added 7 % when early.
     pub hold: ActionWindow,
+    /// When the hold is applied at all: only on a path that loses packets at boundaries.
+    pub hold_gate: HoldGate,
     /// The estimator guard: GoogCC ignores the delay samples and losses of packets sent inside
     /// the window.
     ///
@@ -162,8 +210,9 @@ impl Default for ActionConfig {
             hold: ActionWindow {
                 enabled: true,
                 offset_ms: -20,
-                duration_ms: 120,
+                duration_ms: 160,
             },
+            hold_gate: HoldGate::default(),
             guard: ActionWindow {
                 enabled: true,
                 offset_ms: -50,
@@ -202,6 +251,16 @@ impl ActionConfig {
         self.keyframe_block.check("keyframe_block")?;
         if !(0.0..=1.0).contains(&self.boost.min_factor) {
             return Err(ActionConfigError::Factor(self.boost.min_factor));
+        }
+        let gate = &self.hold_gate;
+        if gate.span_ms > MAX_ACTION_SPAN.as_millis() as u64 {
+            return Err(ActionConfigError::Duration {
+                action: "hold_gate.span_ms",
+                duration_ms: gate.span_ms,
+            });
+        }
+        if !(0.0..=100.0).contains(&gate.min_excess_loss_pct) {
+            return Err(ActionConfigError::ExcessLoss(gate.min_excess_loss_pct));
         }
         Ok(())
     }
@@ -284,4 +343,7 @@ pub enum ActionConfigError {
     /// The boost factor is not within [0, 1] (or is NaN).
     #[error("boost.min_factor {0} is not within [0, 1]")]
     Factor(f64),
+    /// The hold gate's excess loss is not within [0, 100] percentage points (or is NaN).
+    #[error("hold_gate.min_excess_loss_pct {0} is not within [0, 100]")]
+    ExcessLoss(f64),
 }

@@ -89,6 +89,25 @@ impl ActionsHandle {
         self.lock().take_stats(now)
     }
 
+    /// [`HandoverActions::record_outcomes`]: transport feedback for the hold gate.
+    pub fn record_outcomes(
+        &self,
+        now: Instant,
+        outcomes: impl IntoIterator<Item = (Instant, bool)>,
+    ) {
+        self.lock().record_outcomes(now, outcomes);
+    }
+
+    /// [`HandoverActions::hold_open`].
+    pub fn hold_open(&self) -> bool {
+        self.lock().hold_open()
+    }
+
+    /// [`HandoverActions::boundary_excess_loss_pct`].
+    pub fn boundary_excess_loss_pct(&self) -> Option<f64> {
+        self.lock().boundary_excess_loss_pct()
+    }
+
     /// The hold windows, if they changed since generation `seen`, with the new generation.
     pub(crate) fn hold_windows_since(
         &self,

@@ -11,12 +11,13 @@
 //! [`PacingController`](crate::PacingController), the guard in [`GoogCc`](crate::GoogCc), the
 //! boost in [`LossProtection`](crate::LossProtection), and the key-frame block by the encoder.
 
+mod boundary_loss;
 mod config;
 mod handle;
 mod schedule;
 
 pub use config::{
-    Action, ActionConfig, ActionConfigError, ActionWindow, BoostConfig, MAX_ACTION_SPAN,
+    Action, ActionConfig, ActionConfigError, ActionWindow, BoostConfig, HoldGate, MAX_ACTION_SPAN,
 };
 pub use handle::ActionsHandle;
 pub use schedule::{ActionCounter, ActionStats, HandoverActions};

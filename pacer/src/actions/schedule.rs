@@ -1,6 +1,7 @@
 //! The sans-I/O action schedule: predicted handover instants in, each action's windows out, and
 //! per-action counters for telemetry.
 
+use super::boundary_loss::BoundaryLoss;
 use super::config::{Action, ActionConfig, ActionConfigError, ActionWindow};
 use std::time::{Duration, Instant};
 
@@ -86,14 +87,15 @@ struct Span {
 /// let mut actions = HandoverActions::new(ActionConfig::default()).unwrap();
 /// // Two handovers predicted, one likely and one not.
 /// actions.set_predictions(start, [(start + ms(1000), 0.9), (start + ms(2000), 0.2)]);
-/// // The default hold runs from 20 ms before the instant for 120 ms.
+/// // The default hold runs from 20 ms before the instant for 160 ms.
 /// assert!(!actions.is_active(Action::Hold, start + ms(979)));
 /// assert!(actions.is_active(Action::Hold, start + ms(980)));
-/// assert!(!actions.is_active(Action::Hold, start + ms(1100)));
+/// assert!(actions.is_active(Action::Hold, start + ms(1139)));
+/// assert!(!actions.is_active(Action::Hold, start + ms(1140)));
 /// assert!(!actions.keyframe_allowed(start + ms(1000)));
 /// assert!(actions.keyframe_allowed(start + ms(2000)), "0.2 is below the threshold");
 /// let stats = actions.take_stats(start + ms(3000));
-/// assert_eq!((stats.hold.applied, stats.hold.total), (1, ms(120)));
+/// assert_eq!((stats.hold.applied, stats.hold.total), (1, ms(160)));
 /// ```
 #[derive(Debug, Clone)]
 pub struct HandoverActions {
@@ -110,6 +112,13 @@ pub struct HandoverActions {
     stats: ActionStats,
     /// Incremented whenever a window changes.
     generation: u64,
+    /// `[t, t + hold_gate.span_ms)` after every qualifying prediction, kept as long as the
+    /// windows: a packet sent inside one is a boundary packet to the hold gate.
+    boundary_spans: Vec<(Instant, Instant)>,
+    /// What transport feedback says about loss at boundaries.
+    boundary_loss: BoundaryLoss,
+    /// The hold gate's verdict: whether hold windows are built.
+    hold_open: bool,
 }
 
 impl Default for HandoverActions {
@@ -136,6 +145,9 @@ impl HandoverActions {
             accounted_until: None,
             stats: ActionStats::default(),
             generation: 0,
+            boundary_spans: Vec::new(),
+            boundary_loss: BoundaryLoss::default(),
+            hold_open: true,
         }
     }
 
@@ -169,6 +181,41 @@ impl HandoverActions {
         let now = self.advance(now);
         self.predictions = predictions.into_iter().collect();
         self.rebuild(now);
+    }
+
+    /// Transport feedback as of `now`: each packet's send instant and whether it arrived. The
+    /// hold gate ([`ActionConfig::hold_gate`]) compares the loss of packets sent just after
+    /// predicted instants with the others' and, when its verdict changes, the hold windows ahead
+    /// are built again (or dropped).
+    pub fn record_outcomes(
+        &mut self,
+        now: Instant,
+        outcomes: impl IntoIterator<Item = (Instant, bool)>,
+    ) {
+        for (sent, arrived) in outcomes {
+            let inside = self
+                .boundary_spans
+                .iter()
+                .any(|&(start, end)| start <= sent && sent < end);
+            self.boundary_loss.record(inside, !arrived);
+        }
+        let open = self.boundary_loss.hold_open(&self.config.hold_gate);
+        if open != self.hold_open {
+            self.hold_open = open;
+            let now = self.advance(now);
+            self.rebuild(now);
+        }
+    }
+
+    /// Whether the hold gate lets the hold be applied now.
+    pub fn hold_open(&self) -> bool {
+        self.hold_open
+    }
+
+    /// How much more often packets sent just after predicted instants were lost than the
+    /// others, percentage points; `None` before both kinds were reported.
+    pub fn boundary_excess_loss_pct(&self) -> Option<f64> {
+        self.boundary_loss.excess_pct()
     }
 
     /// Whether `action` is in force at `at` (any instant, past ones included for a minute after
@@ -263,13 +310,21 @@ impl HandoverActions {
                 self.generation += 1;
             }
         }
+        self.boundary_spans.retain(|&(_, end)| {
+            end.checked_add(WINDOW_RETENTION)
+                .is_none_or(|kept_until| kept_until > now)
+        });
     }
 
     /// Rebuilds every action's windows from the predictions as of `now`.
     fn rebuild(&mut self, now: Instant) {
         self.account(now);
+        self.rebuild_boundary_spans(now);
         for action in Action::ALL {
-            let window = self.config.window(action);
+            let mut window = self.config.window(action);
+            if action == Action::Hold && !self.hold_open {
+                window.enabled = false;
+            }
             let spans = &mut self.spans[action.index()];
             let before = spans.clone();
             // Windows that have begun stay; one of an action now off stops at `now`.
@@ -281,11 +336,7 @@ impl HandoverActions {
                 spans.retain(|span| span.end > span.start);
             } else {
                 for &(at, probability) in &self.predictions {
-                    // NaN is unordered: it triggers nothing.
-                    let reaches = probability
-                        .partial_cmp(&self.config.min_probability)
-                        .is_some_and(std::cmp::Ordering::is_ge);
-                    if !reaches {
+                    if !qualifies(probability, self.config.min_probability) {
                         continue;
                     }
                     let Some((start, end)) = span_around(at, window) else {
@@ -307,6 +358,28 @@ impl HandoverActions {
             }
         }
     }
+}
+
+impl HandoverActions {
+    /// The boundary spans: those that have begun stay, the rest follow the predictions.
+    fn rebuild_boundary_spans(&mut self, now: Instant) {
+        let span = Duration::from_millis(self.config.hold_gate.span_ms);
+        self.boundary_spans.retain(|&(start, _)| start < now);
+        for &(at, probability) in &self.predictions {
+            if at >= now && qualifies(probability, self.config.min_probability) {
+                if let Some(end) = at.checked_add(span) {
+                    self.boundary_spans.push((at, end));
+                }
+            }
+        }
+    }
+}
+
+/// Whether a prediction's probability reaches the threshold (NaN is unordered: never).
+fn qualifies(probability: f32, threshold: f32) -> bool {
+    probability
+        .partial_cmp(&threshold)
+        .is_some_and(std::cmp::Ordering::is_ge)
 }
 
 /// `[at + offset, at + offset + duration)`, or `None` when empty or not representable.
@@ -468,7 +541,8 @@ mod tests {
         let handover = start + ms(1000);
         actions.set_predictions(start, [(handover, 0.5)]);
         assert!(actions.is_active(Action::Hold, handover - ms(20)));
-        assert!(!actions.is_active(Action::Hold, handover + ms(100)));
+        assert!(actions.is_active(Action::Hold, handover + ms(139)));
+        assert!(!actions.is_active(Action::Hold, handover + ms(140)));
         assert!(actions.is_active(Action::Guard, handover - ms(50)));
         assert!(actions.is_active(Action::Guard, handover + ms(399)));
         assert!(!actions.is_active(Action::Guard, handover + ms(400)));
@@ -528,5 +602,46 @@ mod tests {
         );
         assert!(typo.is_err());
         assert_eq!(ActionConfig::default().boost.min_factor_q8(), 128);
+    }
+
+    #[test]
+    fn the_hold_gate_drops_the_holds_ahead_on_a_path_without_boundary_loss_and_restores_them() {
+        let start = Instant::now();
+        let mut actions = HandoverActions::new(only_hold(-20, 120)).unwrap();
+        let instants: Vec<(Instant, f32)> = (1..=20u64)
+            .map(|k| (start + Duration::from_secs(15 * k), 0.9))
+            .collect();
+        actions.set_predictions(start, instants.clone());
+        assert_eq!(holds(&actions, start).len(), 20);
+        // Feedback on the first three boundaries: packets after each instant arrive like the rest.
+        let mut now = start + ms(45_500);
+        let reports = |from_s: u64, lost_every: usize| {
+            (0..60u64).map(move |k| {
+                let sent = start + Duration::from_secs(from_s) + ms(100 + 3 * k);
+                (sent, lost_every == 0 || k as usize % lost_every != 0)
+            })
+        };
+        for boundary in [15, 30, 45] {
+            actions.record_outcomes(now, reports(boundary, 0));
+            actions.record_outcomes(now, (0..600u64).map(|k| (start + ms(1000 + 10 * k), true)));
+        }
+        assert!(!actions.hold_open());
+        assert_eq!(actions.boundary_excess_loss_pct(), Some(0.0));
+        assert_eq!(
+            holds(&actions, start).len(),
+            3,
+            "only the holds already under way stay"
+        );
+        // The path starts losing a fifth of what is sent just after boundaries: the holds ahead
+        // return after the first such boundary's feedback.
+        now = start + ms(60_500);
+        actions.record_outcomes(now, reports(60, 5));
+        assert!(actions.hold_open());
+        assert!(actions.boundary_excess_loss_pct().unwrap() > 2.0);
+        assert_eq!(
+            holds(&actions, start).len(),
+            3 + 16,
+            "every boundary after 60.5 s"
+        );
     }
 }

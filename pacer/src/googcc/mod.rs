@@ -190,6 +190,10 @@ impl Default for GoogCcConfig {
 /// fraction; the first packet after them starts a new inter-arrival grouping instead of being
 /// compared across the gap. They still count as sent for ALR and, when they arrived, as
 /// acknowledged bytes, since the path did carry them. Outside the windows nothing changes.
+///
+/// The same handle receives every report's send instant and fate
+/// ([`ActionsHandle::record_outcomes`]), which its hold gate reads to tell a path that loses
+/// packets at boundaries from one that does not.
 #[derive(Debug)]
 pub struct GoogCc {
     epoch: Option<Instant>,
@@ -571,6 +575,9 @@ impl BandwidthEstimator for GoogCc {
         if reports.is_empty() {
             self.publish();
             return;
+        }
+        if let Some(actions) = &self.guard {
+            actions.record_outcomes(now, reports.iter().map(|r| (r.departure, r.arrived)));
         }
         self.on_feedback(now_us, reports);
         if self.next_process_us.is_none() {
