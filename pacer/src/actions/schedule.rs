@@ -366,10 +366,11 @@ impl HandoverActions {
         let span = Duration::from_millis(self.config.hold_gate.span_ms);
         self.boundary_spans.retain(|&(start, _)| start < now);
         for &(at, probability) in &self.predictions {
-            if at >= now && qualifies(probability, self.config.min_probability) {
-                if let Some(end) = at.checked_add(span) {
-                    self.boundary_spans.push((at, end));
-                }
+            if at >= now
+                && qualifies(probability, self.config.min_probability)
+                && let Some(end) = at.checked_add(span)
+            {
+                self.boundary_spans.push((at, end));
             }
         }
     }
@@ -618,7 +619,10 @@ mod tests {
         let reports = |from_s: u64, lost_every: usize| {
             (0..60u64).map(move |k| {
                 let sent = start + Duration::from_secs(from_s) + ms(100 + 3 * k);
-                (sent, lost_every == 0 || k as usize % lost_every != 0)
+                (
+                    sent,
+                    lost_every == 0 || !(k as usize).is_multiple_of(lost_every),
+                )
             })
         };
         for boundary in [15, 30, 45] {
