@@ -5,7 +5,7 @@
 //! packet before the TWCC sender adds the transport-wide sequence number below it. A packet that
 //! arrives therefore carries an extension the repair packets were not computed over, so
 //! [`FecReceiver`] removes it ([`pacer::without_header_extension`]) from the copy it hands
-//! webrtc-rs's `FlexFec03Decoder` (through [`gate`], which shows it only the packets that can matter); the packet itself travels on unchanged. The receiver sits at
+//! webrtc-rs's `FlexFec03Decoder` (through a gate that shows it only the packets that can matter); the packet itself travels on unchanged. The receiver sits at
 //! [`FEC_RECEIVER_SLOT`] (webrtc-rs's `Slot::FecDecoder`), wire-ward of the RTX receiver and the
 //! NACK generator, so a rebuilt packet reaches them as received and stops its NACKs (libwebrtc
 //! `NackRequester::OnReceivedPacket` with `is_recovered`). The TWCC receiver and the receiver
