@@ -134,7 +134,7 @@ impl Vp8Encoder {
     ///
     /// [`Error::Config`] for a setting out of range, [`Error::Libvpx`] if libvpx refuses it.
     pub fn new(config: Config) -> Result<Self, Error> {
-        let even = |v: u32| (16..=4096).contains(&v) && v % 2 == 0;
+        let even = |v: u32| (16..=4096).contains(&v) && v.is_multiple_of(2);
         if !even(config.width) || !even(config.height) {
             return Err(Error::Config(format!(
                 "{}x{} is not an even size of 16 to 4096 pixels",
