@@ -92,6 +92,7 @@ pub fn config(
         sender: default_sender(),
         seed: 7,
         local_ip: "127.0.0.1".parse().unwrap(),
+        video: Default::default(),
     }
 }
 
