@@ -12,14 +12,16 @@ use super::LiveError;
 use super::peer::{Events, ReceiverChain, build_peer, receiver_chain, set_local_and_gather};
 use super::signal::{
     AnswerResponse, ErrorBody, MAX_BODY_BYTES, OfferRequest, QoeQuery, QoeSnapshot,
-    SessionDescription,
+    SessionDescription, check_video_offer,
 };
 use crate::call::NackChoice;
 use crate::call::streams::{RECEIVER_SSRC, VIDEO_SSRC};
 use crate::fec::FecReceiverHandle;
 use crate::link::Time;
 use crate::media::qoe::QoeMeter;
+use crate::media::payload::PayloadHeader;
 use crate::media::receiver::{Receiver, ReceiverConfig};
+use crate::media::vp8::framer::Vp8Framer;
 use crate::nack::NackGeneratorHandle;
 use axum::Router;
 use axum::body::{Body, to_bytes};
@@ -89,6 +91,9 @@ type Reporter = Arc<dyn Fn(AnswerEvent) + Send + Sync>;
 /// One call's receiving state, shared by its task and the QoE endpoint.
 struct CallState {
     receiver: Receiver,
+    /// Frames of a real VP8 stream (a browser's), described for the receiver; the synthetic
+    /// codec's packets describe themselves.
+    framer: Vp8Framer,
     meter: QoeMeter,
     plis_sent: u64,
     rendered_this_second: u32,
@@ -303,6 +308,7 @@ async fn answer(
             )));
         }
     };
+    check_video_offer(&request.offer.sdp).map_err(|m| (StatusCode::UNPROCESSABLE_ENTITY, m))?;
     let offer = RTCSessionDescription::offer(request.offer.sdp)
         .map_err(|e| bad(format!("malformed SDP offer: {e}")))?;
     let epoch = caller_epoch(request.epoch_unix_ns);
@@ -341,6 +347,7 @@ async fn answer(
     let call_id = format!("c{}", server.next_id.fetch_add(1, Ordering::Relaxed));
     let state = Arc::new(Mutex::new(CallState {
         receiver: Receiver::new(ReceiverConfig::default()),
+        framer: Vp8Framer::new(),
         meter: QoeMeter::new(),
         plis_sent: 0,
         rendered_this_second: 0,
@@ -419,6 +426,9 @@ async fn receive(
     epoch: Instant,
 ) -> String {
     let time = |i: Instant| Time::from_instant(epoch, i);
+    // The media SSRC: the track's first (its RTX SSRC, if any, comes second); this project's
+    // caller always uses VIDEO_SSRC, a browser a random one.
+    let media_ssrc = track.ssrcs().await.first().copied().unwrap_or(VIDEO_SSRC);
     let mut second = tokio::time::interval_at(
         tokio::time::Instant::now() + Duration::from_secs(1),
         Duration::from_secs(1),
@@ -439,15 +449,27 @@ async fn receive(
         tokio::select! {
             event = track.poll() => match event {
                 Some(TrackRemoteEvent::OnRtpPacket(packet)) => {
-                    if packet.header.ssrc == VIDEO_SSRC {
+                    // Padding (probes, keep-alives) carries no payload.
+                    if packet.header.ssrc == media_ssrc && !packet.payload.is_empty() {
                         bytes_this_second += packet.payload.len() as u64;
+                        let now = time(Instant::now());
                         let mut s = lock(state);
+                        let s = &mut *s;
                         s.connected = true;
-                        s.receiver.on_packet(
-                            time(Instant::now()),
-                            packet.header.sequence_number,
-                            &packet.payload,
-                        );
+                        if PayloadHeader::read(&packet.payload).is_ok() {
+                            s.receiver.on_packet(now, packet.header.sequence_number, &packet.payload);
+                        } else {
+                            s.framer.on_packet(
+                                now,
+                                packet.header.sequence_number,
+                                packet.header.timestamp,
+                                packet.header.marker,
+                                &packet.payload,
+                            );
+                            while let Some((sequence, header)) = s.framer.poll_packet() {
+                                s.receiver.on_described_packet(now, sequence, &header);
+                            }
+                        }
                     }
                 }
                 Some(TrackRemoteEvent::OnEnded) | None => return "the track ended".into(),
@@ -530,7 +552,7 @@ async fn receive(
             let pli =
                 rtc::rtcp::payload_feedbacks::picture_loss_indication::PictureLossIndication {
                     sender_ssrc: RECEIVER_SSRC,
-                    media_ssrc: VIDEO_SSRC,
+                    media_ssrc,
                 };
             let _ = track.write_rtcp(vec![Box::new(pli)]).await;
         }
