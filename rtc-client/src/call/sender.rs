@@ -3,7 +3,7 @@
 //! they share, the loss protection at `Slot::FecEncoder`, and how the encoder follows them.
 
 use super::choices::{BweChoice, FecChoice};
-use super::streams::{PADDING_SSRC, frame_info};
+use super::streams::frame_info;
 use crate::link::Time;
 use crate::media::encoder::{Encoder, EncoderConfig, NOMINAL_RESOLUTION};
 use pacer::CwndMode;
@@ -129,7 +129,7 @@ pub struct PacedSender {
     pub estimator: ObservedEstimator,
     /// The handles into both.
     pub handles: SenderHandles,
-    /// Whether the pacer sends padding (probes, keep-alives) on [`PADDING_SSRC`], a stream both
+    /// Whether the pacer sends padding (probes, keep-alives) on [`PADDING_SSRC`](super::streams::PADDING_SSRC), a stream both
     /// ends must bind.
     pub padding: bool,
 }
@@ -137,8 +137,10 @@ pub struct PacedSender {
 /// Builds the loss protection, the pacer and the estimator of a sender: `fec` protects the
 /// streams bound with a repair SSRC (hybrid NACK/FEC when `nack` runs); GoogCC
 /// ([`googcc_config`]) probes through the pacer, or webrtc-rs's `Gcc`; the congestion window in
-/// `cwnd` mode; padding (probes and pacer-mode keep-alives) on [`PADDING_SSRC`] with
-/// `padding_payload_type`; with `actions`, one schedule of handover-timed actions that the pacer,
+/// `cwnd` mode; padding (probes and pacer-mode keep-alives) on `padding_stream` (SSRC, payload
+/// type): [`PADDING_SSRC`](super::streams::PADDING_SSRC) in this project's calls, the RTX stream towards a browser (as
+/// libwebrtc sends it: a receiver that was never told of a padding SSRC may take it for a new
+/// stream); with `actions`, one schedule of handover-timed actions that the pacer,
 /// GoogCC and the loss protection apply (docs/architecture.md, "Handover-timed actions").
 ///
 /// # Errors
@@ -150,7 +152,7 @@ pub fn paced_sender(
     keyframe_flush: bool,
     fec: FecChoice,
     nack: bool,
-    padding_payload_type: u8,
+    padding_stream: (u32, u8),
     actions: Option<ActionConfig>,
 ) -> Result<PacedSender, ActionConfigError> {
     let actions = actions.map(ActionsHandle::new).transpose()?;
@@ -167,8 +169,8 @@ pub fn paced_sender(
     // The padding stream also carries the pacer-mode keep-alives.
     let padding = probing || cwnd == CwndMode::Pacer;
     let pacing = PacingConfig {
-        padding_ssrc: padding.then_some(PADDING_SSRC),
-        padding_payload_type,
+        padding_ssrc: padding.then_some(padding_stream.0),
+        padding_payload_type: padding_stream.1,
         keyframe_flush,
         ..PacingConfig::default()
     };

@@ -150,7 +150,9 @@ impl Video {
         match self {
             Self::Synthetic(c) => Ok(c.capture(now, sender, interval, out)),
             #[cfg(feature = "vp8")]
-            Self::Vp8(c) => c.capture(now, sender, interval, out).map_err(|e| e.to_string()),
+            Self::Vp8(c) => c
+                .capture(now, sender, interval, out)
+                .map_err(|e| e.to_string()),
         }
     }
 }

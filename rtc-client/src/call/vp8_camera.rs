@@ -14,8 +14,8 @@
 //! picture shows its frame number (the camera slot), so a screenshot of the far end names the
 //! frame it shows.
 
-use super::interval::OpenInterval;
 use super::camera::FrameStep;
+use super::interval::OpenInterval;
 use super::sender::SenderHandles;
 use super::streams::{VIDEO_PAYLOAD_TYPE, VIDEO_SSRC};
 use crate::link::Time;
@@ -97,8 +97,10 @@ impl Vp8Camera {
     }
 
     fn slot_time(&self, slot: u64) -> Time {
-        self.start
-            .saturating_add(self.frame_interval.saturating_mul(u32::try_from(slot).unwrap_or(u32::MAX)))
+        self.start.saturating_add(
+            self.frame_interval
+                .saturating_mul(u32::try_from(slot).unwrap_or(u32::MAX)),
+        )
     }
 
     /// Asks for a key frame on the next encoded frame (a PLI or FIR arrived).
@@ -161,7 +163,8 @@ impl Vp8Camera {
         } else {
             media
         };
-        self.encoder.set_target_bps(target.clamp(MIN_BPS, MAX_BPS))?;
+        self.encoder
+            .set_target_bps(target.clamp(MIN_BPS, MAX_BPS))?;
         let pause = stats.encoder_should_pause;
         let target_bps = sender.target_bps();
         if let Some(interval) = interval {
@@ -183,7 +186,8 @@ impl Vp8Camera {
             return Ok(step);
         }
         let since = now.saturating_duration_since(self.start).as_nanos();
-        let latest = u64::try_from(since / self.frame_interval.as_nanos().max(1)).unwrap_or(u64::MAX);
+        let latest =
+            u64::try_from(since / self.frame_interval.as_nanos().max(1)).unwrap_or(u64::MAX);
         self.frames_dropped += latest.saturating_sub(self.slot);
         self.slot = latest + 1;
         if pause {
@@ -194,7 +198,10 @@ impl Vp8Camera {
         let timestamp_90k = capture.as_nanos() / 1_000_000_000 * 90_000
             + capture.as_nanos() % 1_000_000_000 * 90_000 / 1_000_000_000;
         let image = self.pattern.draw(latest);
-        let Some(frame) = self.encoder.encode(image, timestamp_90k as i64, self.key_pending)? else {
+        let Some(frame) = self
+            .encoder
+            .encode(image, timestamp_90k as i64, self.key_pending)?
+        else {
             self.frames_dropped += 1;
             return Ok(step);
         };

@@ -14,12 +14,13 @@ use super::signal::{
     AnswerResponse, ErrorBody, MAX_BODY_BYTES, OfferRequest, QoeQuery, QoeSnapshot,
     SessionDescription, check_video_offer,
 };
+use super::web::{self, WebConfig, WebHandle};
 use crate::call::NackChoice;
 use crate::call::streams::{RECEIVER_SSRC, VIDEO_SSRC};
 use crate::fec::FecReceiverHandle;
 use crate::link::Time;
-use crate::media::qoe::QoeMeter;
 use crate::media::payload::PayloadHeader;
+use crate::media::qoe::QoeMeter;
 use crate::media::receiver::{Receiver, ReceiverConfig};
 use crate::media::vp8::framer::Vp8Framer;
 use crate::nack::NackGeneratorHandle;
@@ -58,6 +59,8 @@ pub struct AnswerConfig {
     /// Accept FlexFEC-03 when an offer carries it (off: the answer leaves it out and the call
     /// runs without FEC, as with an answerer that does not support it).
     pub fec: bool,
+    /// Serve the browser peer's page and endpoints too ([`super::web`]).
+    pub web: Option<WebConfig>,
 }
 
 /// A report from the server, for whoever prints them.
@@ -123,6 +126,7 @@ struct Server {
 /// A running answering server; [`AnswerServer::shutdown`] stops it and closes its calls.
 pub struct AnswerServer {
     addr: SocketAddr,
+    web: Option<WebHandle>,
     server: Arc<Server>,
     stop: Option<oneshot::Sender<()>>,
     task: Option<JoinHandle<()>>,
@@ -158,11 +162,30 @@ impl AnswerServer {
             next_id: AtomicU64::new(1),
             report: Arc::new(report),
         });
-        let app = Router::new()
+        let mut app = Router::new()
             .route("/calls", post(create_call))
             .route("/calls/{id}/qoe", post(query_qoe))
             .route("/calls/{id}", delete(end_call))
             .with_state(Arc::clone(&server));
+        let mut web_handle = None;
+        if let Some(web_config) = config.web {
+            let for_web = Arc::clone(&server);
+            let answerer: web::Answerer = Arc::new(move |request| {
+                let server = Arc::clone(&for_web);
+                Box::pin(async move {
+                    if lock(&server.calls).len() >= MAX_CALLS {
+                        return Err((
+                            StatusCode::SERVICE_UNAVAILABLE,
+                            format!("already {MAX_CALLS} calls in progress"),
+                        ));
+                    }
+                    answer(&server, request).await
+                })
+            });
+            let (routes, handle) = web::routes(web_config, answerer)?;
+            app = app.merge(routes);
+            web_handle = Some(handle);
+        }
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(async move {
             let _ = axum::serve(listener, app)
@@ -173,6 +196,7 @@ impl AnswerServer {
         });
         Ok(Self {
             addr,
+            web: web_handle,
             server,
             stop: Some(stop),
             task: Some(task),
@@ -182,6 +206,11 @@ impl AnswerServer {
     /// The address it serves.
     pub fn local_addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// The browser peer's bridge, when served.
+    pub fn web(&self) -> Option<&WebHandle> {
+        self.web.as_ref()
     }
 
     /// Calls in progress.

@@ -36,10 +36,10 @@ use super::signal::{
 };
 use super::sources::{self, HandoverSpec};
 use super::status::StatusLine;
-use crate::call::video::{Video, VideoChoice};
 use crate::call::interval::{CallLabels, FecTotals, OpenInterval, observe};
 use crate::call::streams::rtp_of;
 use crate::call::timed::{self, PredictionFeed, TimingError};
+use crate::call::video::{Video, VideoChoice};
 use crate::call::{NackChoice, PolicyChoice, SenderOptions};
 use crate::link::{Link, LinkConfig, Time};
 use crate::scenario::build::Realization;
@@ -205,7 +205,13 @@ pub async fn run(
     )?;
 
     // Peer connection and offer.
-    let (media, registry, handles) = sender_chain(config.sender, config.policy.actions())?;
+    // Real VP8 is what a browser receives: its padding goes on the RTX stream (see
+    // `sender_chain`).
+    let (media, registry, handles) = sender_chain(
+        config.sender,
+        config.policy.actions(),
+        config.video == VideoChoice::Vp8,
+    )?;
     let (events, mut connection, _tracks) = Events::new();
     let peer = build_peer(media, registry, &events, config.local_ip).await?;
     let outcome = async {
@@ -632,13 +638,14 @@ impl SenderLoop<'_> {
                     .sender
                     .protection
                     .set_network(handle.stats().target_bitrate_bps, rtt);
-                let step = match camera.capture(now, &self.handles.sender, open.as_mut(), &mut media) {
-                    Ok(step) => step,
-                    Err(e) => {
-                        ended_by = format!("the encoder failed: {e}");
-                        break;
-                    }
-                };
+                let step =
+                    match camera.capture(now, &self.handles.sender, open.as_mut(), &mut media) {
+                        Ok(step) => step,
+                        Err(e) => {
+                            ended_by = format!("the encoder failed: {e}");
+                            break;
+                        }
+                    };
                 let queue_ms = step.stats.expected_queue_time.as_secs_f64() * 1000.0;
                 if queue_ms > max_queue.0 {
                     max_queue = (queue_ms, step.stats.queue_time_limit.as_secs_f64() * 1000.0);

@@ -20,6 +20,8 @@
 //! - [`relay`]: the in-process UDP relay that applies a scenario's links in real time.
 //! - [`sources`]: the live handover sources (none, mirror, orbital, dish, the scenario's truth).
 //! - [`status`]: the one-line live status and the summary.
+//! - [`web`]: the browser peer: the page (served from the signalling origin) that runs a call
+//!   in the browser's WebRTC, and its endpoints.
 //!
 //! Everything that schedules ([`relay::LinkScheduler`], the pacer, the policy controller) takes
 //! `now` and reads no clock; the tasks around them do.
@@ -32,6 +34,7 @@ pub mod relay;
 pub mod signal;
 pub mod sources;
 pub mod status;
+pub mod web;
 
 /// Why a real call (or the answering server) failed.
 #[derive(Debug, thiserror::Error)]

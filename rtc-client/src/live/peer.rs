@@ -28,7 +28,7 @@
 use super::LiveError;
 use crate::call::sender::{PacedSender, SenderHandles, paced_sender};
 use crate::call::streams::{
-    MAX_NACKS_PER_PACKET, VIDEO_FEC_PAYLOAD_TYPE, VIDEO_FEC_SSRC, VIDEO_PAYLOAD_TYPE,
+    MAX_NACKS_PER_PACKET, PADDING_SSRC, VIDEO_FEC_PAYLOAD_TYPE, VIDEO_FEC_SSRC, VIDEO_PAYLOAD_TYPE,
     VIDEO_RTX_PAYLOAD_TYPE, VIDEO_RTX_SSRC, VIDEO_SSRC, fec_stream, padding_stream, rtx_stream,
 };
 use crate::call::{NackChoice, SenderOptions};
@@ -162,11 +162,20 @@ pub struct CallerHandles {
 pub fn sender_chain(
     setup: SenderOptions,
     actions: Option<pacer::ActionConfig>,
+    padding_on_rtx: bool,
 ) -> Result<(MediaEngine, Registry, CallerHandles), LiveError> {
     let rtx = setup.nack == NackChoice::Libwebrtc;
     let mut media = media_engine(rtx, setup.fec.is_on())?;
     // The padding stream rides in the negotiated VP8 payload type: the pacer's probes and
     // keep-alives are padding-only packets that the receiver's TWCC records and then drops.
+    // With `padding_on_rtx` (and RTX negotiated) they go on the RTX stream instead, as libwebrtc
+    // sends them: Chromium stops decoding the video when packets of an SSRC it was never told of
+    // arrive in its payload type (seen with Chromium 156).
+    let padding_stream = if padding_on_rtx && rtx {
+        (VIDEO_RTX_SSRC, VIDEO_RTX_PAYLOAD_TYPE)
+    } else {
+        (PADDING_SSRC, VIDEO_PAYLOAD_TYPE)
+    };
     let PacedSender {
         protection,
         pacer,
@@ -179,7 +188,7 @@ pub fn sender_chain(
         setup.keyframe_flush,
         setup.fec,
         setup.nack != NackChoice::Off,
-        VIDEO_PAYLOAD_TYPE,
+        padding_stream,
         actions,
     )
     .map_err(|e| LiveError::Config(format!("the handover-timed actions: {e}")))?;

@@ -197,7 +197,9 @@ pub fn check_video_offer(sdp: &str) -> Result<(), String> {
         return Ok(());
     }
     if !sdp.lines().any(|l| l.starts_with("m=video ")) {
-        return Err("the offer has no video section (m=video): this answerer receives video".into());
+        return Err(
+            "the offer has no video section (m=video): this answerer receives video".into(),
+        );
     }
     Err(format!(
         "the offer's video codecs ({}) include none this answerer supports: VP8/90000",
@@ -260,7 +262,14 @@ mod tests {
         let h265 = "m=audio 9 UDP/TLS/RTP/SAVPF 111\r\na=rtpmap:111 opus/48000/2\r\n\
             m=video 9 UDP/TLS/RTP/SAVPF 49\r\na=rtpmap:49 H265/90000\r\n";
         let error = check_video_offer(h265).unwrap_err();
-        assert!(error.contains("(H265/90000)") && error.contains("VP8/90000"), "{error}");
-        assert!(check_video_offer("v=0\r\n").unwrap_err().contains("no video"));
+        assert!(
+            error.contains("(H265/90000)") && error.contains("VP8/90000"),
+            "{error}"
+        );
+        assert!(
+            check_video_offer("v=0\r\n")
+                .unwrap_err()
+                .contains("no video")
+        );
     }
 }

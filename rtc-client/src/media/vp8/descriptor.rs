@@ -142,7 +142,10 @@ mod tests {
     fn bad_payloads_are_named() {
         assert_eq!(parse(&[]), Err(DescriptorError::Truncated(0)));
         assert_eq!(parse(&[0x90, 0x80]), Err(DescriptorError::Truncated(2)));
-        assert_eq!(parse(&[0x90, 0x80, 0x80]), Err(DescriptorError::Truncated(3)));
+        assert_eq!(
+            parse(&[0x90, 0x80, 0x80]),
+            Err(DescriptorError::Truncated(3))
+        );
         // The synthetic codec's magic starts with 0x4C: R is set.
         assert_eq!(parse(&[0x4C, 0x50]), Err(DescriptorError::Reserved(0x4C)));
     }

@@ -89,7 +89,14 @@ impl Vp8Framer {
     }
 
     /// Handles one RTP packet of the VP8 stream that arrived at `now`.
-    pub fn on_packet(&mut self, now: Time, sequence: u16, timestamp: u32, marker: bool, payload: &[u8]) {
+    pub fn on_packet(
+        &mut self,
+        now: Time,
+        sequence: u16,
+        timestamp: u32,
+        marker: bool,
+        payload: &[u8],
+    ) {
         self.stats.packets += 1;
         let Ok(d) = descriptor::parse(payload) else {
             self.stats.malformed += 1;
@@ -234,8 +241,14 @@ mod tests {
         f.on_packet(t(12), 11, 3000, false, &packet(32767, false, true));
         let out: Vec<_> = std::iter::from_fn(|| f.poll_packet()).collect();
         assert_eq!(out.len(), 3);
-        assert!(out.iter().all(|(_, h)| h.key_frame && h.packets_in_frame == 3 && h.frame_bytes == 300));
-        assert_eq!(out.iter().map(|(s, h)| (*s, h.index)).collect::<Vec<_>>(), vec![(10, 0), (11, 1), (12, 2)]);
+        assert!(
+            out.iter()
+                .all(|(_, h)| h.key_frame && h.packets_in_frame == 3 && h.frame_bytes == 300)
+        );
+        assert_eq!(
+            out.iter().map(|(s, h)| (*s, h.index)).collect::<Vec<_>>(),
+            vec![(10, 0), (11, 1), (12, 2)]
+        );
         let first_id = out[0].1.frame_id;
         assert_eq!(out[0].1.capture_ns, t(10).as_nanos());
         // Frame 2 (picture 0 after the wrap) is lost whole; frame 3 (picture 1) is one packet.
@@ -255,7 +268,15 @@ mod tests {
         f.on_packet(t(82), 16, 12000, true, &[0x4C, 0x50, 1]);
         assert!(f.poll_packet().is_none());
         let stats = f.stats();
-        assert_eq!((stats.frames, stats.key_frames, stats.duplicates, stats.malformed), (2, 1, 1, 1));
+        assert_eq!(
+            (
+                stats.frames,
+                stats.key_frames,
+                stats.duplicates,
+                stats.malformed
+            ),
+            (2, 1, 1, 1)
+        );
     }
 
     #[test]

@@ -22,8 +22,8 @@ const SQUARE: usize = 56;
 /// Seven-segment masks for 0-9: bits a (top), b (top right), c (bottom right), d (bottom),
 /// e (bottom left), f (top left), g (middle).
 const SEGMENTS: [u8; 10] = [
-    0b011_1111, 0b000_0110, 0b101_1011, 0b100_1111, 0b110_0110, 0b110_1101, 0b111_1101,
-    0b000_0111, 0b111_1111, 0b110_1111,
+    0b011_1111, 0b000_0110, 0b101_1011, 0b100_1111, 0b110_0110, 0b110_1101, 0b111_1101, 0b000_0111,
+    0b111_1111, 0b110_1111,
 ];
 
 /// The test pattern (see the module documentation).
@@ -83,7 +83,11 @@ impl TestPattern {
         // The bouncing square.
         let span = w - SQUARE;
         let travel = (number as usize * 6) % (2 * span);
-        let x0 = if travel < span { travel } else { 2 * span - travel };
+        let x0 = if travel < span {
+            travel
+        } else {
+            2 * span - travel
+        };
         let y0 = h / 2 - SQUARE / 2;
         fill(luma, w, x0, y0, SQUARE, SQUARE, 235);
         // Chroma: neutral, with a coloured band that moves down the picture.
@@ -127,13 +131,13 @@ fn draw_digit(plane: &mut [u8], w: usize, x: usize, y: usize, digit: usize) {
     let (dw, half, s) = (DIGIT_W, DIGIT_H / 2, SEGMENT);
     let bright = 250;
     let segments = [
-        (x, y, dw, s),                     // a
-        (x + dw - s, y, s, half),          // b
-        (x + dw - s, y + half, s, half),   // c
-        (x, y + DIGIT_H - s, dw, s),       // d
-        (x, y + half, s, half),            // e
-        (x, y, s, half),                   // f
-        (x, y + half - s / 2, dw, s),      // g
+        (x, y, dw, s),                   // a
+        (x + dw - s, y, s, half),        // b
+        (x + dw - s, y + half, s, half), // c
+        (x, y + DIGIT_H - s, dw, s),     // d
+        (x, y + half, s, half),          // e
+        (x, y, s, half),                 // f
+        (x, y + half - s / 2, dw, s),    // g
     ];
     for (bit, (sx, sy, sw, sh)) in segments.into_iter().enumerate() {
         if mask & (1 << bit) != 0 {
