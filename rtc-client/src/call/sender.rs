@@ -3,7 +3,7 @@
 //! they share, the loss protection at `Slot::FecEncoder`, and how the encoder follows them.
 
 use super::choices::{BweChoice, FecChoice};
-use super::streams::frame_info;
+use super::streams::{PADDING_SSRC, frame_info};
 use crate::link::Time;
 use crate::media::encoder::{Encoder, EncoderConfig, NOMINAL_RESOLUTION};
 use pacer::CwndMode;
@@ -138,9 +138,9 @@ pub struct PacedSender {
 /// streams bound with a repair SSRC (hybrid NACK/FEC when `nack` runs); GoogCC
 /// ([`googcc_config`]) probes through the pacer, or webrtc-rs's `Gcc`; the congestion window in
 /// `cwnd` mode; padding (probes and pacer-mode keep-alives) on `padding_stream` (SSRC, payload
-/// type): [`PADDING_SSRC`](super::streams::PADDING_SSRC) in this project's calls, the RTX stream towards a browser (as
-/// libwebrtc sends it: a receiver that was never told of a padding SSRC may take it for a new
-/// stream); with `actions`, one schedule of handover-timed actions that the pacer,
+/// type; [`PADDING_SSRC`](super::streams::PADDING_SSRC) in this project's calls), or none
+/// (`None`: probes are filled with media only; towards a browser, which drops the video when
+/// packets of an SSRC it was never told of arrive); with `actions`, one schedule of handover-timed actions that the pacer,
 /// GoogCC and the loss protection apply (docs/architecture.md, "Handover-timed actions").
 ///
 /// # Errors
@@ -152,7 +152,7 @@ pub fn paced_sender(
     keyframe_flush: bool,
     fec: FecChoice,
     nack: bool,
-    padding_stream: (u32, u8),
+    padding_stream: Option<(u32, u8)>,
     actions: Option<ActionConfig>,
 ) -> Result<PacedSender, ActionConfigError> {
     let actions = actions.map(ActionsHandle::new).transpose()?;
@@ -167,10 +167,11 @@ pub fn paced_sender(
     protection_handle.set_resolution(width, height);
     let probing = bwe == BweChoice::GoogCc;
     // The padding stream also carries the pacer-mode keep-alives.
-    let padding = probing || cwnd == CwndMode::Pacer;
+    let padding = padding_stream.is_some() && (probing || cwnd == CwndMode::Pacer);
+    let (padding_ssrc, padding_payload_type) = padding_stream.unwrap_or((PADDING_SSRC, 0));
     let pacing = PacingConfig {
-        padding_ssrc: padding.then_some(padding_stream.0),
-        padding_payload_type: padding_stream.1,
+        padding_ssrc: padding.then_some(padding_ssrc),
+        padding_payload_type,
         keyframe_flush,
         ..PacingConfig::default()
     };

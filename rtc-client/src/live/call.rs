@@ -205,12 +205,11 @@ pub async fn run(
     )?;
 
     // Peer connection and offer.
-    // Real VP8 is what a browser receives: its padding goes on the RTX stream (see
-    // `sender_chain`).
+    // Real VP8 is what a browser receives: no padding stream then (see `sender_chain`).
     let (media, registry, handles) = sender_chain(
         config.sender,
         config.policy.actions(),
-        config.video == VideoChoice::Vp8,
+        config.video != VideoChoice::Vp8,
     )?;
     let (events, mut connection, _tracks) = Events::new();
     let peer = build_peer(media, registry, &events, config.local_ip).await?;

@@ -15,6 +15,7 @@
 //! - [`answer`]: the answering side: the signalling server, one receiver and QoE meter per call,
 //!   and the QoE side channel the caller reads.
 //! - [`call`]: the calling side: peer connection, sender loop, policy, live status, telemetry.
+//! - [`chromium`]: headless Chromium as a far peer (found, launched, killed and cleaned up).
 //! - [`peer`]: peer-connection set-up shared by both sides (media engine, interceptor chains,
 //!   events).
 //! - [`relay`]: the in-process UDP relay that applies a scenario's links in real time.
@@ -28,6 +29,7 @@
 
 pub mod answer;
 pub mod call;
+pub mod chromium;
 pub mod http;
 pub mod peer;
 pub mod relay;

@@ -162,20 +162,18 @@ pub struct CallerHandles {
 pub fn sender_chain(
     setup: SenderOptions,
     actions: Option<pacer::ActionConfig>,
-    padding_on_rtx: bool,
+    padding: bool,
 ) -> Result<(MediaEngine, Registry, CallerHandles), LiveError> {
     let rtx = setup.nack == NackChoice::Libwebrtc;
     let mut media = media_engine(rtx, setup.fec.is_on())?;
     // The padding stream rides in the negotiated VP8 payload type: the pacer's probes and
     // keep-alives are padding-only packets that the receiver's TWCC records and then drops.
-    // With `padding_on_rtx` (and RTX negotiated) they go on the RTX stream instead, as libwebrtc
-    // sends them: Chromium stops decoding the video when packets of an SSRC it was never told of
-    // arrive in its payload type (seen with Chromium 156).
-    let padding_stream = if padding_on_rtx && rtx {
-        (VIDEO_RTX_SSRC, VIDEO_RTX_PAYLOAD_TYPE)
-    } else {
-        (PADDING_SSRC, VIDEO_PAYLOAD_TYPE)
-    };
+    // Without `padding` (towards a browser) there is none and probes carry media only: Chromium
+    // 156 stopped decoding the video when packets of an SSRC it was never told of arrived in its
+    // payload type, and padding on the RTX stream would need the RTX stream's own sequence
+    // numbers (libwebrtc's `RTPSender` numbers both from one counter; SRTP's replay check drops
+    // packets of a second counter on the same SSRC).
+    let padding_stream = padding.then_some((PADDING_SSRC, VIDEO_PAYLOAD_TYPE));
     let PacedSender {
         protection,
         pacer,

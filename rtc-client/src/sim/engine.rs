@@ -149,7 +149,7 @@ impl SimCall {
             config.keyframe_flush,
             config.fec,
             config.nack != NackChoice::Off,
-            (PADDING_SSRC, PADDING_PAYLOAD_TYPE),
+            Some((PADDING_SSRC, PADDING_PAYLOAD_TYPE)),
             config.policy.actions(),
         )?;
         let mut sender = Registry::new()
