@@ -144,7 +144,10 @@ async fn drive(
     )
     .await?;
     let addr = server.local_addr();
-    let web = server.web().cloned().context("the browser bridge is missing")?;
+    let web = server
+        .web()
+        .cloned()
+        .context("the browser bridge is missing")?;
     let mode = match args.direction {
         Direction::Receive => "receive",
         Direction::Send => "send",
@@ -165,6 +168,8 @@ async fn drive(
         Direction::Send => send(args, &events, addr).await,
     };
     let png = snapshot.await.ok().flatten();
+    // One more sample from the page after our side stopped, so its counters cover the call.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
     drop(browser);
     let relays = web.stop_relays().await;
     server.shutdown().await;
@@ -227,11 +232,18 @@ async fn receive(
                 println!("connected to the browser in {} ms", setup.as_millis());
             }
             StatusEvent::Status(line) => {
-                targets.push(json!([line.elapsed.as_secs_f64(), line.target_kbps, line.bitrate_kbps, line.limit_ms]));
+                targets.push(json!([
+                    line.elapsed.as_secs_f64(),
+                    line.target_kbps,
+                    line.bitrate_kbps,
+                    line.limit_ms
+                ]));
                 println!("{line}");
             }
             StatusEvent::Decision(d) => {
-                decisions.push(json!({"index": d.index, "limit_ms": d.queue_time_limit.as_millis() as u64}));
+                decisions.push(
+                    json!({"index": d.index, "limit_ms": d.queue_time_limit.as_millis() as u64}),
+                );
                 println!("decision {d}");
             }
             StatusEvent::Interval(record) => {
@@ -267,30 +279,37 @@ async fn receive(
 }
 
 /// The browser to our receiver: wait out the call, then read our receiver's QoE.
-async fn send(args: &BrowserArgs, events: &Mutex<Vec<AnswerEvent>>, addr: std::net::SocketAddr) -> Result<Value> {
+async fn send(
+    args: &BrowserArgs,
+    events: &Mutex<Vec<AnswerEvent>>,
+    addr: std::net::SocketAddr,
+) -> Result<Value> {
     let started = tokio::time::Instant::now();
     tokio::select! {
         () = tokio::time::sleep(args.seconds) => {}
         _ = tokio::signal::ctrl_c() => println!("interrupted"),
     }
-    let call_id = events
-        .lock()
-        .ok()
-        .and_then(|e| {
-            e.iter().find_map(|event| match event {
-                AnswerEvent::Started { call_id, .. } => Some(call_id.clone()),
-                _ => None,
-            })
-        });
+    let call_id = events.lock().ok().and_then(|e| {
+        e.iter().find_map(|event| match event {
+            AnswerEvent::Started { call_id, .. } => Some(call_id.clone()),
+            _ => None,
+        })
+    });
     let Some(call_id) = call_id else {
-        bail!("the browser never called: see {}", args.out.join("chromium.log").display());
+        bail!(
+            "the browser never called: see {}",
+            args.out.join("chromium.log").display()
+        );
     };
     let peer = PeerUrl::parse(&format!("http://{addr}"))?;
     let response = request(
         &peer,
         "POST",
         &format!("/calls/{call_id}/qoe"),
-        Some(&QoeQuery { packets_sent: 0, take_interval: false }),
+        Some(&QoeQuery {
+            packets_sent: 0,
+            take_interval: false,
+        }),
         Duration::from_secs(2),
     )
     .await?;
@@ -331,7 +350,9 @@ fn browser_summary(web: &WebHandle) -> Value {
                 ((t - t0) / 1000.0 * 10.0).round() / 10.0,
                 s.get("availableOutgoingBitrate").and_then(Value::as_f64),
                 s.get("targetBitrate").and_then(Value::as_f64),
-                s.get("bytesSent").or_else(|| s.get("bytesReceived")).and_then(Value::as_u64),
+                s.get("bytesSent")
+                    .or_else(|| s.get("bytesReceived"))
+                    .and_then(Value::as_u64),
             ]))
         })
         .collect();
@@ -346,21 +367,46 @@ fn print_summary(summary: &Value) {
         }
         match v {
             Value::Null => "-".to_owned(),
-            Value::Number(n) => n
-                .as_f64()
-                .map_or_else(|| n.to_string(), |f| format!("{}", (f * 10.0).round() / 10.0)),
+            Value::Number(n) => n.as_f64().map_or_else(
+                || n.to_string(),
+                |f| format!("{}", (f * 10.0).round() / 10.0),
+            ),
             other => other.to_string(),
         }
     };
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "\n{:<34} {:>14} {:>14}", "", "rtc-client", "chromium");
     let rows: [(&str, Vec<&str>, Vec<&str>); 6] = [
-        ("frames sent", vec!["ours", "frames_sent"], vec!["browser", "last", "framesSent"]),
-        ("frames decoded / rendered", vec!["ours", "qoe_frames_rendered"], vec!["browser", "last", "framesDecoded"]),
-        ("freezes", vec!["ours", "qoe_freeze_count"], vec!["browser", "last", "freezeCount"]),
-        ("frozen, s (ours ms)", vec!["ours", "qoe_total_freeze_ms"], vec!["browser", "last", "totalFreezesDuration"]),
-        ("key frames", vec!["ours", "key_frames"], vec!["browser", "last", "keyFramesDecoded"]),
-        ("NACKs / PLIs", vec!["ours", "plis_received"], vec!["browser", "last", "nackCount"]),
+        (
+            "frames sent",
+            vec!["ours", "frames_sent"],
+            vec!["browser", "last", "framesSent"],
+        ),
+        (
+            "frames decoded / rendered",
+            vec!["ours", "qoe_frames_rendered"],
+            vec!["browser", "last", "framesDecoded"],
+        ),
+        (
+            "freezes",
+            vec!["ours", "qoe_freeze_count"],
+            vec!["browser", "last", "freezeCount"],
+        ),
+        (
+            "frozen, s (ours ms)",
+            vec!["ours", "qoe_total_freeze_ms"],
+            vec!["browser", "last", "totalFreezesDuration"],
+        ),
+        (
+            "key frames",
+            vec!["ours", "key_frames"],
+            vec!["browser", "last", "keyFramesDecoded"],
+        ),
+        (
+            "NACKs / PLIs",
+            vec!["ours", "plis_received"],
+            vec!["browser", "last", "nackCount"],
+        ),
     ];
     for (label, ours, theirs) in rows {
         let _ = writeln!(out, "{label:<34} {:>14} {:>14}", get(&ours), get(&theirs));
