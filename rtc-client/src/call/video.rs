@@ -44,7 +44,7 @@ impl VideoChoice {
 /// A live call's camera, either kind.
 pub enum Video {
     /// The synthetic one.
-    Synthetic(Camera),
+    Synthetic(Box<Camera>),
     /// Real VP8.
     #[cfg(feature = "vp8")]
     Vp8(Box<super::vp8_camera::Vp8Camera>),
@@ -58,7 +58,7 @@ impl Video {
     /// A message when VP8 is asked of a build without the `vp8` feature, or libvpx fails.
     pub fn new(choice: VideoChoice, seed: u64, start: Time) -> Result<Self, String> {
         match choice {
-            VideoChoice::Synthetic => Ok(Self::Synthetic(Camera::new(seed, start))),
+            VideoChoice::Synthetic => Ok(Self::Synthetic(Box::new(Camera::new(seed, start)))),
             #[cfg(feature = "vp8")]
             VideoChoice::Vp8 => super::vp8_camera::Vp8Camera::new(seed, start)
                 .map(|c| Self::Vp8(Box::new(c)))

@@ -654,7 +654,10 @@ mod tests {
                    a=candidate:2 1 udp 1 127.0.0.1 4001 typ host\r\n\
                    a=candidate:3 1 udp 1 abc.local 4002 typ host\r\na=end-of-candidates\r\n";
         let kept = keep_loopback_candidates(sdp).unwrap();
-        assert_eq!(candidates(&kept), vec!["127.0.0.1:4001".parse().unwrap()]);
+        assert_eq!(
+            candidates(&kept),
+            vec!["127.0.0.1:4001".parse::<std::net::SocketAddr>().unwrap()]
+        );
         assert!(!kept.contains(".local") && kept.contains("end-of-candidates"));
         let error =
             keep_loopback_candidates("v=0\r\na=candidate:3 1 udp 1 abc.local 4002 typ host\r\n")
