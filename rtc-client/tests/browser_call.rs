@@ -8,6 +8,10 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// One browser call at a time: two Chromiums, two webrtc stacks and two encoders on a 2-core
+/// machine starve each other's real-time loops.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn out_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!(
         "leopace-browser-test-{name}-{}",
@@ -19,6 +23,7 @@ fn out_dir(name: &str) -> PathBuf {
 
 /// Runs `rtc-client browser ARGS --out DIR` and returns its summary.json.
 fn browser(args: &[&str], out: &Path) -> Value {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let output = Command::new(env!("CARGO_BIN_EXE_rtc-client"))
         .arg("browser")
         .args(args)

@@ -2,13 +2,17 @@
 //! number, so a screenshot of the far end says which frame it is and a frozen picture is
 //! visible as one.
 //!
-//! Each frame has a diagonal luma gradient that scrolls, low-amplitude noise regenerated every
+//! Each frame has a diagonal luma gradient that scrolls, low-amplitude noise that changes every
 //! frame (camera sensor noise: it is what makes the encoder spend its budget, as a real camera's
 //! picture does, rather than coding a static scene in a few bytes), a bright square bouncing
 //! across the picture, a coloured band, and the frame number in large seven-segment digits on a
-//! dark box in the top-left corner. The noise comes from a seeded xorshift generator: the same
-//! seed gives the same frames. Drawing is row slices and one pass of noise, cheap enough for a
-//! debug build at 30 fps.
+//! dark box in the top-left corner.
+//!
+//! Drawing is row copies only, so that a debug build draws a frame in well under a millisecond
+//! (a per-pixel noise pass took 13 ms): the noisy gradient is drawn once into [`NOISY_ROWS`]
+//! double-width rows (a seeded xorshift generator: the same seed gives the same frames), and
+//! each frame's row `y` copies a window of row `(31 y + 17 n) mod NOISY_ROWS` at the scroll
+//! offset, so the noise moves unpredictably from frame to frame.
 
 /// The frame number's digits (at most this many, the lowest ones).
 const DIGITS: usize = 6;
@@ -16,6 +20,8 @@ const DIGITS: usize = 6;
 const DIGIT_W: usize = 28;
 const DIGIT_H: usize = 48;
 const SEGMENT: usize = 6;
+/// Pre-drawn noisy gradient rows (a prime, so consecutive frames pick different rows).
+pub const NOISY_ROWS: usize = 97;
 /// The bouncing square's side, pixels.
 const SQUARE: usize = 56;
 
@@ -31,7 +37,8 @@ const SEGMENTS: [u8; 10] = [
 pub struct TestPattern {
     width: usize,
     height: usize,
-    noise: u64,
+    /// [`NOISY_ROWS`] rows of `2 * width` bytes: the gradient ramp with noise.
+    noisy: Vec<u8>,
     frame: Vec<u8>,
 }
 
@@ -41,10 +48,33 @@ impl TestPattern {
     pub fn new(width: u32, height: u32, seed: u64) -> Self {
         let width = (width as usize).max(64) & !1;
         let height = (height as usize).max(64) & !1;
+        // The ramp: a triangle wave of period `width`, 40 to 200.
+        let ramp: Vec<u8> = (0..2 * width)
+            .map(|x| {
+                let v = (x * 2 * 160 / width) % 320;
+                (40 + if v < 160 { v } else { 320 - v }) as u8
+            })
+            .collect();
+        let mut noisy = Vec::with_capacity(NOISY_ROWS * 2 * width);
+        let mut state = seed | 1;
+        for _ in 0..NOISY_ROWS {
+            for chunk in ramp.chunks(8) {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                // Sensor noise, +-7 around the ramp.
+                noisy.extend(
+                    chunk
+                        .iter()
+                        .zip(state.to_le_bytes())
+                        .map(|(p, b)| p.saturating_add(b & 0x0F).saturating_sub(7)),
+                );
+            }
+        }
         Self {
             width,
             height,
-            noise: seed | 1,
+            noisy,
             frame: vec![128; width * height * 3 / 2],
         }
     }
@@ -58,28 +88,14 @@ impl TestPattern {
     pub fn draw(&mut self, number: u64) -> &[u8] {
         let (w, h) = (self.width, self.height);
         let (luma, chroma) = self.frame.split_at_mut(w * h);
-        // The scrolling diagonal gradient: row y is the ramp shifted by y + 3 * number.
-        let ramp: Vec<u8> = (0..2 * w)
-            .map(|x| {
-                let v = (x * 2 * 160 / w) % 320;
-                (40 + if v < 160 { v } else { 320 - v }) as u8
-            })
-            .collect();
+        // The scrolling diagonal gradient with its noise, row by row.
+        let n = number as usize;
         for (y, row) in luma.chunks_exact_mut(w).enumerate() {
-            let shift = (y + 3 * number as usize) % w;
-            row.copy_from_slice(&ramp[shift..shift + w]);
+            let source = (31 * y + 17 * n) % NOISY_ROWS;
+            let shift = (y + 3 * n) % w;
+            let start = source * 2 * w + shift;
+            row.copy_from_slice(&self.noisy[start..start + w]);
         }
-        // Sensor noise, +-7 around the picture.
-        let mut state = self.noise;
-        for chunk in luma.chunks_mut(8) {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            for (pixel, byte) in chunk.iter_mut().zip(state.to_le_bytes()) {
-                *pixel = pixel.saturating_add(byte & 0x0F).saturating_sub(7);
-            }
-        }
-        self.noise = state;
         // The bouncing square.
         let span = w - SQUARE;
         let travel = (number as usize * 6) % (2 * span);
