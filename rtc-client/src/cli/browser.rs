@@ -155,9 +155,11 @@ async fn drive(
     let url = format!("http://{addr}/?mode={mode}");
     println!("chromium {} at {url}", binary.display());
     let browser = Chromium::launch(&binary, &url, Some(&args.out.join("chromium.log")))?;
+    let started = tokio::time::Instant::now();
+    let snapshot_at = args.seconds / 2 + Duration::from_secs(1);
     let snapshot = {
         let web = web.clone();
-        let at = args.seconds / 2 + Duration::from_secs(1);
+        let at = snapshot_at;
         tokio::spawn(async move {
             tokio::time::sleep(at).await;
             web.snapshot(Duration::from_secs(5)).await
@@ -167,7 +169,13 @@ async fn drive(
         Direction::Receive => receive(args, options, link, addr).await,
         Direction::Send => send(args, &events, addr).await,
     };
-    let png = snapshot.await.ok().flatten();
+    // A call that ended before the snapshot was due (Ctrl-C, a failure) does not wait for it.
+    let png = if snapshot.is_finished() || started.elapsed() >= snapshot_at {
+        snapshot.await.ok().flatten()
+    } else {
+        snapshot.abort();
+        None
+    };
     // One more sample from the page after our side stopped, so its counters cover the call.
     tokio::time::sleep(Duration::from_millis(1500)).await;
     drop(browser);
@@ -263,6 +271,8 @@ async fn receive(
             "frames_sent": outcome.frames_encoded,
             "key_frames": outcome.key_frames,
             "plis_received": outcome.plis_received,
+            "nack_requests": outcome.nack_responder.map(|n| n.requests),
+            "retransmissions": outcome.nack_responder.map(|n| n.retransmissions),
             "media_packets": outcome.media_packets,
             "target_kbps_min": outcome.target_range_bps.0 / 1000.0,
             "target_kbps_max": outcome.target_range_bps.1 / 1000.0,
@@ -324,6 +334,7 @@ async fn send(
             "qoe_bitrate_kbps": snapshot.total.video_bitrate_kbps,
             "qoe_delay_p95_ms": snapshot.total.e2e_delay_p95_ms,
             "plis_sent": snapshot.plis_sent,
+            "fps_last_second": snapshot.fps_last_second,
         },
     }))
 }
@@ -356,7 +367,41 @@ fn browser_summary(web: &WebHandle) -> Value {
             ]))
         })
         .collect();
-    json!({"samples": samples.len(), "last": last, "series": series})
+    // The browser's video bitrate over its samples, from the byte counter.
+    let bytes: Vec<(f64, u64)> = samples
+        .iter()
+        .filter_map(|s| {
+            let t = s.get("t_unix_ms")?.as_f64()?;
+            let b = s
+                .get("bytesSent")
+                .or_else(|| s.get("bytesReceived"))?
+                .as_u64()?;
+            Some((t, b))
+        })
+        .filter(|(_, b)| *b > 0)
+        .collect();
+    let bitrate_kbps = match (bytes.first(), bytes.last()) {
+        (Some((t0, b0)), Some((t1, b1))) if t1 > t0 => {
+            Some(b1.saturating_sub(*b0) as f64 * 8.0 / (t1 - t0))
+        }
+        _ => None,
+    };
+    let frozen_ms = last
+        .get("totalFreezesDuration")
+        .and_then(Value::as_f64)
+        .map(|s| (s * 1000.0).round());
+    let available_kbps_last = last
+        .get("availableOutgoingBitrate")
+        .and_then(Value::as_f64)
+        .map(|b| (b / 1000.0).round());
+    json!({
+        "samples": samples.len(),
+        "last": last,
+        "series": series,
+        "bitrate_kbps": bitrate_kbps,
+        "frozen_ms": frozen_ms,
+        "available_kbps_last": available_kbps_last,
+    })
 }
 
 fn print_summary(summary: &Value) {
@@ -376,14 +421,14 @@ fn print_summary(summary: &Value) {
     };
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "\n{:<34} {:>14} {:>14}", "", "rtc-client", "chromium");
-    let rows: [(&str, Vec<&str>, Vec<&str>); 6] = [
+    let rows: [(&str, Vec<&str>, Vec<&str>); 8] = [
         (
             "frames sent",
             vec!["ours", "frames_sent"],
             vec!["browser", "last", "framesSent"],
         ),
         (
-            "frames decoded / rendered",
+            "frames decoded (ours: rendered)",
             vec!["ours", "qoe_frames_rendered"],
             vec!["browser", "last", "framesDecoded"],
         ),
@@ -393,9 +438,9 @@ fn print_summary(summary: &Value) {
             vec!["browser", "last", "freezeCount"],
         ),
         (
-            "frozen, s (ours ms)",
+            "frozen, ms",
             vec!["ours", "qoe_total_freeze_ms"],
-            vec!["browser", "last", "totalFreezesDuration"],
+            vec!["browser", "frozen_ms"],
         ),
         (
             "key frames",
@@ -403,9 +448,19 @@ fn print_summary(summary: &Value) {
             vec!["browser", "last", "keyFramesDecoded"],
         ),
         (
-            "NACKs / PLIs",
+            "PLIs (ours: received)",
             vec!["ours", "plis_received"],
+            vec!["browser", "last", "pliCount"],
+        ),
+        (
+            "NACKs (ours: received)",
+            vec!["ours", "nack_requests"],
             vec!["browser", "last", "nackCount"],
+        ),
+        (
+            "retransmissions",
+            vec!["ours", "retransmissions"],
+            vec!["browser", "last", "retransmittedPacketsSent"],
         ),
     ];
     for (label, ours, theirs) in rows {
@@ -414,10 +469,17 @@ fn print_summary(summary: &Value) {
     let _ = writeln!(
         out,
         "{:<34} {:>14} {:>14}",
-        "bitrate, kbit/s (browser: avail.)",
+        "video bitrate, kbit/s",
         get(&["ours", "qoe_bitrate_kbps"]),
-        summary["browser"]["last"]["availableOutgoingBitrate"]
-            .as_f64()
-            .map_or("-".to_owned(), |b| format!("{:.0}", b / 1000.0))
+        get(&["browser", "bitrate_kbps"]),
     );
+    if summary["direction"] == "send" {
+        let _ = writeln!(
+            out,
+            "{:<34} {:>14} {:>14}",
+            "availableOutgoingBitrate, kbit/s",
+            "-",
+            get(&["browser", "available_kbps_last"]),
+        );
+    }
 }

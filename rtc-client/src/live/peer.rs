@@ -49,6 +49,7 @@ use rtc::media_stream::MediaStreamTrack;
 use rtc::peer_connection::configuration::media_engine::{
     MIME_TYPE_FLEX_FEC03, MIME_TYPE_RTX, MIME_TYPE_VP8,
 };
+use rtc::rtcp::payload_feedbacks::full_intra_request::FullIntraRequest;
 use rtc::rtcp::payload_feedbacks::picture_loss_indication::PictureLossIndication;
 use rtc::rtp_transceiver::rtp_sender::{
     RTCPFeedback as SdpFeedback, RTCRtpCodec, RTCRtpCodecParameters, RTCRtpCodingParameters,
@@ -549,7 +550,8 @@ impl<I: Interceptor> Interceptor for BindAlso<I> {
     }
 }
 
-/// Picks PLIs off the sender's inbound RTCP (the chain's terminus would drop them) and raises a
+/// Picks PLIs and FIRs (RFC 4585 section 6.3.1, RFC 5104 section 4.3.1: both ask for a key
+/// frame) off the sender's inbound RTCP (the chain's terminus would drop them) and raises a
 /// flag the encoder takes: the shared-state channel of reference 3.4.
 #[derive(Default)]
 pub struct PliTap {
@@ -567,9 +569,9 @@ impl Protocol<TaggedPacket, TaggedPacket, ()> for PliTap {
 
     fn handle_read(&mut self, msg: TaggedPacket) -> Result<(), Self::Error> {
         if let rtc::interceptor::Packet::Rtcp(rtcp) = &msg.message.packet
-            && rtcp
-                .iter()
-                .any(|p| p.as_any().is::<PictureLossIndication>())
+            && rtcp.iter().any(|p| {
+                p.as_any().is::<PictureLossIndication>() || p.as_any().is::<FullIntraRequest>()
+            })
         {
             self.flag.store(true, Ordering::Relaxed);
         }
