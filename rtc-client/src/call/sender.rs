@@ -138,9 +138,9 @@ pub struct PacedSender {
 /// streams bound with a repair SSRC (hybrid NACK/FEC when `nack` runs); GoogCC
 /// ([`googcc_config`]) probes through the pacer, or webrtc-rs's `Gcc`; the congestion window in
 /// `cwnd` mode; padding (probes and pacer-mode keep-alives) on `padding_stream` (SSRC, payload
-/// type; [`PADDING_SSRC`] in this project's calls), or none
-/// (`None`: probes are filled with media only; towards a browser, which drops the video when
-/// packets of an SSRC it was never told of arrive); with `actions`, one schedule of handover-timed actions that the pacer,
+/// type; [`PADDING_SSRC`] in this project's calls), or none (`None`: probes are filled with
+/// media only; towards a browser, which drops the video when packets of an SSRC it was never
+/// told of arrive); with `actions`, one schedule of handover-timed actions that the pacer,
 /// GoogCC and the loss protection apply (docs/architecture.md, "Handover-timed actions").
 ///
 /// # Errors

@@ -2,9 +2,10 @@
 //! libvpx ([`vp8enc`]) at the sender's target and packetized as VP8 RTP (RFC 7741), stepped once
 //! per frame like the synthetic [`Camera`](super::camera::Camera).
 //!
-//! The encoder follows the sender exactly as the synthetic one does ([`super::sender::steer_encoder`]):
-//! the pacer's target less the protection overhead, the congestion window's pushback target when
-//! it does not drop frames, a skipped frame while the pacer asks for a pause. The new target
+//! The encoder follows the sender as the synthetic one does
+//! ([`super::sender::steer_encoder`]): the pacer's target less the protection overhead, the
+//! congestion window's pushback target when it does not drop frames, a skipped frame while the
+//! pacer asks for a pause. The new target
 //! reaches libvpx before the frame is encoded (libwebrtc's `LibvpxVp8Encoder::SetRates` calls
 //! `vpx_codec_enc_config_set` the same way). A PLI or FIR asks for a key frame on the next
 //! encoded frame. Frames libvpx's rate control drops count as dropped.

@@ -58,7 +58,12 @@ pub struct CallArgs {
     /// The video sent: synthetic (the simulator's codec model; only rtc-client's receiver reads
     /// it) or vp8 (a moving test pattern with its frame number, encoded by libvpx at the
     /// congestion controller's target: what a browser decodes).
-    #[arg(long, value_name = "VIDEO", default_value = "synthetic", value_parser = VideoChoice::parse)]
+    #[arg(
+        long,
+        value_name = "VIDEO",
+        default_value = "synthetic",
+        value_parser = VideoChoice::parse
+    )]
     video: VideoChoice,
     #[command(flatten)]
     sender: SenderArgs,

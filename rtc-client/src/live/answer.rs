@@ -1,12 +1,14 @@
 //! The answering side of a real call: the signalling server ([`super::signal`]), and per call a
 //! peer connection, the media receiver with libwebrtc's jitter buffer, and the QoE meter.
 //!
-//! Every call runs one task: it takes the video track's RTP packets (RTX already turned back
-//! into the original packets by the chain), hands the synthetic-codec payloads to the
-//! [`Receiver`] on the caller's clock (aligned through [`OfferRequest::epoch_unix_ns`]), feeds
-//! rendered frames to the [`QoeMeter`], sends the PLIs the receiver (or the NACK generator, as in
-//! the simulator) asks for, hands the NACK generator the ICE round-trip time each second, and
-//! reports a line per second. The caller reads the QoE through `POST /calls/{id}/qoe`.
+//! Every call runs one task: it takes the video track's RTP packets (RTX already turned back into
+//! the original packets by the chain), hands the synthetic-codec payloads to the [`Receiver`] (a
+//! real VP8 stream, a browser's, first goes through the [`Vp8Framer`], which works out the frames
+//! the synthetic payloads describe themselves) on the caller's clock (aligned through
+//! [`OfferRequest::epoch_unix_ns`]), feeds rendered frames to the [`QoeMeter`], sends the PLIs the
+//! receiver (or the NACK generator, as in the simulator) asks for, hands the NACK generator the ICE
+//! round-trip time each second, and reports a line per second. The caller reads the QoE through
+//! `POST /calls/{id}/qoe`.
 
 use super::LiveError;
 use super::peer::{Events, ReceiverChain, build_peer, receiver_chain, set_local_and_gather};
@@ -486,7 +488,11 @@ async fn receive(
                         let s = &mut *s;
                         s.connected = true;
                         if PayloadHeader::read(&packet.payload).is_ok() {
-                            s.receiver.on_packet(now, packet.header.sequence_number, &packet.payload);
+                            s.receiver.on_packet(
+                                now,
+                                packet.header.sequence_number,
+                                &packet.payload,
+                            );
                         } else {
                             s.framer.on_packet(
                                 now,

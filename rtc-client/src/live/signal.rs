@@ -256,7 +256,8 @@ mod tests {
 
     #[test]
     fn offers_without_vp8_are_named() {
-        let vp8 = "m=video 9 UDP/TLS/RTP/SAVPF 96 97\r\na=rtpmap:96 VP8/90000\r\na=rtpmap:97 rtx/90000\r\n";
+        let vp8 = "m=video 9 UDP/TLS/RTP/SAVPF 96 97\r\na=rtpmap:96 VP8/90000\r\n\
+                   a=rtpmap:97 rtx/90000\r\n";
         assert_eq!(video_codecs(vp8), vec!["VP8/90000", "rtx/90000"]);
         assert!(check_video_offer(vp8).is_ok());
         let h265 = "m=audio 9 UDP/TLS/RTP/SAVPF 111\r\na=rtpmap:111 opus/48000/2\r\n\
