@@ -93,71 +93,109 @@ fn our_sender_to_chromium_over_starlink() {
     let _ = std::fs::remove_dir_all(&out);
 }
 
-/// A scenario whose forward link (browser to us) is a constant `mbps`.
-fn constant_scenario(dir: &Path, mbps: f64) -> PathBuf {
+/// A scenario whose forward link (browser to us) follows `trace` (a Mahimahi file: one line per
+/// 1500-byte delivery opportunity, milliseconds) and whose reverse link is a plain 50 Mbit/s.
+fn trace_scenario(dir: &Path, trace: &str) -> PathBuf {
     std::fs::create_dir_all(dir).unwrap();
-    let path = dir.join("constant.toml");
-    let link = |mbps: f64| {
+    let trace_path = dir.join("forward.mahimahi");
+    std::fs::write(&trace_path, trace).unwrap();
+    let path = dir.join("step.toml");
+    let link = |name: &str, capacity: String, buffer_ms: u32| {
         format!(
-            "buffer_ms = 200\n\n[{{0}}.capacity]\nkind = \"constant\"\nmbps = {mbps}\n\n\
-             [{{0}}.delay]\nkind = \"constant\"\nms = 20.0\njitter_ms = 0.0\njitter_rho = 0.0\n\n\
-             [{{0}}.loss]\nkind = \"none\"\n"
+            "[{name}]\nbuffer_ms = {buffer_ms}\n\n[{name}.capacity]\n{capacity}\n\n\
+             [{name}.delay]\nkind = \"constant\"\nms = 20.0\njitter_ms = 0.0\njitter_rho = 0.0\n\n\
+             [{name}.loss]\nkind = \"none\"\n\n"
         )
     };
     let text = format!(
-        "name = \"constant\"\ndescription = \"test: constant capacity\"\nkind = \"generated\"\n\n\
+        "name = \"step\"\ndescription = \"test: a capacity step\"\nkind = \"trace\"\n\n\
          [call]\nduration_s = 60\nfps = 30\nmin_bitrate_kbps = 50\nstart_bitrate_kbps = 300\n\
-         max_bitrate_kbps = 2500\n\n[handovers]\nsource = \"none\"\n\n[forward]\n{}\n[reverse]\n{}",
-        link(mbps).replace("{0}", "forward"),
-        link(50.0).replace("{0}", "reverse"),
+         max_bitrate_kbps = 2500\n\n[handovers]\nsource = \"none\"\n\n{}{}",
+        link(
+            "forward",
+            format!("kind = \"mahimahi\"\nfile = \"{}\"", trace_path.display()),
+            300
+        ),
+        link(
+            "reverse",
+            "kind = \"constant\"\nmbps = 50.0".to_owned(),
+            100
+        ),
     );
     std::fs::write(&path, text).unwrap();
     path
 }
 
+/// Mahimahi lines: one opportunity every `every_ms` from `from_ms` to `to_ms`.
+fn opportunities(from_ms: u64, to_ms: u64, every_ms: u64) -> String {
+    (from_ms..to_ms)
+        .step_by(every_ms as usize)
+        .map(|t| format!("{t}\n"))
+        .collect()
+}
+
+/// (seconds since the first sample, availableOutgoingBitrate) of a summary's series.
+fn available(s: &Value) -> Vec<(f64, f64)> {
+    s["browser"]["series"]
+        .as_array()
+        .expect("series")
+        .iter()
+        .filter_map(|row| Some((row[0].as_f64()?, row[1].as_f64()?)))
+        .collect()
+}
+
+fn mean_between(series: &[(f64, f64)], from: f64, to: f64) -> f64 {
+    let values: Vec<f64> = series
+        .iter()
+        .filter(|(t, _)| (from..to).contains(t))
+        .map(|(_, v)| *v)
+        .collect();
+    assert!(
+        !values.is_empty(),
+        "no sample between {from} and {to} s: {series:?}"
+    );
+    values.iter().sum::<f64>() / values.len() as f64
+}
+
 #[test]
 fn chromium_to_our_receiver_follows_our_feedback() {
     let out = out_dir("send");
+    // Loopback: our TWCC feedback lets Chromium's estimate climb from its 300 kbit/s start.
     let free = browser(&["--seconds", "12", "--direction", "send"], &out);
     assert!(
         number(&free, &["ours", "qoe_frames_rendered"]) > 150.0,
         "{free}"
     );
-    let max_available = |s: &Value| {
-        s["browser"]["series"]
-            .as_array()
-            .expect("series")
-            .iter()
-            .filter_map(|row| row[1].as_f64())
-            .fold(0.0f64, f64::max)
-    };
-    // Our TWCC feedback lets Chromium's estimate climb from its 300 kbit/s start.
-    let free_max = max_available(&free);
+    let free_max = available(&free).iter().map(|(_, v)| *v).fold(0.0, f64::max);
     assert!(
         free_max > 1_000_000.0,
         "availableOutgoingBitrate peaked at {free_max}"
     );
-    // Through a 0.5 Mbit/s emulated link, the estimate stays near that capacity.
-    let scenario = constant_scenario(&out.join("scenario"), 0.5);
-    let slow = browser(
+    // Through a link of 2 Mbit/s that drops to 0.1 Mbit/s (below the fake camera's ~200
+    // kbit/s) after 12 s, the estimate follows it down.
+    let trace = opportunities(0, 12_000, 6) + &opportunities(12_000, 60_000, 120);
+    let scenario = trace_scenario(&out.join("scenario"), &trace);
+    let step = browser(
         &[
             "--seconds",
-            "12",
+            "24",
             "--direction",
             "send",
             "--scenario",
             scenario.to_str().unwrap(),
         ],
-        &out.join("slow"),
+        &out.join("step"),
     );
-    let slow_max = max_available(&slow);
+    let series = available(&step);
+    let before = mean_between(&series, 4.0, 12.0);
+    let after = mean_between(&series, 18.0, 24.0);
     assert!(
-        slow_max < 0.5 * free_max && slow_max < 900_000.0,
-        "{slow_max} vs {free_max}"
+        after < 0.5 * before && after < 300_000.0,
+        "availableOutgoingBitrate {before:.0} before the step, {after:.0} after: {series:?}"
     );
     assert!(
-        number(&slow, &["ours", "qoe_frames_rendered"]) > 100.0,
-        "{slow}"
+        number(&step, &["ours", "qoe_frames_rendered"]) > 150.0,
+        "{step}"
     );
     let _ = std::fs::remove_dir_all(&out);
 }

@@ -339,9 +339,11 @@ async fn answer(
             )));
         }
     };
-    check_video_offer(&request.offer.sdp).map_err(|m| (StatusCode::UNPROCESSABLE_ENTITY, m))?;
+    // Malformed SDP first (400), then SDP without video we can receive (422).
+    let video = check_video_offer(&request.offer.sdp);
     let offer = RTCSessionDescription::offer(request.offer.sdp)
         .map_err(|e| bad(format!("malformed SDP offer: {e}")))?;
+    video.map_err(|m| (StatusCode::UNPROCESSABLE_ENTITY, m))?;
     let epoch = caller_epoch(request.epoch_unix_ns);
     let ReceiverChain {
         media,
