@@ -390,9 +390,11 @@ fn browser_summary(web: &WebHandle) -> Value {
         .get("totalFreezesDuration")
         .and_then(Value::as_f64)
         .map(|s| (s * 1000.0).round());
-    let available_kbps_last = last
-        .get("availableOutgoingBitrate")
-        .and_then(Value::as_f64)
+    // Chromium leaves the figure out of some samples: the latest one that has it.
+    let available_kbps_last = samples
+        .iter()
+        .rev()
+        .find_map(|s| s.get("availableOutgoingBitrate").and_then(Value::as_f64))
         .map(|b| (b / 1000.0).round());
     json!({
         "samples": samples.len(),
