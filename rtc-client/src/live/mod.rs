@@ -2,12 +2,15 @@
 //! `rtc-client call --peer`.
 //!
 //! A real call runs the same sender and receiver as the simulated one ([`crate::sim`]), built by
-//! the shared call layer ([`crate::call`]): the synthetic [`crate::media`] encoder and packetizer, GoogCC (or webrtc-rs's Gcc) behind an
-//! estimator wrapper that publishes its target, the TWCC sender, this project's
+//! the shared call layer ([`crate::call`]): the synthetic [`crate::media`] encoder and packetizer
+//! (or, with `call --video vp8`, real VP8 from libvpx, [`crate::call::video`]), GoogCC (or
+//! webrtc-rs's Gcc) behind an estimator wrapper that publishes its target, the TWCC sender, this
+//! project's
 //! [`pacer::HandoverAwarePacer`] at `Slot::Pacer` with its congestion window, the libwebrtc-like
 //! NACK pair with RTX ([`crate::nack`]), and on the far side the media [`crate::media::receiver`]
 //! with libwebrtc's jitter buffer and the [`crate::media::qoe`] meter. Only the transport
-//! differs: ICE, DTLS and SRTP over UDP sockets, in real time.
+//! differs: ICE, DTLS and SRTP over UDP sockets, in real time. The far end may also be a
+//! browser's own WebRTC ([`web`], [`chromium`]).
 //!
 //! - [`signal`]: the HTTP signalling protocol (JSON SDP offer in, answer out, WHIP-like) and the
 //!   candidate rewriting that routes a call through the relay.
