@@ -5,10 +5,9 @@
 //! the shared call layer ([`crate::call`]): the synthetic [`crate::media`] encoder and packetizer
 //! (or, with `call --video vp8`, real VP8 from libvpx, [`crate::call::video`]), GoogCC (or
 //! webrtc-rs's Gcc) behind an estimator wrapper that publishes its target, the TWCC sender, this
-//! project's
-//! [`pacer::HandoverAwarePacer`] at `Slot::Pacer` with its congestion window, the libwebrtc-like
-//! NACK pair with RTX ([`crate::nack`]), and on the far side the media [`crate::media::receiver`]
-//! with libwebrtc's jitter buffer and the [`crate::media::qoe`] meter. Only the transport
+//! project's [`pacer::HandoverAwarePacer`] at `Slot::Pacer` with its congestion window, the
+//! libwebrtc-like NACK pair with RTX ([`crate::nack`]), and on the far side the media
+//! [`crate::media::receiver`] with libwebrtc's jitter buffer and the [`crate::media::qoe`] meter. Only the transport
 //! differs: ICE, DTLS and SRTP over UDP sockets, in real time. The far end may also be a
 //! browser's own WebRTC ([`web`], [`chromium`]).
 //!
