@@ -5,7 +5,7 @@
 mod scenario_support;
 
 use pacer::telemetry::ActionsRecord;
-use rtc_client::call::{ActionSet, PolicyChoice, TimingError};
+use rtc_client::call::{ActionSet, PolicyChoice, TimedActions, TimingError};
 use rtc_client::scenario::Scenario;
 use rtc_client::sim::{CallConfig, CallResult, run_call};
 use std::time::{Duration, Instant};
@@ -14,7 +14,7 @@ const SECONDS: u64 = 90;
 
 fn timed(actions: ActionSet) -> PolicyChoice {
     PolicyChoice::Timed {
-        actions,
+        actions: TimedActions::from_set(actions),
         limit: None,
     }
 }
@@ -103,5 +103,19 @@ fn the_timing_error_moves_the_actions_but_applies_each_as_often_and_the_call_sta
         assert_eq!(total(&moved), total(&exact), "{error:?}");
         assert_eq!(moved, actions(&again), "{error:?}");
         assert_eq!(first.qoe.freeze_count, again.qoe.freeze_count, "{error:?}");
+    }
+}
+
+#[test]
+fn the_shipped_action_files_read_and_the_default_one_is_the_timed_policy() {
+    let root = scenario_support::paths().root;
+    let default = TimedActions::from_file(&root.join("traces/actions/default.toml"))
+        .expect("traces/actions/default.toml reads");
+    assert_eq!(default.config(), TimedActions::all().config());
+    assert_eq!(default.label(), Some("default.toml"));
+    let shipped = std::fs::read_dir(root.join("traces/actions")).expect("traces/actions");
+    for entry in shipped {
+        let path = entry.expect("a directory entry").path();
+        TimedActions::from_file(&path).unwrap_or_else(|e| panic!("{e}"));
     }
 }

@@ -5,7 +5,7 @@
 //! telemetry writes. Simulated and real calls build their sender from the same choices
 //! (docs/architecture.md, "The call engine").
 
-use super::timed::ActionSet;
+use super::timed::TimedActions;
 use pacer::telemetry::{Bwe, NackMode};
 use pacer::{
     ActionConfig, FecMode, Fixed, Forecast, Heuristic, OnnxPolicy, PolicyError, QueuePolicy, Random,
@@ -39,7 +39,7 @@ pub enum PolicyChoice {
     /// (the heuristic's unless named: `timed@fixed:200`).
     Timed {
         /// The actions applied.
-        actions: ActionSet,
+        actions: TimedActions,
         /// The policy that picks the queue limit; `None` is the heuristic.
         limit: Option<Box<PolicyChoice>>,
     },
@@ -62,8 +62,8 @@ impl PolicyChoice {
             Self::Learned(model) => QueuePolicy::name(model.as_ref()),
             Self::Timed { actions, limit } => {
                 let mut name = "timed".to_owned();
-                if *actions != ActionSet::ALL {
-                    name = format!("{name}:{}", actions.name());
+                if let Some(label) = actions.label() {
+                    name = format!("{name}:{label}");
                 }
                 if let Some(limit) = limit {
                     name = format!("{name}@{}", limit.name());

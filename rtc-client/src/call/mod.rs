@@ -39,5 +39,5 @@ pub use choices::{BweChoice, FecChoice, NackChoice, PolicyChoice};
 pub use interval::{CallLabels, OpenInterval};
 pub use options::{SenderNames, SenderOptions, SenderOverrides};
 pub use sender::{PacedSender, SenderHandles, paced_sender};
-pub use timed::{ActionSet, PredictionFeed, TimingError};
+pub use timed::{ActionSet, PredictionFeed, TimedActions, TimingError};
 pub use video::{Video, VideoChoice};

@@ -91,6 +91,76 @@ impl ActionSet {
     }
 }
 
+/// The actions of a `timed` policy and how its name shows them: a subset of the plugin's
+/// defaults ([`ActionSet`]), or a whole [`ActionConfig`] read from a TOML file (every window,
+/// the boost's factor and the probability threshold tunable, as in the plugin).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TimedActions {
+    /// `None` for every action at its default window; else what follows `timed:` in the name.
+    label: Option<String>,
+    config: ActionConfig,
+}
+
+impl TimedActions {
+    /// Every action at the plugin's default window.
+    pub fn all() -> Self {
+        Self::from_set(ActionSet::ALL)
+    }
+
+    /// A subset of the actions at the plugin's default windows.
+    pub fn from_set(set: ActionSet) -> Self {
+        Self {
+            label: (set != ActionSet::ALL).then(|| set.name()),
+            config: set.config(),
+        }
+    }
+
+    /// The [`ActionConfig`] in a TOML file (tables `hold`, `guard`, `boost`, `keyframe_block`
+    /// and the key `min_probability`; what is left out keeps its default), checked. Its name is
+    /// the file's name, so telemetry says which file a call ran with.
+    ///
+    /// # Errors
+    ///
+    /// The file cannot be read, is not such a TOML document (the message names the key), or a
+    /// value is out of range.
+    pub fn from_file(path: &std::path::Path) -> Result<Self, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            format!(
+                "cannot read the action configuration {}: {e}",
+                path.display()
+            )
+        })?;
+        let config: ActionConfig = toml::from_str(&text).map_err(|e| {
+            format!(
+                "{} is not an action configuration (tables hold, guard, boost, keyframe_block; \
+                 key min_probability): {e}",
+                path.display()
+            )
+        })?;
+        config
+            .validate()
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        let label = path.file_name().map_or_else(
+            || path.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        );
+        Ok(Self {
+            label: Some(label),
+            config,
+        })
+    }
+
+    /// What follows `timed:` in the policy's name, if anything.
+    pub fn label(&self) -> Option<&str> {
+        self.label.as_deref()
+    }
+
+    /// The plugin's configuration.
+    pub fn config(&self) -> ActionConfig {
+        self.config
+    }
+}
+
 /// An error in the forecast's timing, added to every predicted handover instant before the
 /// actions see it: a fixed offset and a uniform jitter in `[-jitter, +jitter]`, drawn per
 /// instant from the call seed. In a real call the host clock is the reference and the forecast
@@ -180,6 +250,61 @@ mod tests {
         assert!(!config.hold.enabled && !config.boost.enabled && !config.keyframe_block.enabled);
         assert_eq!(config.guard, ActionConfig::default().guard);
         assert!(config.validate().is_ok());
+    }
+
+    #[test]
+    fn an_action_file_sets_every_window_and_names_the_policy_after_the_file() {
+        let dir = std::env::temp_dir().join(format!("leopace-actions-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("wide.toml");
+        std::fs::write(
+            &path,
+            "min_probability = 0.3\n[hold]\nenabled = true\noffset_ms = -50\nduration_ms = 170\n\
+             [boost]\nenabled = false\noffset_ms = 0\nduration_ms = 0\nmin_factor = 0.25\n",
+        )
+        .unwrap();
+        let actions = TimedActions::from_file(&path).unwrap();
+        assert_eq!(actions.label(), Some("wide.toml"));
+        let config = actions.config();
+        assert_eq!((config.hold.offset_ms, config.hold.duration_ms), (-50, 170));
+        assert!(!config.boost.enabled);
+        assert_eq!(config.min_probability, 0.3);
+        assert_eq!(
+            config.guard,
+            ActionConfig::default().guard,
+            "left out: the default"
+        );
+
+        std::fs::write(&path, "[hold]\nenabled = true\noffset_ms = -50\n").unwrap();
+        let err = TimedActions::from_file(&path).unwrap_err();
+        assert!(
+            err.contains("wide.toml") && err.contains("duration_ms"),
+            "{err}"
+        );
+        std::fs::write(
+            &path,
+            "[hold]\nenabled = true\noffset_ms = 0\nduration_ms = 60000\n",
+        )
+        .unwrap();
+        let err = TimedActions::from_file(&path).unwrap_err();
+        assert!(err.contains("hold"), "{err}");
+        std::fs::write(&path, "[pray]\nenabled = true\n").unwrap();
+        let err = TimedActions::from_file(&path).unwrap_err();
+        assert!(err.contains("pray"), "{err}");
+        let err = TimedActions::from_file(&dir.join("missing.toml")).unwrap_err();
+        assert!(
+            err.contains("cannot read") && err.contains("missing.toml"),
+            "{err}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn subsets_are_labelled_by_their_actions_and_the_full_set_not_at_all() {
+        assert_eq!(TimedActions::all().label(), None);
+        assert_eq!(TimedActions::all().config(), ActionSet::ALL.config());
+        let some = TimedActions::from_set(ActionSet::parse("guard+boost").unwrap());
+        assert_eq!(some.label(), Some("guard+boost"));
     }
 
     #[test]

@@ -8,7 +8,8 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use pacer::CwndMode;
 use pacer::OnnxPolicy;
 use rtc_client::call::{
-    ActionSet, BweChoice, FecChoice, NackChoice, PolicyChoice, SenderOverrides, TimingError,
+    ActionSet, BweChoice, FecChoice, NackChoice, PolicyChoice, SenderOverrides, TimedActions,
+    TimingError,
 };
 use rtc_client::experiment::batch::{self, FinishedCall};
 use rtc_client::experiment::run::{CallSettings, CallSpec};
@@ -281,9 +282,12 @@ pub(crate) fn parse_policy(text: &str) -> Result<PolicyChoice, String> {
             None => (timed, None),
         };
         let actions = match actions {
-            "" => ActionSet::ALL,
+            "" => TimedActions::all(),
             _ => match actions.strip_prefix(':') {
-                Some(names) => ActionSet::parse(names)?,
+                Some(file) if file.to_ascii_lowercase().ends_with(".toml") => {
+                    TimedActions::from_file(Path::new(file))?
+                }
+                Some(names) => TimedActions::from_set(ActionSet::parse(names)?),
                 None => return Err(format!("unknown policy {text:?}: {POLICY_NAMES}")),
             },
         };
@@ -322,8 +326,8 @@ pub(crate) fn parse_policy(text: &str) -> Result<PolicyChoice, String> {
 
 /// What `--policy` accepts, for its errors.
 const POLICY_NAMES: &str = "use default, random, heuristic, fixed:<ms> (e.g. fixed:900), \
-     learned:<card> (e.g. learned:models/policy.json), or timed[:<actions>][@<policy>] (e.g. \
-     timed, timed:hold+guard, timed@fixed:200)";
+     learned:<card> (e.g. learned:models/policy.json), or timed[:<actions>|:<file.toml>][@<policy>] \
+     (e.g. timed, timed:hold+guard, timed:traces/actions/default.toml@fixed:200)";
 
 /// Parses the decision interval: 1 s to 120 s.
 pub(crate) fn parse_interval(text: &str) -> Result<Duration, String> {

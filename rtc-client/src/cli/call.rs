@@ -27,7 +27,7 @@ pub struct CallArgs {
     #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration, allow_hyphen_values = true)]
     duration: Duration,
     /// Queue policy: default (WebRTC's fixed 2000 ms), random, heuristic, fixed:<ms>,
-    /// learned:<card>, or timed[:<actions>][@<policy>] (handover-timed actions over the
+    /// learned:<card>, or timed[:<actions>|:<file.toml>][@<policy>] (handover-timed actions over the
     /// heuristic's limit or the named policy's).
     #[arg(long, value_name = "POLICY", default_value = "default", value_parser = parse_policy)]
     policy: PolicyChoice,

@@ -18,7 +18,7 @@ const MAX_CALLS: usize = 100_000;
 #[derive(Debug, Args)]
 pub struct ExperimentArgs {
     /// Policies, comma-separated, as `sim --policy`: default, random, heuristic, fixed:<ms>,
-    /// learned:<card>, timed[:<actions>][@<policy>]. With `default` among them, the others are
+    /// learned:<card>, timed[:<actions>|:<file.toml>][@<policy>]. With `default` among them, the others are
     /// compared with it.
     #[arg(
         long,

@@ -5,7 +5,7 @@
 //! packet before the TWCC sender adds the transport-wide sequence number below it. A packet that
 //! arrives therefore carries an extension the repair packets were not computed over, so
 //! [`FecReceiver`] removes it ([`pacer::without_header_extension`]) from the copy it hands
-//! webrtc-rs's `FlexFec03Decoder`; the packet itself travels on unchanged. The receiver sits at
+//! webrtc-rs's `FlexFec03Decoder` (through [`gate`], which shows it only the packets that can matter); the packet itself travels on unchanged. The receiver sits at
 //! [`FEC_RECEIVER_SLOT`] (webrtc-rs's `Slot::FecDecoder`), wire-ward of the RTX receiver and the
 //! NACK generator, so a rebuilt packet reaches them as received and stops its NACKs (libwebrtc
 //! `NackRequester::OnReceivedPacket` with `is_recovered`). The TWCC receiver and the receiver
@@ -13,8 +13,11 @@
 //! packets as they arrive and never a rebuilt packet, as libwebrtc's transport feedback and
 //! receive statistics do (`RtpVideoStreamReceiver2` leaves recovered packets out of them).
 
+mod gate;
+
+use gate::GatedDecoder;
 use rtc_interceptor::{
-    Attribute, AttributedPacket, FlexFec03Decoder, Interceptor, Packet, ReceiverReportBuilder,
+    Attribute, AttributedPacket, Interceptor, Packet, ReceiverReportBuilder,
     ReceiverReportInterceptor, Slot, StreamInfo, TaggedPacket,
 };
 use rtc_rtcp::receiver_report::ReceiverReport;
@@ -78,7 +81,7 @@ struct Protected {
     repair_ssrc: u32,
     /// The transport-wide sequence number's extension id on the media stream, if negotiated.
     transport_cc_id: Option<u8>,
-    decoder: FlexFec03Decoder,
+    decoder: GatedDecoder,
     /// Which media packets arrived and which were rebuilt.
     seen: SeenPackets,
 }
@@ -129,6 +132,16 @@ impl SeenPackets {
         let was_rebuilt = self.rebuilt.get(sequence_number);
         self.rebuilt.set(sequence_number, false);
         was_rebuilt
+    }
+
+    /// Whether a sequence number has neither arrived nor been rebuilt. Arrival bits ahead of the
+    /// highest number are the previous wrap's, so only the rebuilds count there.
+    fn missing(&self, sequence_number: u16) -> bool {
+        let ahead = self
+            .highest
+            .is_some_and(|h| (1..0x8000).contains(&sequence_number.wrapping_sub(h)));
+        let arrived = !ahead && self.arrived.get(sequence_number);
+        !arrived && !self.rebuilt.get(sequence_number)
     }
 
     /// A packet was rebuilt; returns whether to keep it (its original has not arrived).
@@ -232,7 +245,8 @@ impl Protocol<TaggedPacket, TaggedPacket, ()> for FecReceiver {
         let ssrc = rtp.header.ssrc;
         if let Some(index) = self.streams.iter().position(|s| s.repair_ssrc == ssrc) {
             self.handle.repair_received.fetch_add(1, Ordering::Relaxed);
-            let rebuilt = self.streams[index].decoder.decode(rtp.clone());
+            let Protected { decoder, seen, .. } = &mut self.streams[index];
+            let rebuilt = decoder.repair(rtp.clone(), |s| seen.missing(s));
             self.queue_rebuilt(index, msg.now, msg.transport, rebuilt);
             return Ok(());
         }
@@ -251,7 +265,8 @@ impl Protocol<TaggedPacket, TaggedPacket, ()> for FecReceiver {
             Some(id) => pacer::without_header_extension(rtp, id),
             None => rtp.clone(),
         };
-        let rebuilt = stream.decoder.decode(as_protected);
+        let highest = stream.seen.highest.unwrap_or(sequence_number);
+        let rebuilt = stream.decoder.media(as_protected, highest);
         let (now, transport) = (msg.now, msg.transport);
         self.read_queue.push_back(msg);
         self.queue_rebuilt(index, now, transport, rebuilt);
@@ -295,7 +310,7 @@ impl Interceptor for FecReceiver {
             media_ssrc: info.ssrc,
             repair_ssrc,
             transport_cc_id,
-            decoder: FlexFec03Decoder::new(repair_ssrc, info.ssrc),
+            decoder: GatedDecoder::new(repair_ssrc, info.ssrc),
             seen: SeenPackets::new(),
         });
     }
