@@ -20,8 +20,24 @@ if ! command -v pkg-config >/dev/null 2>&1; then
   missing+=(pkg-config)
 fi
 
+# env-libvpx-sys (under the vp8enc crate) ships FFI bindings generated for these libvpx
+# versions only, and its build fails on any other that pkg-config reports.
+check_vpx_version() {
+  local version
+  version="$(pkg-config --modversion vpx 2>/dev/null || true)"
+  case "$version" in
+    1.3.0|1.4.0|1.5.0|1.6.1|1.7.0|1.8.0|1.8.1|1.8.2|1.9.0|1.10.0|1.11.0|1.12.0|1.13.0) ;;
+    *)
+      echo "setup-browser: libvpx ${version:-(not found by pkg-config)} has no pre-generated \
+bindings in env-libvpx-sys 5.1 (1.3.0 to 1.13.0 only); install one of those" >&2
+      exit 1
+      ;;
+  esac
+}
+
 if [ ${#missing[@]} -eq 0 ]; then
-  echo "setup-browser: chromium ($(command -v chromium)) and libvpx-dev are installed; nothing to do"
+  check_vpx_version
+  echo "setup-browser: chromium ($(command -v chromium)) and libvpx-dev $(pkg-config --modversion vpx) are installed; nothing to do"
   exit 0
 fi
 
@@ -43,3 +59,4 @@ export DEBIAN_FRONTEND=noninteractive
 "${sudo[@]}" apt-get update -qq
 "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 echo "setup-browser: installed ${missing[*]}: chromium $(chromium --version 2>/dev/null || echo '?')"
+check_vpx_version
