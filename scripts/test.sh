@@ -25,6 +25,9 @@ step "libtorch for policy-train (installed once into $cache, outside the checkou
 eval "$(scripts/setup-libtorch.sh)"
 echo "LIBTORCH=$LIBTORCH"
 
+step "chromium and libvpx-dev for the browser-peer tests and the vp8 feature (scripts/setup-browser.sh)"
+scripts/setup-browser.sh
+
 step "no import circle between the files of any crate (scripts/module-cycles.py)"
 python3 scripts/module-cycles.py
 

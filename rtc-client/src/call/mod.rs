@@ -14,6 +14,9 @@
 //! - [`camera`]: the synthetic encoder and the packetizer, stepped once per frame;
 //! - [`interval`]: one decision interval, sampled at every frame and closed into a telemetry
 //!   record;
+//! - [`video`]: which camera a live call sends, the synthetic one or real VP8;
+//! - [`vp8_camera`]: the test pattern encoded by libvpx and packetized as VP8 RTP (feature
+//!   `vp8`);
 //! - [`timed`]: the handover-timed actions a `timed` policy applies, and the predicted handovers
 //!   each decision hands to them.
 //!
@@ -27,6 +30,9 @@ pub mod options;
 pub mod sender;
 pub mod streams;
 pub mod timed;
+pub mod video;
+#[cfg(feature = "vp8")]
+pub mod vp8_camera;
 
 pub use camera::{Camera, FrameStep};
 pub use choices::{BweChoice, FecChoice, NackChoice, PolicyChoice};
@@ -34,3 +40,4 @@ pub use interval::{CallLabels, OpenInterval};
 pub use options::{SenderNames, SenderOptions, SenderOverrides};
 pub use sender::{PacedSender, SenderHandles, paced_sender};
 pub use timed::{ActionSet, PredictionFeed, TimedActions, TimingError};
+pub use video::{Video, VideoChoice};

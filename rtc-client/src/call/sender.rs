@@ -137,8 +137,10 @@ pub struct PacedSender {
 /// Builds the loss protection, the pacer and the estimator of a sender: `fec` protects the
 /// streams bound with a repair SSRC (hybrid NACK/FEC when `nack` runs); GoogCC
 /// ([`googcc_config`]) probes through the pacer, or webrtc-rs's `Gcc`; the congestion window in
-/// `cwnd` mode; padding (probes and pacer-mode keep-alives) on [`PADDING_SSRC`] with
-/// `padding_payload_type`; with `actions`, one schedule of handover-timed actions that the pacer,
+/// `cwnd` mode; padding (probes and pacer-mode keep-alives) on `padding_stream` (SSRC, payload
+/// type; [`PADDING_SSRC`] in this project's calls), or none (`None`: probes are filled with
+/// media only; towards a browser, which drops the video when packets of an SSRC it was never
+/// told of arrive); with `actions`, one schedule of handover-timed actions that the pacer,
 /// GoogCC and the loss protection apply (docs/architecture.md, "Handover-timed actions").
 ///
 /// # Errors
@@ -150,7 +152,7 @@ pub fn paced_sender(
     keyframe_flush: bool,
     fec: FecChoice,
     nack: bool,
-    padding_payload_type: u8,
+    padding_stream: Option<(u32, u8)>,
     actions: Option<ActionConfig>,
 ) -> Result<PacedSender, ActionConfigError> {
     let actions = actions.map(ActionsHandle::new).transpose()?;
@@ -165,9 +167,10 @@ pub fn paced_sender(
     protection_handle.set_resolution(width, height);
     let probing = bwe == BweChoice::GoogCc;
     // The padding stream also carries the pacer-mode keep-alives.
-    let padding = probing || cwnd == CwndMode::Pacer;
+    let padding = padding_stream.is_some() && (probing || cwnd == CwndMode::Pacer);
+    let (padding_ssrc, padding_payload_type) = padding_stream.unwrap_or((PADDING_SSRC, 0));
     let pacing = PacingConfig {
-        padding_ssrc: padding.then_some(PADDING_SSRC),
+        padding_ssrc: padding.then_some(padding_ssrc),
         padding_payload_type,
         keyframe_flush,
         ..PacingConfig::default()

@@ -8,6 +8,7 @@
 
 use crate::media::packetizer::MediaPacket;
 use crate::media::payload::PayloadHeader;
+use crate::media::vp8::descriptor;
 use pacer::FrameInfo;
 use rtc_interceptor::{RTCPFeedback, RTPHeaderExtension, StreamInfo};
 
@@ -39,15 +40,24 @@ pub const RECEIVER_SSRC: u32 = 0x0000_0E11;
 /// (libwebrtc `modules/video_coding/nack_requester.cc`).
 pub const MAX_NACKS_PER_PACKET: u16 = 10;
 
-/// What the synthetic codec's payload header says about a packet's frame (for key-frame
-/// flushing in the pacer).
+/// What a video packet's payload says about its frame (for key-frame flushing in the pacer and
+/// the loss protection): the synthetic codec's payload header, or for real VP8 the payload
+/// descriptor (a frame's first packet has S = 1 and PID = 0, and there the VP8 header's P bit
+/// tells a key frame; RFC 7741 section 4). The two cannot be confused: the synthetic header
+/// sets a bit VP8 reserves.
 pub fn frame_info(rtp: &rtc_rtp::Packet) -> FrameInfo {
-    match PayloadHeader::read(&rtp.payload) {
-        Ok(header) => FrameInfo {
+    if let Ok(header) = PayloadHeader::read(&rtp.payload) {
+        return FrameInfo {
             key_frame: header.key_frame,
             first_packet_of_frame: header.index == 0,
+        };
+    }
+    match descriptor::parse(&rtp.payload) {
+        Ok(d) if d.starts_frame() => FrameInfo {
+            key_frame: d.key_frame.unwrap_or(false),
+            first_packet_of_frame: true,
         },
-        Err(_) => FrameInfo::default(),
+        _ => FrameInfo::default(),
     }
 }
 

@@ -4,6 +4,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 use rtc_client::live::answer::{AnswerConfig, AnswerEvent, AnswerServer};
 use rtc_client::live::status::process_cpu_time;
+use rtc_client::live::web::WebConfig;
 use std::collections::HashMap;
 use std::io::Write;
 use std::net::SocketAddr;
@@ -28,6 +29,15 @@ pub struct AnswerArgs {
     /// without FEC (as with an answerer that does not support it).
     #[arg(long)]
     no_fec: bool,
+    /// Also serve the browser peer at http://ADDR/: /?mode=receive answers
+    /// `rtc-client call --video vp8 --fec off --peer http://ADDR/web` in the browser,
+    /// /?mode=send sends the browser's camera to this answerer. (`rtc-client browser` runs both
+    /// ends with headless Chromium.)
+    #[arg(long)]
+    web: bool,
+    /// With --web: append the browser's getStats() samples to FILE, one JSON line a second.
+    #[arg(long, value_name = "FILE", requires = "web")]
+    browser_stats: Option<std::path::PathBuf>,
 }
 
 /// Runs `rtc-client answer` until Ctrl-C (or, with --once, the end of the first call).
@@ -55,6 +65,10 @@ async fn serve(args: AnswerArgs) -> Result<()> {
             listen,
             allow_non_loopback: explicit,
             fec: !args.no_fec,
+            web: args.web.then(|| WebConfig {
+                stats_out: args.browser_stats.clone(),
+                ..WebConfig::default()
+            }),
         },
         move |event| {
             let mut out = std::io::stdout().lock();
@@ -92,6 +106,13 @@ async fn serve(args: AnswerArgs) -> Result<()> {
         "answering on http://{} (POST /calls); Ctrl-C to stop",
         server.local_addr()
     );
+    if args.web {
+        println!(
+            "browser peer on http://{0}/?mode=receive (answers `call --peer http://{0}/web`) \
+             and http://{0}/?mode=send",
+            server.local_addr()
+        );
+    }
     tokio::select! {
         signal = tokio::signal::ctrl_c() => signal.context("cannot wait for Ctrl-C")?,
         () = ended.notified(), if args.once => {}

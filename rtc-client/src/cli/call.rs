@@ -4,7 +4,7 @@ use super::args::{PathArgs, SenderArgs, parse_duration, parse_interval, parse_po
 use anyhow::{Context, Result};
 use clap::Args;
 use pacer::telemetry::TelemetryWriter;
-use rtc_client::call::{PolicyChoice, SenderOptions};
+use rtc_client::call::{PolicyChoice, SenderOptions, VideoChoice};
 use rtc_client::live::call::{
     CallOutcome, LinkSetup, LiveCallConfig, StatusEvent, run as run_call,
 };
@@ -55,6 +55,16 @@ pub struct CallArgs {
     /// The IP the caller's peer connection and the relay bind.
     #[arg(long, value_name = "IP", default_value = "127.0.0.1")]
     bind: IpAddr,
+    /// The video sent: synthetic (the simulator's codec model; only rtc-client's receiver reads
+    /// it) or vp8 (a moving test pattern with its frame number, encoded by libvpx at the
+    /// congestion controller's target: what a browser decodes).
+    #[arg(
+        long,
+        value_name = "VIDEO",
+        default_value = "synthetic",
+        value_parser = VideoChoice::parse
+    )]
+    video: VideoChoice,
     #[command(flatten)]
     sender: SenderArgs,
     #[command(flatten)]
@@ -95,6 +105,7 @@ pub fn run(args: CallArgs) -> Result<()> {
         sender: options,
         seed: args.seed,
         local_ip: args.bind,
+        video: args.video,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

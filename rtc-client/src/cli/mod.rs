@@ -2,6 +2,7 @@
 
 mod answer;
 mod args;
+mod browser;
 mod call;
 mod collect;
 mod compare;
@@ -116,6 +117,16 @@ enum Command {
         --decision-interval 10s --telemetry call.jsonl\n  \
         rtc-client call --policy heuristic --handover dish:127.0.0.1:9200")]
     Call(call::CallArgs),
+    /// One call between rtc-client and headless Chromium (the browser's own WebRTC), optionally
+    /// over an emulated link: --direction receive sends our real VP8 (pacer, GoogCC, NACK/RTX)
+    /// to the browser, --direction send has the browser send its fake camera to our receiver.
+    /// Prints both sides' frames, freezes and bitrate side by side and writes the browser's
+    /// getStats samples, our telemetry, a screenshot and summary.json to --out. Needs Chromium
+    /// (scripts/setup-browser.sh installs Debian's).
+    #[command(after_help = "Examples:\n  \
+        rtc-client browser --seconds 30 --direction receive --scenario starlink\n  \
+        rtc-client browser --seconds 20 --direction send --out runs/browser-send")]
+    Browser(browser::BrowserArgs),
     /// List the shipped scenarios with their descriptions.
     #[command(after_help = "Examples:\n  rtc-client scenarios\n  rtc-client scenarios --json")]
     Scenarios(ScenariosArgs),
@@ -143,6 +154,7 @@ pub fn main() -> ExitCode {
         Command::Collect(args) => collect::run(args, std::time::Instant::now()),
         Command::Answer(args) => answer::run(args),
         Command::Call(args) => call::run(args),
+        Command::Browser(args) => browser::run(args),
         Command::Scenarios(args) => scenarios(args),
     };
     match result {

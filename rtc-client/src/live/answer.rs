@@ -1,25 +1,30 @@
 //! The answering side of a real call: the signalling server ([`super::signal`]), and per call a
 //! peer connection, the media receiver with libwebrtc's jitter buffer, and the QoE meter.
 //!
-//! Every call runs one task: it takes the video track's RTP packets (RTX already turned back
-//! into the original packets by the chain), hands the synthetic-codec payloads to the
-//! [`Receiver`] on the caller's clock (aligned through [`OfferRequest::epoch_unix_ns`]), feeds
-//! rendered frames to the [`QoeMeter`], sends the PLIs the receiver (or the NACK generator, as in
-//! the simulator) asks for, hands the NACK generator the ICE round-trip time each second, and
-//! reports a line per second. The caller reads the QoE through `POST /calls/{id}/qoe`.
+//! Every call runs one task: it takes the video track's RTP packets (RTX already turned back into
+//! the original packets by the chain), hands the synthetic-codec payloads to the [`Receiver`] (a
+//! real VP8 stream, a browser's, first goes through the [`Vp8Framer`], which works out the frames
+//! the synthetic payloads describe themselves) on the caller's clock (aligned through
+//! [`OfferRequest::epoch_unix_ns`]), feeds rendered frames to the [`QoeMeter`], sends the PLIs the
+//! receiver (or the NACK generator, as in the simulator) asks for, hands the NACK generator the ICE
+//! round-trip time each second, and reports a line per second. The caller reads the QoE through
+//! `POST /calls/{id}/qoe`.
 
 use super::LiveError;
 use super::peer::{Events, ReceiverChain, build_peer, receiver_chain, set_local_and_gather};
 use super::signal::{
     AnswerResponse, ErrorBody, MAX_BODY_BYTES, OfferRequest, QoeQuery, QoeSnapshot,
-    SessionDescription,
+    SessionDescription, check_video_offer,
 };
+use super::web::{self, WebConfig, WebHandle};
 use crate::call::NackChoice;
 use crate::call::streams::{RECEIVER_SSRC, VIDEO_SSRC};
 use crate::fec::FecReceiverHandle;
 use crate::link::Time;
+use crate::media::payload::PayloadHeader;
 use crate::media::qoe::QoeMeter;
 use crate::media::receiver::{Receiver, ReceiverConfig};
+use crate::media::vp8::framer::Vp8Framer;
 use crate::nack::NackGeneratorHandle;
 use axum::Router;
 use axum::body::{Body, to_bytes};
@@ -56,6 +61,8 @@ pub struct AnswerConfig {
     /// Accept FlexFEC-03 when an offer carries it (off: the answer leaves it out and the call
     /// runs without FEC, as with an answerer that does not support it).
     pub fec: bool,
+    /// Serve the browser peer's page and endpoints too ([`super::web`]).
+    pub web: Option<WebConfig>,
 }
 
 /// A report from the server, for whoever prints them.
@@ -89,6 +96,9 @@ type Reporter = Arc<dyn Fn(AnswerEvent) + Send + Sync>;
 /// One call's receiving state, shared by its task and the QoE endpoint.
 struct CallState {
     receiver: Receiver,
+    /// Frames of a real VP8 stream (a browser's), described for the receiver; the synthetic
+    /// codec's packets describe themselves.
+    framer: Vp8Framer,
     meter: QoeMeter,
     plis_sent: u64,
     rendered_this_second: u32,
@@ -118,6 +128,7 @@ struct Server {
 /// A running answering server; [`AnswerServer::shutdown`] stops it and closes its calls.
 pub struct AnswerServer {
     addr: SocketAddr,
+    web: Option<WebHandle>,
     server: Arc<Server>,
     stop: Option<oneshot::Sender<()>>,
     task: Option<JoinHandle<()>>,
@@ -153,11 +164,30 @@ impl AnswerServer {
             next_id: AtomicU64::new(1),
             report: Arc::new(report),
         });
-        let app = Router::new()
+        let mut app = Router::new()
             .route("/calls", post(create_call))
             .route("/calls/{id}/qoe", post(query_qoe))
             .route("/calls/{id}", delete(end_call))
             .with_state(Arc::clone(&server));
+        let mut web_handle = None;
+        if let Some(web_config) = config.web {
+            let for_web = Arc::clone(&server);
+            let answerer: web::Answerer = Arc::new(move |request| {
+                let server = Arc::clone(&for_web);
+                Box::pin(async move {
+                    if lock(&server.calls).len() >= MAX_CALLS {
+                        return Err((
+                            StatusCode::SERVICE_UNAVAILABLE,
+                            format!("already {MAX_CALLS} calls in progress"),
+                        ));
+                    }
+                    answer(&server, request).await
+                })
+            });
+            let (routes, handle) = web::routes(web_config, answerer)?;
+            app = app.merge(routes);
+            web_handle = Some(handle);
+        }
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(async move {
             let _ = axum::serve(listener, app)
@@ -168,6 +198,7 @@ impl AnswerServer {
         });
         Ok(Self {
             addr,
+            web: web_handle,
             server,
             stop: Some(stop),
             task: Some(task),
@@ -177,6 +208,11 @@ impl AnswerServer {
     /// The address it serves.
     pub fn local_addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// The browser peer's bridge, when served.
+    pub fn web(&self) -> Option<&WebHandle> {
+        self.web.as_ref()
     }
 
     /// Calls in progress.
@@ -303,8 +339,11 @@ async fn answer(
             )));
         }
     };
+    // Malformed SDP first (400), then SDP without video we can receive (422).
+    let video = check_video_offer(&request.offer.sdp);
     let offer = RTCSessionDescription::offer(request.offer.sdp)
         .map_err(|e| bad(format!("malformed SDP offer: {e}")))?;
+    video.map_err(|m| (StatusCode::UNPROCESSABLE_ENTITY, m))?;
     let epoch = caller_epoch(request.epoch_unix_ns);
     let ReceiverChain {
         media,
@@ -341,6 +380,7 @@ async fn answer(
     let call_id = format!("c{}", server.next_id.fetch_add(1, Ordering::Relaxed));
     let state = Arc::new(Mutex::new(CallState {
         receiver: Receiver::new(ReceiverConfig::default()),
+        framer: Vp8Framer::new(),
         meter: QoeMeter::new(),
         plis_sent: 0,
         rendered_this_second: 0,
@@ -419,6 +459,9 @@ async fn receive(
     epoch: Instant,
 ) -> String {
     let time = |i: Instant| Time::from_instant(epoch, i);
+    // The media SSRC: the track's first (its RTX SSRC, if any, comes second); this project's
+    // caller always uses VIDEO_SSRC, a browser a random one.
+    let media_ssrc = track.ssrcs().await.first().copied().unwrap_or(VIDEO_SSRC);
     let mut second = tokio::time::interval_at(
         tokio::time::Instant::now() + Duration::from_secs(1),
         Duration::from_secs(1),
@@ -439,15 +482,31 @@ async fn receive(
         tokio::select! {
             event = track.poll() => match event {
                 Some(TrackRemoteEvent::OnRtpPacket(packet)) => {
-                    if packet.header.ssrc == VIDEO_SSRC {
+                    // Padding (probes, keep-alives) carries no payload.
+                    if packet.header.ssrc == media_ssrc && !packet.payload.is_empty() {
                         bytes_this_second += packet.payload.len() as u64;
+                        let now = time(Instant::now());
                         let mut s = lock(state);
+                        let s = &mut *s;
                         s.connected = true;
-                        s.receiver.on_packet(
-                            time(Instant::now()),
-                            packet.header.sequence_number,
-                            &packet.payload,
-                        );
+                        if PayloadHeader::read(&packet.payload).is_ok() {
+                            s.receiver.on_packet(
+                                now,
+                                packet.header.sequence_number,
+                                &packet.payload,
+                            );
+                        } else {
+                            s.framer.on_packet(
+                                now,
+                                packet.header.sequence_number,
+                                packet.header.timestamp,
+                                packet.header.marker,
+                                &packet.payload,
+                            );
+                            while let Some((sequence, header)) = s.framer.poll_packet() {
+                                s.receiver.on_described_packet(now, sequence, &header);
+                            }
+                        }
                     }
                 }
                 Some(TrackRemoteEvent::OnEnded) | None => return "the track ended".into(),
@@ -530,7 +589,7 @@ async fn receive(
             let pli =
                 rtc::rtcp::payload_feedbacks::picture_loss_indication::PictureLossIndication {
                     sender_ssrc: RECEIVER_SSRC,
-                    media_ssrc: VIDEO_SSRC,
+                    media_ssrc,
                 };
             let _ = track.write_rtcp(vec![Box::new(pli)]).await;
         }

@@ -36,10 +36,10 @@ use super::signal::{
 };
 use super::sources::{self, HandoverSpec};
 use super::status::StatusLine;
-use crate::call::camera::Camera;
 use crate::call::interval::{CallLabels, FecTotals, OpenInterval, observe};
 use crate::call::streams::rtp_of;
 use crate::call::timed::{self, PredictionFeed, TimingError};
+use crate::call::video::{Video, VideoChoice};
 use crate::call::{NackChoice, PolicyChoice, SenderOptions};
 use crate::link::{Link, LinkConfig, Time};
 use crate::scenario::build::Realization;
@@ -115,6 +115,8 @@ pub struct LiveCallConfig {
     pub seed: u64,
     /// The IP the caller's peer connection and the relay bind (loopback by default).
     pub local_ip: IpAddr,
+    /// The video it sends: the synthetic codec, or real VP8 (what a browser can decode).
+    pub video: VideoChoice,
 }
 
 /// What a real call produced.
@@ -203,7 +205,12 @@ pub async fn run(
     )?;
 
     // Peer connection and offer.
-    let (media, registry, handles) = sender_chain(config.sender, config.policy.actions())?;
+    // Real VP8 is what a browser receives: no padding stream then (see `sender_chain`).
+    let (media, registry, handles) = sender_chain(
+        config.sender,
+        config.policy.actions(),
+        config.video != VideoChoice::Vp8,
+    )?;
     let (events, mut connection, _tracks) = Events::new();
     let peer = build_peer(media, registry, &events, config.local_ip).await?;
     let outcome = async {
@@ -503,7 +510,8 @@ impl SenderLoop<'_> {
             config.policy.build(config.seed),
             handle.clone(),
         );
-        let mut camera = Camera::new(config.seed, time(Instant::now()));
+        let mut camera = Video::new(config.video, config.seed, time(Instant::now()))
+            .map_err(LiveError::Config)?;
         let mut predictions = PredictionFeed::new(TimingError::default(), config.seed);
         let mut media = Vec::new();
         let mut telemetry = Vec::new();
@@ -568,7 +576,7 @@ impl SenderLoop<'_> {
                     }
                     let snapshot = self.qoe(camera.packets_sent(), false).await;
                     let stats = handle.stats();
-                    let bytes = camera.encoder().bytes_encoded();
+                    let bytes = camera.bytes_encoded();
                     let line = StatusLine {
                         elapsed: epoch.elapsed(),
                         target_kbps: self.handles.sender.target_bps() / 1000.0,
@@ -596,7 +604,7 @@ impl SenderLoop<'_> {
                 self.close_open(
                     &mut open,
                     now,
-                    (camera.packets_sent(), camera.encoder().frames_dropped()),
+                    (camera.packets_sent(), camera.frames_dropped()),
                     &mut telemetry,
                     on_status,
                 )
@@ -610,7 +618,7 @@ impl SenderLoop<'_> {
                     decision,
                     now,
                     &handle.stats(),
-                    camera.encoder().frames_dropped(),
+                    camera.frames_dropped(),
                     self.fec_totals(),
                 ));
             }
@@ -629,7 +637,14 @@ impl SenderLoop<'_> {
                     .sender
                     .protection
                     .set_network(handle.stats().target_bitrate_bps, rtt);
-                let step = camera.capture(now, &self.handles.sender, open.as_mut(), &mut media);
+                let step =
+                    match camera.capture(now, &self.handles.sender, open.as_mut(), &mut media) {
+                        Ok(step) => step,
+                        Err(e) => {
+                            ended_by = format!("the encoder failed: {e}");
+                            break;
+                        }
+                    };
                 let queue_ms = step.stats.expected_queue_time.as_secs_f64() * 1000.0;
                 if queue_ms > max_queue.0 {
                     max_queue = (queue_ms, step.stats.queue_time_limit.as_secs_f64() * 1000.0);
@@ -650,7 +665,7 @@ impl SenderLoop<'_> {
         self.close_open(
             &mut open,
             now,
-            (camera.packets_sent(), camera.encoder().frames_dropped()),
+            (camera.packets_sent(), camera.frames_dropped()),
             &mut telemetry,
             on_status,
         )
@@ -673,8 +688,8 @@ impl SenderLoop<'_> {
             telemetry,
             decisions,
             qoe,
-            frames_encoded: camera.encoder().frames_encoded(),
-            key_frames: camera.encoder().key_frames(),
+            frames_encoded: camera.frames_encoded(),
+            key_frames: camera.key_frames(),
             media_packets: camera.packets_sent(),
             plis_received: plis,
             target_range_bps: if target_range.0.is_finite() {

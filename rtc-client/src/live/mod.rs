@@ -2,12 +2,14 @@
 //! `rtc-client call --peer`.
 //!
 //! A real call runs the same sender and receiver as the simulated one ([`crate::sim`]), built by
-//! the shared call layer ([`crate::call`]): the synthetic [`crate::media`] encoder and packetizer, GoogCC (or webrtc-rs's Gcc) behind an
-//! estimator wrapper that publishes its target, the TWCC sender, this project's
-//! [`pacer::HandoverAwarePacer`] at `Slot::Pacer` with its congestion window, the libwebrtc-like
-//! NACK pair with RTX ([`crate::nack`]), and on the far side the media [`crate::media::receiver`]
-//! with libwebrtc's jitter buffer and the [`crate::media::qoe`] meter. Only the transport
-//! differs: ICE, DTLS and SRTP over UDP sockets, in real time.
+//! the shared call layer ([`crate::call`]): the synthetic [`crate::media`] encoder and packetizer
+//! (or, with `call --video vp8`, real VP8 from libvpx, [`crate::call::video`]), GoogCC (or
+//! webrtc-rs's Gcc) behind an estimator wrapper that publishes its target, the TWCC sender, this
+//! project's [`pacer::HandoverAwarePacer`] at `Slot::Pacer` with its congestion window, the
+//! libwebrtc-like NACK pair with RTX ([`crate::nack`]), and on the far side the media
+//! [`crate::media::receiver`] with libwebrtc's jitter buffer and the [`crate::media::qoe`] meter. Only the transport
+//! differs: ICE, DTLS and SRTP over UDP sockets, in real time. The far end may also be a
+//! browser's own WebRTC ([`web`], [`chromium`]).
 //!
 //! - [`signal`]: the HTTP signalling protocol (JSON SDP offer in, answer out, WHIP-like) and the
 //!   candidate rewriting that routes a call through the relay.
@@ -15,23 +17,28 @@
 //! - [`answer`]: the answering side: the signalling server, one receiver and QoE meter per call,
 //!   and the QoE side channel the caller reads.
 //! - [`call`]: the calling side: peer connection, sender loop, policy, live status, telemetry.
+//! - [`chromium`]: headless Chromium as a far peer (found, launched, killed and cleaned up).
 //! - [`peer`]: peer-connection set-up shared by both sides (media engine, interceptor chains,
 //!   events).
 //! - [`relay`]: the in-process UDP relay that applies a scenario's links in real time.
 //! - [`sources`]: the live handover sources (none, mirror, orbital, dish, the scenario's truth).
 //! - [`status`]: the one-line live status and the summary.
+//! - [`web`]: the browser peer: the page (served from the signalling origin) that runs a call
+//!   in the browser's WebRTC, and its endpoints.
 //!
 //! Everything that schedules ([`relay::LinkScheduler`], the pacer, the policy controller) takes
 //! `now` and reads no clock; the tasks around them do.
 
 pub mod answer;
 pub mod call;
+pub mod chromium;
 pub mod http;
 pub mod peer;
 pub mod relay;
 pub mod signal;
 pub mod sources;
 pub mod status;
+pub mod web;
 
 /// Why a real call (or the answering server) failed.
 #[derive(Debug, thiserror::Error)]

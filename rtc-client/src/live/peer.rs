@@ -28,7 +28,7 @@
 use super::LiveError;
 use crate::call::sender::{PacedSender, SenderHandles, paced_sender};
 use crate::call::streams::{
-    MAX_NACKS_PER_PACKET, VIDEO_FEC_PAYLOAD_TYPE, VIDEO_FEC_SSRC, VIDEO_PAYLOAD_TYPE,
+    MAX_NACKS_PER_PACKET, PADDING_SSRC, VIDEO_FEC_PAYLOAD_TYPE, VIDEO_FEC_SSRC, VIDEO_PAYLOAD_TYPE,
     VIDEO_RTX_PAYLOAD_TYPE, VIDEO_RTX_SSRC, VIDEO_SSRC, fec_stream, padding_stream, rtx_stream,
 };
 use crate::call::{NackChoice, SenderOptions};
@@ -49,6 +49,7 @@ use rtc::media_stream::MediaStreamTrack;
 use rtc::peer_connection::configuration::media_engine::{
     MIME_TYPE_FLEX_FEC03, MIME_TYPE_RTX, MIME_TYPE_VP8,
 };
+use rtc::rtcp::payload_feedbacks::full_intra_request::FullIntraRequest;
 use rtc::rtcp::payload_feedbacks::picture_loss_indication::PictureLossIndication;
 use rtc::rtp_transceiver::rtp_sender::{
     RTCPFeedback as SdpFeedback, RTCRtpCodec, RTCRtpCodecParameters, RTCRtpCodingParameters,
@@ -162,11 +163,18 @@ pub struct CallerHandles {
 pub fn sender_chain(
     setup: SenderOptions,
     actions: Option<pacer::ActionConfig>,
+    padding: bool,
 ) -> Result<(MediaEngine, Registry, CallerHandles), LiveError> {
     let rtx = setup.nack == NackChoice::Libwebrtc;
     let mut media = media_engine(rtx, setup.fec.is_on())?;
     // The padding stream rides in the negotiated VP8 payload type: the pacer's probes and
     // keep-alives are padding-only packets that the receiver's TWCC records and then drops.
+    // Without `padding` (towards a browser) there is none and probes carry media only: Chromium
+    // 156 stopped decoding the video when packets of an SSRC it was never told of arrived in its
+    // payload type, and padding on the RTX stream would need the RTX stream's own sequence
+    // numbers (libwebrtc's `RTPSender` numbers both from one counter; SRTP's replay check drops
+    // packets of a second counter on the same SSRC).
+    let padding_stream = padding.then_some((PADDING_SSRC, VIDEO_PAYLOAD_TYPE));
     let PacedSender {
         protection,
         pacer,
@@ -179,7 +187,7 @@ pub fn sender_chain(
         setup.keyframe_flush,
         setup.fec,
         setup.nack != NackChoice::Off,
-        VIDEO_PAYLOAD_TYPE,
+        padding_stream,
         actions,
     )
     .map_err(|e| LiveError::Config(format!("the handover-timed actions: {e}")))?;
@@ -542,7 +550,8 @@ impl<I: Interceptor> Interceptor for BindAlso<I> {
     }
 }
 
-/// Picks PLIs off the sender's inbound RTCP (the chain's terminus would drop them) and raises a
+/// Picks PLIs and FIRs (RFC 4585 section 6.3.1, RFC 5104 section 4.3.1: both ask for a key
+/// frame) off the sender's inbound RTCP (the chain's terminus would drop them) and raises a
 /// flag the encoder takes: the shared-state channel of reference 3.4.
 #[derive(Default)]
 pub struct PliTap {
@@ -560,9 +569,9 @@ impl Protocol<TaggedPacket, TaggedPacket, ()> for PliTap {
 
     fn handle_read(&mut self, msg: TaggedPacket) -> Result<(), Self::Error> {
         if let rtc::interceptor::Packet::Rtcp(rtcp) = &msg.message.packet
-            && rtcp
-                .iter()
-                .any(|p| p.as_any().is::<PictureLossIndication>())
+            && rtcp.iter().any(|p| {
+                p.as_any().is::<PictureLossIndication>() || p.as_any().is::<FullIntraRequest>()
+            })
         {
             self.flag.store(true, Ordering::Relaxed);
         }

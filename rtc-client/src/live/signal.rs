@@ -13,7 +13,8 @@
 //! | `DELETE /calls/{id}` | none | `204` |
 //!
 //! Errors are `400` (malformed JSON or SDP), `404` (unknown call), `413` (a body over
-//! [`MAX_BODY_BYTES`]), `415` (not JSON) or `500`, each with an [`ErrorBody`] naming the reason.
+//! [`MAX_BODY_BYTES`]), `415` (not JSON), `422` (an offer without video in a codec the answerer
+//! receives: VP8, [`check_video_offer`]) or `500`, each with an [`ErrorBody`] naming the reason.
 //!
 //! The QoE query is a measurement side channel: it runs over TCP on the signalling address, not
 //! across the emulated link, so reading the receiver's QoE never disturbs the call it measures
@@ -164,6 +165,52 @@ pub fn rewrite_candidates(sdp: &str, to: SocketAddr) -> Result<String, Candidate
     }
 }
 
+/// The codecs the `m=video` sections of `sdp` offer, as `NAME/CLOCK` from their `a=rtpmap`
+/// lines, in order, without repeats (`rtx`, `red`, `ulpfec` and `flexfec-03` included).
+pub fn video_codecs(sdp: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut in_video = false;
+    for line in sdp.lines() {
+        let line = line.trim_end();
+        if let Some(media) = line.strip_prefix("m=") {
+            in_video = media.starts_with("video ");
+        } else if in_video && let Some(map) = line.strip_prefix("a=rtpmap:") {
+            let codec = map.split_whitespace().nth(1).unwrap_or("");
+            let name = codec.split('/').take(2).collect::<Vec<_>>().join("/");
+            if !name.is_empty() && !out.iter().any(|c| c.eq_ignore_ascii_case(&name)) {
+                out.push(name);
+            }
+        }
+    }
+    out
+}
+
+/// Whether `sdp` offers video this project can receive: VP8 at 90 kHz in an `m=video`
+/// section. `Err` names what was offered instead (or that there is no video at all).
+///
+/// # Errors
+///
+/// A message for the client when it does not.
+pub fn check_video_offer(sdp: &str) -> Result<(), String> {
+    let codecs = video_codecs(sdp);
+    if codecs.iter().any(|c| c.eq_ignore_ascii_case("VP8/90000")) {
+        return Ok(());
+    }
+    if !sdp.lines().any(|l| l.starts_with("m=video ")) {
+        return Err(
+            "the offer has no video section (m=video): this answerer receives video".into(),
+        );
+    }
+    Err(format!(
+        "the offer's video codecs ({}) include none this answerer supports: VP8/90000",
+        if codecs.is_empty() {
+            "none named".to_owned()
+        } else {
+            codecs.join(", ")
+        }
+    ))
+}
+
 /// The address of an `a=candidate:<foundation> <component> udp <priority> <ip> <port> typ ...`
 /// line.
 fn udp_candidate(line: &str) -> Option<SocketAddr> {
@@ -204,6 +251,26 @@ mod tests {
         assert_eq!(
             rewrite_candidates("v=0\r\n", to),
             Err(CandidateError::NoCandidate)
+        );
+    }
+
+    #[test]
+    fn offers_without_vp8_are_named() {
+        let vp8 = "m=video 9 UDP/TLS/RTP/SAVPF 96 97\r\na=rtpmap:96 VP8/90000\r\n\
+                   a=rtpmap:97 rtx/90000\r\n";
+        assert_eq!(video_codecs(vp8), vec!["VP8/90000", "rtx/90000"]);
+        assert!(check_video_offer(vp8).is_ok());
+        let h265 = "m=audio 9 UDP/TLS/RTP/SAVPF 111\r\na=rtpmap:111 opus/48000/2\r\n\
+            m=video 9 UDP/TLS/RTP/SAVPF 49\r\na=rtpmap:49 H265/90000\r\n";
+        let error = check_video_offer(h265).unwrap_err();
+        assert!(
+            error.contains("(H265/90000)") && error.contains("VP8/90000"),
+            "{error}"
+        );
+        assert!(
+            check_video_offer("v=0\r\n")
+                .unwrap_err()
+                .contains("no video")
         );
     }
 }

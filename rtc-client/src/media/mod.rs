@@ -8,6 +8,8 @@
 //! - [`receiver`]: frame assembly, in-order decoding, loss declaration and PLIs, and rendering
 //!   at the playout time that [`playout`] and [`jitter`] set (libwebrtc's jitter buffer), with
 //!   retransmissions spotted by [`recovery`].
+//! - [`vp8`]: real VP8 (RFC 7741): the payload descriptor, the test pattern, and frames from a
+//!   received VP8 stream.
 //! - [`qoe`]: the QoE meter with WebRTC's definitions (docs/architecture.md, "The telemetry contract"), its delays in a
 //!   constant-memory [`histogram`].
 
@@ -20,3 +22,4 @@ pub mod playout;
 pub mod qoe;
 pub mod receiver;
 pub mod recovery;
+pub mod vp8;

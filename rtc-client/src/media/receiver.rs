@@ -275,11 +275,20 @@ impl Receiver {
     /// retransmission (a packet that fills a gap) from a first transmission, for the jitter
     /// buffer. Malformed payloads and duplicates are counted and ignored.
     pub fn on_packet(&mut self, now: Time, sequence_number: u16, payload: &[u8]) {
-        self.last_now = self.last_now.max(now);
         let Ok(header) = PayloadHeader::read(payload) else {
+            self.last_now = self.last_now.max(now);
             self.stats.malformed += 1;
             return;
         };
+        self.on_described_packet(now, sequence_number, &header);
+    }
+
+    /// Handles one packet that arrived at `now`, described by `header` rather than carrying it:
+    /// a real codec's packet whose frame structure a depacketizer worked out
+    /// ([`super::vp8::framer`]). Otherwise as [`Receiver::on_packet`].
+    pub fn on_described_packet(&mut self, now: Time, sequence_number: u16, header: &PayloadHeader) {
+        self.last_now = self.last_now.max(now);
+        let header = *header;
         let recovered = self.recovery.on_packet(now, sequence_number);
         if let Some(rtt) = self.recovery.recovery_time() {
             self.jitter.set_rtt(rtt);

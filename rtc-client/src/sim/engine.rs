@@ -10,8 +10,8 @@ use crate::call::camera::Camera;
 use crate::call::interval::{CallLabels, FecTotals, OpenInterval, ms, observe};
 use crate::call::sender::{PacedSender, SenderHandles, paced_sender};
 use crate::call::streams::{
-    MAX_NACKS_PER_PACKET, PADDING_PAYLOAD_TYPE, RECEIVER_SSRC, VIDEO_FEC_SSRC, VIDEO_SSRC,
-    fec_stream, padding_stream, rtp_of, rtx_stream, video_stream,
+    MAX_NACKS_PER_PACKET, PADDING_PAYLOAD_TYPE, PADDING_SSRC, RECEIVER_SSRC, VIDEO_FEC_SSRC,
+    VIDEO_SSRC, fec_stream, padding_stream, rtp_of, rtx_stream, video_stream,
 };
 use crate::call::timed::{self, PredictionFeed};
 use crate::fec::{
@@ -149,7 +149,7 @@ impl SimCall {
             config.keyframe_flush,
             config.fec,
             config.nack != NackChoice::Off,
-            PADDING_PAYLOAD_TYPE,
+            Some((PADDING_SSRC, PADDING_PAYLOAD_TYPE)),
             config.policy.actions(),
         )?;
         let mut sender = Registry::new()

@@ -34,6 +34,7 @@ impl Answerer {
                 listen: "127.0.0.1:0".parse().unwrap(),
                 allow_non_loopback: false,
                 fec,
+                web: None,
             },
             move |event| sink.lock().unwrap().push(event),
         )
@@ -92,6 +93,7 @@ pub fn config(
         sender: default_sender(),
         seed: 7,
         local_ip: "127.0.0.1".parse().unwrap(),
+        video: Default::default(),
     }
 }
 

@@ -1,0 +1,158 @@
+//! Which video a live call sends: the synthetic codec (frame sizes and timing of a real encoder,
+//! payloads only this project's receiver reads) or real VP8 from libvpx (pictures any WebRTC
+//! receiver decodes, a browser's among them; feature `vp8`).
+
+use super::camera::{Camera, FrameStep};
+use super::interval::OpenInterval;
+use super::sender::SenderHandles;
+use crate::link::Time;
+use crate::media::packetizer::MediaPacket;
+
+/// What `call --video` parses to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum VideoChoice {
+    /// The synthetic encoder and packetizer (the default: the simulator's, byte for byte).
+    #[default]
+    Synthetic,
+    /// The moving test pattern encoded as VP8 by libvpx.
+    Vp8,
+}
+
+impl VideoChoice {
+    /// Parses `synthetic` or `vp8`.
+    ///
+    /// # Errors
+    ///
+    /// A message naming the accepted values.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        match text {
+            "synthetic" => Ok(Self::Synthetic),
+            "vp8" => Ok(Self::Vp8),
+            other => Err(format!("unknown video {other:?}: synthetic or vp8")),
+        }
+    }
+
+    /// The name `parse` takes.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Synthetic => "synthetic",
+            Self::Vp8 => "vp8",
+        }
+    }
+}
+
+/// A live call's camera, either kind.
+pub enum Video {
+    /// The synthetic one.
+    Synthetic(Box<Camera>),
+    /// Real VP8.
+    #[cfg(feature = "vp8")]
+    Vp8(Box<super::vp8_camera::Vp8Camera>),
+}
+
+impl Video {
+    /// The camera `choice` names, first frame due at `start`.
+    ///
+    /// # Errors
+    ///
+    /// A message when VP8 is asked of a build without the `vp8` feature, or libvpx fails.
+    pub fn new(choice: VideoChoice, seed: u64, start: Time) -> Result<Self, String> {
+        match choice {
+            VideoChoice::Synthetic => Ok(Self::Synthetic(Box::new(Camera::new(seed, start)))),
+            #[cfg(feature = "vp8")]
+            VideoChoice::Vp8 => super::vp8_camera::Vp8Camera::new(seed, start)
+                .map(|c| Self::Vp8(Box::new(c)))
+                .map_err(|e| e.to_string()),
+            #[cfg(not(feature = "vp8"))]
+            VideoChoice::Vp8 => Err(
+                "this build has no VP8 encoder: build rtc-client with the `vp8` feature (it \
+                 links libvpx; scripts/setup-browser.sh installs libvpx-dev)"
+                    .into(),
+            ),
+        }
+    }
+
+    /// When the next frame is due.
+    pub fn next_frame_time(&self) -> Time {
+        match self {
+            Self::Synthetic(c) => c.next_frame_time(),
+            #[cfg(feature = "vp8")]
+            Self::Vp8(c) => c.next_frame_time(),
+        }
+    }
+
+    /// Asks for a key frame.
+    pub fn request_key_frame(&mut self) {
+        match self {
+            Self::Synthetic(c) => c.request_key_frame(),
+            #[cfg(feature = "vp8")]
+            Self::Vp8(c) => c.request_key_frame(),
+        }
+    }
+
+    /// RTP media packets produced.
+    pub fn packets_sent(&self) -> u64 {
+        match self {
+            Self::Synthetic(c) => c.packets_sent(),
+            #[cfg(feature = "vp8")]
+            Self::Vp8(c) => c.packets_sent(),
+        }
+    }
+
+    /// Frames encoded.
+    pub fn frames_encoded(&self) -> u64 {
+        match self {
+            Self::Synthetic(c) => c.encoder().frames_encoded(),
+            #[cfg(feature = "vp8")]
+            Self::Vp8(c) => c.frames_encoded(),
+        }
+    }
+
+    /// Frames dropped before or by the encoder.
+    pub fn frames_dropped(&self) -> u64 {
+        match self {
+            Self::Synthetic(c) => c.encoder().frames_dropped(),
+            #[cfg(feature = "vp8")]
+            Self::Vp8(c) => c.frames_dropped(),
+        }
+    }
+
+    /// Key frames encoded.
+    pub fn key_frames(&self) -> u64 {
+        match self {
+            Self::Synthetic(c) => c.encoder().key_frames(),
+            #[cfg(feature = "vp8")]
+            Self::Vp8(c) => c.key_frames(),
+        }
+    }
+
+    /// Encoded bytes.
+    pub fn bytes_encoded(&self) -> u64 {
+        match self {
+            Self::Synthetic(c) => c.encoder().bytes_encoded(),
+            #[cfg(feature = "vp8")]
+            Self::Vp8(c) => c.bytes_encoded(),
+        }
+    }
+
+    /// One frame instant (see [`Camera::capture`]).
+    ///
+    /// # Errors
+    ///
+    /// The encoder's failure, as text (VP8 only; the synthetic camera cannot fail).
+    pub fn capture(
+        &mut self,
+        now: Time,
+        sender: &SenderHandles,
+        interval: Option<&mut OpenInterval>,
+        out: &mut Vec<MediaPacket>,
+    ) -> Result<FrameStep, String> {
+        match self {
+            Self::Synthetic(c) => Ok(c.capture(now, sender, interval, out)),
+            #[cfg(feature = "vp8")]
+            Self::Vp8(c) => c
+                .capture(now, sender, interval, out)
+                .map_err(|e| e.to_string()),
+        }
+    }
+}

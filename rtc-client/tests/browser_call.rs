@@ -1,0 +1,267 @@
+//! Real calls between rtc-client and headless Chromium on loopback, in both directions, through
+//! `rtc-client browser` (the binary): the browser decodes our VP8, our pacer's limit changes at
+//! decision boundaries, and Chromium's bandwidth estimate follows our TWCC feedback and the
+//! emulated capacity. These need Chromium: without it they fail and name the setup script
+//! (CI installs it with scripts/setup-browser.sh).
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// One browser call at a time: two Chromiums, two webrtc stacks and two encoders on a 2-core
+/// machine starve each other's real-time loops.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn out_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "leopace-browser-test-{name}-{}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+/// Runs `rtc-client browser ARGS --out DIR` and returns its summary.json.
+fn browser(args: &[&str], out: &Path) -> Value {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let output = Command::new(env!("CARGO_BIN_EXE_rtc-client"))
+        .arg("browser")
+        .args(args)
+        .arg("--out")
+        .arg(out)
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+        .output()
+        .expect("rtc-client runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "rtc-client browser {args:?} failed (is Chromium installed? scripts/setup-browser.sh \
+         installs it):\n{stderr}\n{stdout}"
+    );
+    let text = std::fs::read_to_string(out.join("summary.json")).expect("summary.json");
+    serde_json::from_str(&text).expect("summary.json is JSON")
+}
+
+fn number(v: &Value, path: &[&str]) -> f64 {
+    let mut v = v;
+    for key in path {
+        v = &v[*key];
+    }
+    v.as_f64()
+        .unwrap_or_else(|| panic!("{path:?} is not a number in the summary"))
+}
+
+#[test]
+fn our_sender_to_chromium_over_starlink() {
+    let out = out_dir("receive");
+    let s = browser(
+        &[
+            "--seconds",
+            "20",
+            "--direction",
+            "receive",
+            "--scenario",
+            "starlink",
+            "--policy",
+            "random",
+            "--decision-interval",
+            "4s",
+        ],
+        &out,
+    );
+    let sent = number(&s, &["ours", "frames_sent"]);
+    let decoded = number(&s, &["browser", "last", "framesDecoded"]);
+    // 30 fps less the set-up; a loaded 2-core machine may skip some frame slots (counted as
+    // dropped, not sent), so the bar is 15 fps.
+    assert!(sent > 300.0, "{sent} frames sent in 20 s");
+    assert!(
+        decoded >= 0.9 * sent,
+        "the browser decoded {decoded} of {sent} frames"
+    );
+    // Both freeze counts are there, side by side.
+    number(&s, &["browser", "last", "freezeCount"]);
+    number(&s, &["ours", "qoe_freeze_count"]);
+    // The random policy draws a limit at every boundary: they are not all the same.
+    let limits: Vec<u64> = s["ours"]["decisions"]
+        .as_array()
+        .expect("decisions")
+        .iter()
+        .filter_map(|d| d["limit_ms"].as_u64())
+        .collect();
+    assert!(limits.len() >= 4, "{limits:?}");
+    assert!(limits.windows(2).any(|w| w[0] != w[1]), "{limits:?}");
+    assert!(out.join("browser-call.png").is_file(), "no screenshot");
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+/// A scenario whose forward link (browser to us) follows `trace` (a Mahimahi file: one line per
+/// 1500-byte delivery opportunity, milliseconds) and whose reverse link is a plain 50 Mbit/s.
+fn trace_scenario(dir: &Path, trace: &str) -> PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
+    let trace_path = dir.join("forward.mahimahi");
+    std::fs::write(&trace_path, trace).unwrap();
+    let path = dir.join("step.toml");
+    let link = |name: &str, capacity: String, buffer_ms: u32| {
+        format!(
+            "[{name}]\nbuffer_ms = {buffer_ms}\n\n[{name}.capacity]\n{capacity}\n\n\
+             [{name}.delay]\nkind = \"constant\"\nms = 20.0\njitter_ms = 0.0\njitter_rho = 0.0\n\n\
+             [{name}.loss]\nkind = \"none\"\n\n"
+        )
+    };
+    let text = format!(
+        "name = \"step\"\ndescription = \"test: a capacity step\"\nkind = \"trace\"\n\n\
+         [call]\nduration_s = 60\nfps = 30\nmin_bitrate_kbps = 50\nstart_bitrate_kbps = 300\n\
+         max_bitrate_kbps = 2500\n\n[handovers]\nsource = \"none\"\n\n{}{}",
+        link(
+            "forward",
+            format!("kind = \"mahimahi\"\nfile = \"{}\"", trace_path.display()),
+            300
+        ),
+        link(
+            "reverse",
+            "kind = \"constant\"\nmbps = 50.0".to_owned(),
+            100
+        ),
+    );
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// Mahimahi lines: one opportunity every `every_ms` from `from_ms` to `to_ms`.
+fn opportunities(from_ms: u64, to_ms: u64, every_ms: u64) -> String {
+    (from_ms..to_ms)
+        .step_by(every_ms as usize)
+        .map(|t| format!("{t}\n"))
+        .collect()
+}
+
+/// (seconds since the first sample, availableOutgoingBitrate) of a summary's series.
+fn available(s: &Value) -> Vec<(f64, f64)> {
+    s["browser"]["series"]
+        .as_array()
+        .expect("series")
+        .iter()
+        .filter_map(|row| Some((row[0].as_f64()?, row[1].as_f64()?)))
+        .collect()
+}
+
+fn mean_between(series: &[(f64, f64)], from: f64, to: f64) -> f64 {
+    let values: Vec<f64> = series
+        .iter()
+        .filter(|(t, _)| (from..to).contains(t))
+        .map(|(_, v)| *v)
+        .collect();
+    assert!(
+        !values.is_empty(),
+        "no sample between {from} and {to} s: {series:?}"
+    );
+    values.iter().sum::<f64>() / values.len() as f64
+}
+
+#[test]
+fn chromium_to_our_receiver_follows_our_feedback() {
+    let out = out_dir("send");
+    // Loopback: our TWCC feedback lets Chromium's estimate climb from its 300 kbit/s start.
+    let free = browser(&["--seconds", "12", "--direction", "send"], &out);
+    assert!(
+        number(&free, &["ours", "qoe_frames_rendered"]) > 150.0,
+        "{free}"
+    );
+    let free_max = available(&free).iter().map(|(_, v)| *v).fold(0.0, f64::max);
+    assert!(
+        free_max > 1_000_000.0,
+        "availableOutgoingBitrate peaked at {free_max}"
+    );
+    // Through a link of 2 Mbit/s that drops to 0.1 Mbit/s (below the fake camera's ~200
+    // kbit/s) after 12 s, the estimate follows it down.
+    let trace = opportunities(0, 12_000, 6) + &opportunities(12_000, 60_000, 120);
+    let scenario = trace_scenario(&out.join("scenario"), &trace);
+    let step = browser(
+        &[
+            "--seconds",
+            "24",
+            "--direction",
+            "send",
+            "--scenario",
+            scenario.to_str().unwrap(),
+        ],
+        &out.join("step"),
+    );
+    let series = available(&step);
+    let before = mean_between(&series, 4.0, 12.0);
+    let after = mean_between(&series, 18.0, 24.0);
+    assert!(
+        after < 0.5 * before && after < 300_000.0,
+        "availableOutgoingBitrate {before:.0} before the step, {after:.0} after: {series:?}"
+    );
+    assert!(
+        number(&step, &["ours", "qoe_frames_rendered"]) > 150.0,
+        "{step}"
+    );
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn an_offer_with_only_unsupported_codecs_gets_a_clear_422() {
+    use rtc_client::live::answer::{AnswerConfig, AnswerServer};
+    use rtc_client::live::http::{PeerUrl, request_raw};
+    use rtc_client::live::web::WebConfig;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let server = AnswerServer::start(
+            AnswerConfig {
+                listen: "127.0.0.1:0".parse().unwrap(),
+                allow_non_loopback: false,
+                fec: false,
+                web: Some(WebConfig::default()),
+            },
+            |_| {},
+        )
+        .await
+        .unwrap();
+        let peer = PeerUrl::parse(&format!("http://{}", server.local_addr())).unwrap();
+        let sdp = "v=0\r\no=- 1 2 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\na=group:BUNDLE 0\r\n\
+                   m=video 9 UDP/TLS/RTP/SAVPF 49\r\nc=IN IP4 0.0.0.0\r\na=mid:0\r\na=sendonly\r\n\
+                   a=rtpmap:49 H265/90000\r\na=candidate:1 1 udp 1 127.0.0.1 40000 typ host\r\n";
+        let body = serde_json::json!({"offer": {"type": "offer", "sdp": sdp}}).to_string();
+        for path in ["/calls", "/web/send"] {
+            let started = std::time::Instant::now();
+            let response = request_raw(
+                &peer,
+                "POST",
+                path,
+                "application/json",
+                body.as_bytes(),
+                std::time::Duration::from_secs(5),
+            )
+            .await
+            .expect("an answer, not a hang");
+            assert_eq!(response.status, 422, "{path}: {}", response.text());
+            assert!(
+                response.text().contains("H265/90000") && response.text().contains("VP8/90000"),
+                "{}",
+                response.text()
+            );
+            assert!(started.elapsed() < std::time::Duration::from_secs(2));
+        }
+        // The page is served from the same origin.
+        let page = request_raw(
+            &peer,
+            "GET",
+            "/",
+            "text/plain",
+            b"",
+            std::time::Duration::from_secs(5),
+        )
+        .await
+        .unwrap();
+        assert_eq!(page.status, 200);
+        assert!(page.text().contains("requestVideoFrameCallback"));
+        server.shutdown().await;
+    });
+}
