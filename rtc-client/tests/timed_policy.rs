@@ -113,7 +113,9 @@ fn the_shipped_action_files_read_and_the_default_one_is_the_timed_policy() {
         .expect("traces/actions/default.toml reads");
     assert_eq!(default.config(), TimedActions::all().config());
     assert_eq!(default.label(), Some("default.toml"));
-    let shipped = std::fs::read_dir(root.join("traces/actions")).expect("traces/actions");
+    let shipped = ["traces/actions", "docs/experiments/hold-windows"]
+        .iter()
+        .flat_map(|dir| std::fs::read_dir(root.join(dir)).expect("an action directory"));
     for entry in shipped {
         let path = entry.expect("a directory entry").path();
         TimedActions::from_file(&path).unwrap_or_else(|e| panic!("{e}"));
