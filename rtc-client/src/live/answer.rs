@@ -12,9 +12,9 @@
 
 use super::LiveError;
 use super::peer::{Events, ReceiverChain, build_peer, receiver_chain, set_local_and_gather};
+use super::respond::{error, json, read_json};
 use super::signal::{
-    AnswerResponse, ErrorBody, MAX_BODY_BYTES, OfferRequest, QoeQuery, QoeSnapshot,
-    SessionDescription, check_video_offer,
+    AnswerResponse, OfferRequest, QoeQuery, QoeSnapshot, SessionDescription, check_video_offer,
 };
 use super::web::{self, WebConfig, WebHandle};
 use crate::call::NackChoice;
@@ -27,7 +27,7 @@ use crate::media::receiver::{Receiver, ReceiverConfig};
 use crate::media::vp8::framer::Vp8Framer;
 use crate::nack::NackGeneratorHandle;
 use axum::Router;
-use axum::body::{Body, to_bytes};
+use axum::body::Body;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -247,24 +247,8 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// `value` as a JSON response (axum's `Json` needs a feature that pulls in more crates).
-fn json<T: serde::Serialize>(status: StatusCode, value: &T) -> Response {
-    match serde_json::to_vec(value) {
-        Ok(body) => (status, [(header::CONTENT_TYPE, "application/json")], body).into_response(),
-        Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
-    }
-}
-
-fn error(status: StatusCode, message: impl Into<String>) -> Response {
-    json(
-        status,
-        &ErrorBody {
-            error: message.into(),
-        },
-    )
-}
-
-/// Reads a JSON body of at most [`MAX_BODY_BYTES`], or the error response saying what is wrong.
+/// Reads a JSON body of at most [`MAX_BODY_BYTES`](super::signal::MAX_BODY_BYTES), or the error
+/// response saying what is wrong; a declared content type must be JSON.
 async fn json_body<T: serde::de::DeserializeOwned>(
     headers: &HeaderMap,
     body: Body,
@@ -278,14 +262,7 @@ async fn json_body<T: serde::de::DeserializeOwned>(
             ));
         }
     }
-    let bytes = to_bytes(body, MAX_BODY_BYTES).await.map_err(|_| {
-        error(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            format!("the body is larger than {MAX_BODY_BYTES} bytes"),
-        )
-    })?;
-    serde_json::from_slice(&bytes)
-        .map_err(|e| error(StatusCode::BAD_REQUEST, format!("malformed JSON: {e}")))
+    read_json(body).await
 }
 
 async fn create_call(

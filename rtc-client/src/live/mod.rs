@@ -35,6 +35,7 @@ pub mod chromium;
 pub mod http;
 pub mod peer;
 pub mod relay;
+mod respond;
 pub mod signal;
 pub mod sources;
 pub mod status;

@@ -30,9 +30,10 @@
 
 use super::LiveError;
 use super::relay::{Relay, RelaySockets};
+use super::respond::{error, json, read_json};
 use super::signal::{
-    AnswerResponse, ErrorBody, MAX_BODY_BYTES, OfferRequest, QoeQuery, QoeSnapshot,
-    SessionDescription, candidates, rewrite_candidates,
+    AnswerResponse, OfferRequest, QoeQuery, QoeSnapshot, SessionDescription, candidates,
+    rewrite_candidates,
 };
 use crate::link::{Link, LinkConfig, Time};
 use crate::media::qoe::QoeMeter;
@@ -206,33 +207,6 @@ pub fn routes(config: WebConfig, answerer: Answerer) -> Result<(Router, WebHandl
     Ok((router, WebHandle(state)))
 }
 
-fn json<T: serde::Serialize>(status: StatusCode, value: &T) -> Response {
-    match serde_json::to_vec(value) {
-        Ok(body) => (status, [(header::CONTENT_TYPE, "application/json")], body).into_response(),
-        Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
-    }
-}
-
-fn error(status: StatusCode, message: impl Into<String>) -> Response {
-    json(
-        status,
-        &ErrorBody {
-            error: message.into(),
-        },
-    )
-}
-
-async fn body_json<T: serde::de::DeserializeOwned>(body: Body) -> Result<T, Response> {
-    let bytes = to_bytes(body, MAX_BODY_BYTES).await.map_err(|_| {
-        error(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            format!("the body is larger than {MAX_BODY_BYTES} bytes"),
-        )
-    })?;
-    serde_json::from_slice(&bytes)
-        .map_err(|e| error(StatusCode::BAD_REQUEST, format!("malformed JSON: {e}")))
-}
-
 async fn page() -> Response {
     ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], PAGE).into_response()
 }
@@ -272,7 +246,7 @@ pub fn keep_loopback_candidates(sdp: &str) -> Result<String, String> {
 
 /// `POST /web/calls`: our caller's offer, held until a page answers it.
 async fn caller_offer(State(web): State<Arc<WebState>>, body: Body) -> Response {
-    let request: OfferRequest = match body_json(body).await {
+    let request: OfferRequest = match read_json(body).await {
         Ok(r) => r,
         Err(response) => return response,
     };
@@ -367,7 +341,7 @@ async fn page_answers(
     Path(id): Path<String>,
     body: Body,
 ) -> Response {
-    let answer: SessionDescription = match body_json(body).await {
+    let answer: SessionDescription = match read_json(body).await {
         Ok(a) => a,
         Err(response) => return response,
     };
@@ -394,7 +368,7 @@ async fn page_answers(
 /// `POST /web/send`: the page's own offer (it sends): through the relay if a link is set, then
 /// to the answerer.
 async fn page_sends(State(web): State<Arc<WebState>>, body: Body) -> Response {
-    let mut request: OfferRequest = match body_json(body).await {
+    let mut request: OfferRequest = match read_json(body).await {
         Ok(r) => r,
         Err(response) => return response,
     };
@@ -482,7 +456,7 @@ struct Sample {
 /// `POST /web/stats`: one sample; the reply says whether a snapshot is wanted and whether the
 /// call was hung up.
 async fn page_stats(State(web): State<Arc<WebState>>, body: Body) -> Response {
-    let sample: Sample = match body_json(body).await {
+    let sample: Sample = match read_json(body).await {
         Ok(s) => s,
         Err(response) => return response,
     };
@@ -605,7 +579,7 @@ async fn caller_qoe(
     Path(id): Path<String>,
     body: Body,
 ) -> Response {
-    let query: QoeQuery = match body_json(body).await {
+    let query: QoeQuery = match read_json(body).await {
         Ok(q) => q,
         Err(response) => return response,
     };
