@@ -118,7 +118,7 @@ fn protected_sequence_numbers(payload: &[u8]) -> Option<Vec<u16>> {
 
 /// Whether `value` is later than `previous` in the wrapping 16-bit sequence space (RFC 3550
 /// section A.1's half-space rule).
-fn is_newer(previous: u16, value: u16) -> bool {
+pub(super) fn is_newer(previous: u16, value: u16) -> bool {
     let forward = value.wrapping_sub(previous);
     forward != 0 && forward < 0x8000
 }

@@ -139,7 +139,7 @@ impl SeenPackets {
     fn missing(&self, sequence_number: u16) -> bool {
         let ahead = self
             .highest
-            .is_some_and(|h| (1..0x8000).contains(&sequence_number.wrapping_sub(h)));
+            .is_some_and(|h| gate::is_newer(h, sequence_number));
         let arrived = !ahead && self.arrived.get(sequence_number);
         !arrived && !self.rebuilt.get(sequence_number)
     }
