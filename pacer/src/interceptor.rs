@@ -7,7 +7,7 @@
 //! carries its release instant as `now`, so the send history below it charges pacer delay to the
 //! pacer and not to the network.
 
-use crate::actions::ActionsHandle;
+use crate::actions::{Action, ActionsHandle};
 use crate::config::PacingConfig;
 use crate::controller::{FrameInfo, PacingController};
 use crate::cwnd::CwndChannel;
@@ -95,6 +95,7 @@ impl HandoverAwarePacerBuilder {
             frame_info: self.frame_info,
             actions: self.actions,
             hold_generation: None,
+            duplicates: VecDeque::new(),
             rtx_of: Vec::new(),
             padding_sequence: 0,
             last_timestamp: 0,
@@ -140,6 +141,10 @@ pub struct HandoverAwarePacer {
     actions: Option<ActionsHandle>,
     /// The generation of the hold windows last copied from `actions`.
     hold_generation: Option<u64>,
+    /// Copies of the video sent inside a duplicate window, each with the end of its window,
+    /// when it is queued again (docs/architecture.md, "Handover-timed actions"). Ends never
+    /// decrease: packets leave in time order and merged windows do not overlap.
+    duplicates: VecDeque<(Instant, TaggedPacket)>,
     /// Media SSRC -> its RTX SSRC, from the bound streams.
     rtx_of: Vec<(u32, u32)>,
     /// The next RTP sequence number on the padding SSRC.
@@ -225,9 +230,71 @@ impl HandoverAwarePacer {
         }
     }
 
+    /// Stores `packet` in the slab: the controller queues its key.
+    fn store(&mut self, packet: TaggedPacket) -> u32 {
+        match self.free.pop() {
+            Some(key) => {
+                self.slab[key as usize] = Some(packet);
+                key
+            }
+            None => {
+                self.slab.push(Some(packet));
+                (self.slab.len() - 1) as u32
+            }
+        }
+    }
+
+    /// Empties the slab slots of packets the controller dropped.
+    fn forget(&mut self, keys: Vec<u32>) {
+        for key in keys {
+            if let Some(slot) = self.slab.get_mut(key as usize)
+                && slot.take().is_some()
+            {
+                self.free.push(key);
+            }
+        }
+    }
+
+    /// The RTX SSRC bound for media SSRC `ssrc`.
+    fn rtx_of(&self, ssrc: u32) -> Option<u32> {
+        self.rtx_of
+            .iter()
+            .find(|(media, _)| *media == ssrc)
+            .map(|(_, rtx)| *rtx)
+    }
+
+    /// Queues again the copies whose duplicate window has ended by `now`, as retransmissions:
+    /// they repair what the window lost, go ahead of new video as a NACKed packet would, and
+    /// are never copied again.
+    fn queue_due_duplicates(&mut self, now: Instant) {
+        while self.duplicates.front().is_some_and(|(end, _)| *end <= now) {
+            let Some((_, packet)) = self.duplicates.pop_front() else {
+                break;
+            };
+            let Packet::Rtp(rtp) = &packet.message.packet else {
+                continue;
+            };
+            let (ssrc, size) = (rtp.header.ssrc, rtp.marshal_size() as u64);
+            let rtx = self.rtx_of(ssrc);
+            let key = self.store(packet);
+            let flushed = self.controller_at(now).enqueue_frame_packet(
+                now,
+                ssrc,
+                PacketKind::Retransmission,
+                size,
+                key,
+                FrameInfo::default(),
+                rtx,
+            );
+            self.forget(flushed);
+            self.settled_at = None;
+        }
+    }
+
     /// Releases everything that may leave at `now` and publishes stats when due.
     fn release(&mut self, now: Instant) {
         self.controller_at(now);
+        self.queue_due_duplicates(now);
         // Acknowledgements reach the window outside the pacer: a change of the congested state
         // is news even at an instant already settled.
         if let (Some(cwnd), Some(controller)) = (&self.cwnd, &self.controller)
@@ -252,6 +319,8 @@ impl HandoverAwarePacer {
             config,
             padding_sequence,
             last_timestamp,
+            actions,
+            duplicates,
             ..
         } = self
         else {
@@ -269,6 +338,20 @@ impl HandoverAwarePacer {
                 if let Some(mut packet) = slab.get_mut(key as usize).and_then(Option::take) {
                     free.push(key);
                     packet.now = released.released_at;
+                    if released.kind == PacketKind::Video
+                        && let Some(end) = actions.as_ref().and_then(|actions| {
+                            actions.window_end(Action::Duplicate, released.released_at)
+                        })
+                    {
+                        duplicates.push_back((
+                            end,
+                            TaggedPacket {
+                                now: packet.now,
+                                transport: packet.transport,
+                                message: packet.message.clone(),
+                            },
+                        ));
+                    }
                     if let Packet::Rtp(rtp) = &packet.message.packet {
                         *last_timestamp = rtp.header.timestamp;
                         if let Some(cwnd) = &cwnd {
@@ -426,32 +509,13 @@ impl Protocol<TaggedPacket, TaggedPacket, ()> for HandoverAwarePacer {
             Some(read) if kind == PacketKind::Video => read(rtp),
             _ => FrameInfo::default(),
         };
-        let rtx = self
-            .rtx_of
-            .iter()
-            .find(|(media, _)| *media == ssrc)
-            .map(|(_, rtx)| *rtx);
+        let rtx = self.rtx_of(ssrc);
         let now = msg.now;
-        let key = match self.free.pop() {
-            Some(key) => {
-                self.slab[key as usize] = Some(msg);
-                key
-            }
-            None => {
-                self.slab.push(Some(msg));
-                (self.slab.len() - 1) as u32
-            }
-        };
+        let key = self.store(msg);
         let flushed = self
             .controller_at(now)
             .enqueue_frame_packet(now, ssrc, kind, size, key, frame, rtx);
-        for key in flushed {
-            if let Some(slot) = self.slab.get_mut(key as usize)
-                && slot.take().is_some()
-            {
-                self.free.push(key);
-            }
-        }
+        self.forget(flushed);
         self.settled_at = None;
         self.release(now);
         Ok(())
@@ -467,9 +531,13 @@ impl Protocol<TaggedPacket, TaggedPacket, ()> for HandoverAwarePacer {
     }
 
     fn poll_timeout(&mut self) -> Option<Self::Time> {
-        let next = self.controller.as_ref()?.next_send_time()?;
+        let duplicates_due = self.duplicates.front().map(|(end, _)| *end);
+        let Some(next) = self.controller.as_ref()?.next_send_time() else {
+            return duplicates_due;
+        };
         let stats_wake = self.last_now.map(|last| last + STATS_INTERVAL);
-        Some(stats_wake.map_or(next, |wake| next.min(wake)))
+        let next = stats_wake.map_or(next, |wake| next.min(wake));
+        Some(duplicates_due.map_or(next, |due| next.min(due)))
     }
 }
 

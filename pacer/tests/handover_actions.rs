@@ -1,7 +1,8 @@
 //! Acceptance tests of the handover-timed actions (docs/architecture.md, "Handover-timed
 //! actions"), each a short scripted run in virtual time: the hold delays media by its duration
 //! and no more, the guard keeps a handover's delay spike and loss burst from cutting GoogCC's
-//! estimate, and the boost raises FEC only inside its window.
+//! estimate, the boost raises FEC only inside its window, and the duplicate sends the window's
+//! video once more when it ends.
 
 use pacer::{
     Action, ActionConfig, ActionWindow, ActionsHandle, FecMode, FrameInfo, GoogCc, GoogCcConfig,
@@ -34,6 +35,7 @@ fn only(action: Action, window: ActionWindow) -> ActionConfig {
             config.boost.duration_ms = window.duration_ms;
         }
         Action::KeyframeBlock => config.keyframe_block = window,
+        Action::Duplicate => config.duplicate = window,
     }
     config
 }
@@ -616,4 +618,102 @@ fn the_default_guard_holds_the_estimate_when_the_prediction_is_off_by_fifty_ms_e
         println!("guard, prediction off by {error_ms} ms: {before:.0} -> min {low:.0}");
         assert!(low >= before, "off by {error_ms} ms: {low} after {before}");
     }
+}
+
+// ----- the delayed duplicate -----
+
+#[test]
+fn the_duplicate_sends_the_windows_video_again_when_it_ends_and_nothing_else() {
+    let actions = ActionsHandle::new(only(
+        Action::Duplicate,
+        ActionWindow {
+            enabled: true,
+            offset_ms: -50,
+            duration_ms: 350,
+        },
+    ))
+    .unwrap();
+    let (mut pacer, _handle) = HandoverAwarePacer::builder(PacingConfig {
+        initial_target_bitrate_bps: 10_000_000,
+        ..PacingConfig::default()
+    })
+    .actions(actions.clone())
+    .build();
+    pacer.bind_local_stream(&StreamInfo {
+        ssrc: VIDEO,
+        mime_type: "video/VP8".to_owned(),
+        clock_rate: 90_000,
+        ..Default::default()
+    });
+    pacer.bind_local_stream(&StreamInfo {
+        ssrc: AUDIO,
+        mime_type: "audio/opus".to_owned(),
+        clock_rate: 48_000,
+        ..Default::default()
+    });
+    let start = Instant::now();
+    // The window: [950 ms, 1300 ms).
+    actions.set_predictions(start, [(start + ms(1000), 0.9)]);
+    let mut sent: Vec<(u64, u32, u16)> = Vec::new();
+    let mut record = |pacer: &mut HandoverAwarePacer| {
+        while let Some(packet) = pacer.poll_write() {
+            if let Packet::Rtp(rtp) = &packet.message.packet {
+                let at = packet.now.duration_since(start).as_millis() as u64;
+                sent.push((at, rtp.header.ssrc, rtp.header.sequence_number));
+            }
+        }
+    };
+    // A video packet and an audio packet every 50 ms for 2 s.
+    for k in 0..40u16 {
+        let at = start + ms(50 * u64::from(k));
+        while let Some(wake) = pacer.poll_timeout().filter(|&wake| wake < at) {
+            pacer.handle_timeout(wake).unwrap();
+            record(&mut pacer);
+        }
+        for (ssrc, sequence_number) in [(VIDEO, k), (AUDIO, 1000 + k)] {
+            pacer
+                .handle_write(TaggedPacket {
+                    now: at,
+                    transport: TransportContext::default(),
+                    message: AttributedPacket::new(Packet::Rtp(rtc_rtp::Packet {
+                        header: rtc_rtp::Header {
+                            version: 2,
+                            ssrc,
+                            sequence_number,
+                            ..Default::default()
+                        },
+                        payload: vec![0u8; 1000].into(),
+                    })),
+                })
+                .unwrap();
+            record(&mut pacer);
+        }
+    }
+    while let Some(wake) = pacer.poll_timeout().filter(|&w| w < start + ms(3000)) {
+        pacer.handle_timeout(wake).unwrap();
+        record(&mut pacer);
+    }
+    let copies = |ssrc: u32, sequence_number: u16| {
+        sent.iter()
+            .filter(|&&(_, s, n)| s == ssrc && n == sequence_number)
+            .map(|&(at, _, _)| at)
+            .collect::<Vec<_>>()
+    };
+    // Video sent at 950..1250 ms (sequence numbers 19..=25) goes twice: the copy leaves at the
+    // window's end, 1300 ms.
+    for k in 19..=25u16 {
+        assert_eq!(copies(VIDEO, k), vec![50 * u64::from(k), 1300], "video {k}");
+    }
+    // Video outside the window, and audio inside it, go once.
+    for k in (0..19u16).chain(26..40) {
+        assert_eq!(copies(VIDEO, k).len(), 1, "video {k}");
+    }
+    for k in 0..40u16 {
+        assert_eq!(copies(AUDIO, 1000 + k).len(), 1, "audio {k}");
+    }
+    let stats = actions.take_stats(start + ms(3000));
+    assert_eq!(
+        (stats.duplicate.applied, stats.duplicate.total),
+        (1, ms(350))
+    );
 }

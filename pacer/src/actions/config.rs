@@ -201,6 +201,16 @@ pub struct ActionConfig {
     /// `[t - 50 ms, t + 400 ms)` by default, the guard's window: a key frame is many packets, and
     /// one sent into the lossy rows is the costliest thing to lose.
     pub keyframe_block: ActionWindow,
+    /// The delayed duplicate: every video packet the pacer sends inside the window is sent once
+    /// more when the window ends (the same RTP packet, under a new transport-wide sequence
+    /// number), so that a packet lost in a burst is repaired without waiting for a NACK that
+    /// may itself be lost in the burst.
+    ///
+    /// Off by default, the boost's window `[t - 50 ms, t + 300 ms)` when on: it is the
+    /// alternative to the boost that docs/experiments/timed-2026-12-02.md measures against it.
+    /// A copy costs a full packet where FEC costs a fraction of one per media packet, so it
+    /// pays only where the repair's lateness, not its overhead, decides.
+    pub duplicate: ActionWindow,
 }
 
 impl Default for ActionConfig {
@@ -224,6 +234,11 @@ impl Default for ActionConfig {
                 offset_ms: -50,
                 duration_ms: 450,
             },
+            duplicate: ActionWindow {
+                enabled: false,
+                offset_ms: -50,
+                duration_ms: 350,
+            },
         }
     }
 }
@@ -236,6 +251,7 @@ impl ActionConfig {
         config.guard.enabled = false;
         config.boost.enabled = false;
         config.keyframe_block.enabled = false;
+        config.duplicate.enabled = false;
         config
     }
 
@@ -249,6 +265,7 @@ impl ActionConfig {
         self.guard.check("guard")?;
         self.boost.window().check("boost")?;
         self.keyframe_block.check("keyframe_block")?;
+        self.duplicate.check("duplicate")?;
         if !(0.0..=1.0).contains(&self.boost.min_factor) {
             return Err(ActionConfigError::Factor(self.boost.min_factor));
         }
@@ -272,6 +289,7 @@ impl ActionConfig {
             Action::Guard => self.guard,
             Action::Boost => self.boost.window(),
             Action::KeyframeBlock => self.keyframe_block,
+            Action::Duplicate => self.duplicate,
         }
     }
 }
@@ -287,15 +305,18 @@ pub enum Action {
     Boost,
     /// No key frame is scheduled.
     KeyframeBlock,
+    /// The pacer sends the window's video again when it ends.
+    Duplicate,
 }
 
 impl Action {
     /// Every action, in the order of [`ActionStats`](crate::ActionStats)' fields.
-    pub const ALL: [Action; 4] = [
+    pub const ALL: [Action; 5] = [
         Action::Hold,
         Action::Guard,
         Action::Boost,
         Action::KeyframeBlock,
+        Action::Duplicate,
     ];
 
     pub(crate) fn index(self) -> usize {
@@ -304,6 +325,7 @@ impl Action {
             Action::Guard => 1,
             Action::Boost => 2,
             Action::KeyframeBlock => 3,
+            Action::Duplicate => 4,
         }
     }
 
@@ -314,6 +336,7 @@ impl Action {
             Action::Guard => "guard",
             Action::Boost => "boost",
             Action::KeyframeBlock => "keyframe_block",
+            Action::Duplicate => "duplicate",
         }
     }
 }

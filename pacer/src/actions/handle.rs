@@ -68,6 +68,14 @@ impl ActionsHandle {
         self.lock().is_active(action, at)
     }
 
+    /// The end of the `action` window that contains `at`, if one does.
+    pub fn window_end(&self, action: Action, at: Instant) -> Option<Instant> {
+        self.lock()
+            .windows(action)
+            .find(|&(start, end)| start <= at && at < end)
+            .map(|(_, end)| end)
+    }
+
     /// [`HandoverActions::keyframe_allowed`]: whether the encoder may schedule a periodic key
     /// frame at `now`.
     pub fn keyframe_allowed(&self, now: Instant) -> bool {

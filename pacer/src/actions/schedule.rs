@@ -32,6 +32,8 @@ pub struct ActionStats {
     pub boost: ActionCounter,
     /// The key-frame block.
     pub keyframe_block: ActionCounter,
+    /// The delayed duplicate.
+    pub duplicate: ActionCounter,
 }
 
 impl ActionStats {
@@ -42,6 +44,7 @@ impl ActionStats {
             Action::Guard => self.guard,
             Action::Boost => self.boost,
             Action::KeyframeBlock => self.keyframe_block,
+            Action::Duplicate => self.duplicate,
         }
     }
 
@@ -51,6 +54,7 @@ impl ActionStats {
             Action::Guard => &mut self.guard,
             Action::Boost => &mut self.boost,
             Action::KeyframeBlock => &mut self.keyframe_block,
+            Action::Duplicate => &mut self.duplicate,
         }
     }
 }
@@ -104,7 +108,7 @@ pub struct HandoverActions {
     predictions: Vec<(Instant, f32)>,
     /// Per action (in [`Action::ALL`] order), its windows sorted by start, disjoint and not
     /// touching.
-    spans: [Vec<Span>; 4],
+    spans: [Vec<Span>; 5],
     /// The latest instant handed in.
     latest: Option<Instant>,
     /// The counters are up to date until this instant.

@@ -281,6 +281,10 @@ pub struct ActionsRecord {
     pub boost: ActionRecord,
     /// The key-frame block.
     pub keyframe_block: ActionRecord,
+    /// The delayed duplicate; absent from a line (and written only) when it was never applied,
+    /// so that records of calls without it read and write as before it existed.
+    #[serde(default, skip_serializing_if = "ActionRecord::is_zero")]
+    pub duplicate: ActionRecord,
 }
 
 /// One action over one interval.
@@ -291,6 +295,12 @@ pub struct ActionRecord {
     /// Time inside the action's windows during the interval, whole ms (rounded down); never
     /// more than the interval's `duration_ms`.
     pub total_ms: u64,
+}
+
+impl ActionRecord {
+    fn is_zero(&self) -> bool {
+        *self == Self::default()
+    }
 }
 
 impl From<crate::actions::ActionCounter> for ActionRecord {
@@ -311,18 +321,20 @@ impl From<crate::actions::ActionStats> for ActionsRecord {
             guard: stats.guard.into(),
             boost: stats.boost.into(),
             keyframe_block: stats.keyframe_block.into(),
+            duplicate: stats.duplicate.into(),
         }
     }
 }
 
 impl ActionsRecord {
     /// Each action with its name in the record.
-    pub fn entries(&self) -> [(&'static str, ActionRecord); 4] {
+    pub fn entries(&self) -> [(&'static str, ActionRecord); 5] {
         [
             ("hold", self.hold),
             ("guard", self.guard),
             ("boost", self.boost),
             ("keyframe_block", self.keyframe_block),
+            ("duplicate", self.duplicate),
         ]
     }
 }

@@ -29,18 +29,21 @@ pub struct ActionSet {
     pub guard: bool,
     /// The protection boost.
     pub boost: bool,
+    /// The delayed duplicate (the boost's alternative; not in [`Self::ALL`]).
+    pub duplicate: bool,
 }
 
 impl ActionSet {
-    /// Every action.
+    /// Every action of plain `timed`: the hold, the guard and the boost.
     pub const ALL: Self = Self {
         hold: true,
         guard: true,
         boost: true,
+        duplicate: false,
     };
 
     /// The names `timed:<actions>` takes, joined by `+`.
-    pub const NAMES: [&'static str; 3] = ["hold", "guard", "boost"];
+    pub const NAMES: [&'static str; 4] = ["hold", "guard", "boost", "duplicate"];
 
     /// Reads `hold+guard` (any non-empty `+`-joined subset of [`Self::NAMES`], each at most once).
     pub fn parse(text: &str) -> Result<Self, String> {
@@ -48,16 +51,18 @@ impl ActionSet {
             hold: false,
             guard: false,
             boost: false,
+            duplicate: false,
         };
         for name in text.split('+') {
             let slot = match name {
                 "hold" => &mut set.hold,
                 "guard" => &mut set.guard,
                 "boost" => &mut set.boost,
+                "duplicate" => &mut set.duplicate,
                 other => {
                     return Err(format!(
                         "unknown action `{other}` in `{text}`: expected a +-joined list of hold, \
-                         guard, boost (e.g. timed:hold+guard)"
+                         guard, boost, duplicate (e.g. timed:hold+guard)"
                     ));
                 }
             };
@@ -70,7 +75,7 @@ impl ActionSet {
 
     /// The `+`-joined names of the actions on.
     pub fn name(self) -> String {
-        let on = [self.hold, self.guard, self.boost];
+        let on = [self.hold, self.guard, self.boost, self.duplicate];
         Self::NAMES
             .iter()
             .zip(on)
@@ -86,6 +91,7 @@ impl ActionSet {
         config.hold.enabled = self.hold;
         config.guard.enabled = self.guard;
         config.boost.enabled = self.boost;
+        config.duplicate.enabled = self.duplicate;
         config.keyframe_block.enabled = false;
         config
     }
@@ -115,7 +121,8 @@ impl TimedActions {
         }
     }
 
-    /// The [`ActionConfig`] in a TOML file (tables `hold`, `guard`, `boost`, `keyframe_block`
+    /// The [`ActionConfig`] in a TOML file (tables `hold`, `guard`, `boost`, `keyframe_block`,
+    /// `duplicate`
     /// and the key `min_probability`; what is left out keeps its default), checked. Its name is
     /// the file's name, so telemetry says which file a call ran with.
     ///
@@ -132,7 +139,7 @@ impl TimedActions {
         })?;
         let config: ActionConfig = toml::from_str(&text).map_err(|e| {
             format!(
-                "{} is not an action configuration (tables hold, guard, boost, keyframe_block; \
+                "{} is not an action configuration (tables hold, guard, boost, keyframe_block, duplicate; \
                  key min_probability): {e}",
                 path.display()
             )

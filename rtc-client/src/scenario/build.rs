@@ -25,8 +25,8 @@ use crate::call::SenderOptions;
 use crate::link::readers::LagosTrace;
 use crate::link::{
     Buffer, Capacity, Delay, DelaySeries, GilbertElliott, HandoverEffect, HandoverEvent,
-    Interpolation, Link, LinkConfig, Loss, LossProfile, OutageMode, RateSeries, SeriesEnd, Time,
-    Verdict,
+    Interpolation, Link, LinkConfig, Loss, LossProfile, LossSeries, OutageMode, RateSeries,
+    SeriesEnd, Time, Verdict,
 };
 use chrono::{DateTime, Timelike, Utc};
 use serde::Serialize;
@@ -179,9 +179,10 @@ pub fn realize(
             }
         }
         HandoverSpec::Orbit(spec) => {
-            let geometry = [&file.forward, &file.reverse]
-                .iter()
-                .any(|d| matches!(d.delay, DelaySpec::Geometry { .. }));
+            let geometry = [&file.forward, &file.reverse].iter().any(|d| {
+                matches!(d.delay, DelaySpec::Geometry { .. })
+                    || matches!(d.loss, LossSpec::PerLink { .. })
+            });
             let path = orbit::realize(
                 spec,
                 start,
@@ -251,7 +252,7 @@ pub fn realize(
             ),
             (None, None) => Buffer::Unlimited,
         };
-        let loss = loss(dir, name, &resolve, &lagos)?;
+        let loss = loss(dir, name, &resolve, &lagos, orbit_path.as_ref())?;
         let profile_error = |e: crate::link::LinkConfigError| ScenarioError::Link {
             direction: name,
             message: e.to_string(),
@@ -467,18 +468,15 @@ fn delays(
                 let path = orbit.ok_or_else(|| {
                     ScenarioError::Orbit("a geometry delay needs an orbit handover source".into())
                 })?;
+                // A call with no second served at both ends is one long outage: nothing is
+                // delivered, so the delay it would have had is never seen (0 ms of geometry).
                 let first = path
                     .one_way_ms
                     .iter()
                     .flatten()
                     .next()
                     .copied()
-                    .ok_or_else(|| {
-                        ScenarioError::Orbit(format!(
-                            "no second of the call has a satellite at both {} and {}",
-                            path.local, path.peer
-                        ))
-                    })?;
+                    .unwrap_or(0.0);
                 let mut last = first;
                 let nanos: Vec<u64> = path
                     .one_way_ms
@@ -525,13 +523,25 @@ fn delays(
 /// The random loss of one direction.
 fn loss(
     dir: &DirectionSpec,
-    name: &str,
+    name: &'static str,
     resolve: &Resolve<'_>,
     lagos: &LagosCache,
+    orbit: Option<&OrbitPath>,
 ) -> Result<Loss, ScenarioError> {
     Ok(match &dir.loss {
         LossSpec::None => Loss::None,
         LossSpec::Bernoulli { rate } => Loss::Bernoulli { probability: *rate },
+        LossSpec::PerLink { rate } => {
+            let path = orbit.ok_or_else(|| {
+                ScenarioError::Orbit("a per-link loss needs an orbit handover source".into())
+            })?;
+            Loss::Series(Arc::new(per_link_loss(*rate, &path.isl_hops).map_err(
+                |e| ScenarioError::Link {
+                    direction: name,
+                    message: e.to_string(),
+                },
+            )?))
+        }
         LossSpec::GilbertElliott {
             p_good_to_bad,
             p_bad_to_good,
@@ -553,6 +563,26 @@ fn loss(
             ))
         }
     })
+}
+
+/// The loss probability of an orbit path, second by second, when each of its links loses a
+/// packet independently with `rate`: up link, `hops` inter-satellite links, down link. A second
+/// without a path (an outage, dropped anyway) repeats the last second that had one.
+fn per_link_loss(
+    rate: f64,
+    isl_hops: &[Option<u32>],
+) -> Result<LossSeries, crate::link::LinkConfigError> {
+    let mut last = isl_hops.iter().flatten().next().copied().unwrap_or(0);
+    let probabilities = isl_hops
+        .iter()
+        .map(|hops| {
+            if let Some(h) = hops {
+                last = *h;
+            }
+            1.0 - (1.0 - rate).powi(last as i32 + 2)
+        })
+        .collect();
+    LossSeries::new(Duration::from_secs(1), probabilities, SeriesEnd::Hold)
 }
 
 /// A boundary loss profile of 100-ms rows, or `None` when it is empty.

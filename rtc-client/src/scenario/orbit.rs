@@ -102,6 +102,9 @@ pub struct OrbitPredictorInputs {
     pub peer: Observer,
     /// How each end picks its serving satellite.
     pub policy: ServingPolicy,
+    /// How often the topology is recomputed (the scenario's `update_s`): a change of serving
+    /// satellite takes effect at the next update after the orbits call for it.
+    pub update: std::time::Duration,
 }
 
 impl OrbitPath {
@@ -202,8 +205,11 @@ pub fn realize(
         serving_timeline(&catalogue, o, &policy, start, seconds)
             .map_err(|e| ScenarioError::Orbit(e.to_string()))
     };
-    let local_timeline = timeline(&local_obs)?;
-    let peer_timeline = timeline(&peer_obs)?;
+    let update = spec.update_s.max(1) as usize;
+    let mut local_timeline = timeline(&local_obs)?;
+    let mut peer_timeline = timeline(&peer_obs)?;
+    hold_between_updates(&mut local_timeline, update);
+    hold_between_updates(&mut peer_timeline, update);
 
     let mut changes = Vec::new();
     for (end, tl) in [(End::Local, &local_timeline), (End::Peer, &peer_timeline)] {
@@ -224,11 +230,20 @@ pub fn realize(
     }
     changes.sort_by_key(|c| (c.at_s, c.end == End::Peer));
 
-    let (one_way_ms, isl_hops) = if geometry {
-        path_delays(&catalogue, star, start, &local_timeline, &peer_timeline)?
+    let (mut one_way_ms, mut isl_hops) = if geometry {
+        path_delays(
+            &catalogue,
+            star,
+            start,
+            &local_timeline,
+            &peer_timeline,
+            update,
+        )?
     } else {
         (Vec::new(), Vec::new())
     };
+    hold_between_updates(&mut one_way_ms, update);
+    hold_between_updates(&mut isl_hops, update);
 
     Ok(OrbitPath {
         start,
@@ -253,8 +268,23 @@ pub fn realize(
             local: local_obs,
             peer: peer_obs,
             policy,
+            update: std::time::Duration::from_secs(update as u64),
         },
     })
+}
+
+/// Makes every second between two topology updates repeat the update's value: what an emulator
+/// that recomputes its topology every `update` seconds (StarryNet's `update_time`) shows.
+fn hold_between_updates<T: Clone>(per_second: &mut [T], update: usize) {
+    if update <= 1 {
+        return;
+    }
+    for second in 0..per_second.len() {
+        let last_update = second - second % update;
+        if last_update != second {
+            per_second[second] = per_second[last_update].clone();
+        }
+    }
 }
 
 fn display_path(path: &Path) -> String {
@@ -424,6 +454,7 @@ fn path_delays(
     start: DateTime<Utc>,
     local: &[Option<handover_predictor::orbit::Serving>],
     peer: &[Option<handover_predictor::orbit::Serving>],
+    update: usize,
 ) -> Result<PathDelays, ScenarioError> {
     let graph = isl_graph(catalogue, star)?;
     let index: HashMap<u64, usize> = catalogue
@@ -434,7 +465,8 @@ fn path_delays(
     let mut delays = Vec::with_capacity(local.len());
     let mut hops = Vec::with_capacity(local.len());
     for (second, (l, p)) in local.iter().zip(peer).enumerate() {
-        let (Some(l), Some(p)) = (l, p) else {
+        // Seconds between updates repeat the update's path (`hold_between_updates`).
+        let (Some(l), Some(p), true) = (l, p, second % update.max(1) == 0) else {
             delays.push(None);
             hops.push(None);
             continue;

@@ -220,6 +220,13 @@ pub struct OrbitSpec {
     /// that seeds see different parts of the orbits. 0 = always at `start`.
     #[serde(default)]
     pub start_spread_s: u64,
+    /// How often the network's topology is recomputed, s: the serving satellite at each end,
+    /// the path and its delay are those of the last update and change only at multiples of
+    /// this after the call start. 1 (the default) follows the orbits second by second;
+    /// StarryNet recomputes its emulated topology every `update_time` seconds, 10 in its
+    /// default configuration (docs/architecture.md, "Scenarios").
+    #[serde(default = "default_update_s")]
+    pub update_s: u32,
     /// The satellites.
     pub constellation: ConstellationSpec,
     /// The two ground endpoints.
@@ -265,6 +272,10 @@ pub struct WalkerShellSpec {
     /// Span of the planes' ascending nodes, degrees: 360 for a Walker delta, 180 for a star.
     #[serde(default = "default_raan_spread")]
     pub raan_spread_deg: f64,
+}
+
+fn default_update_s() -> u32 {
+    1
 }
 
 fn default_raan_spread() -> f64 {
@@ -473,6 +484,15 @@ pub enum LossSpec {
         /// Loss probability in the bad state.
         loss_bad: f64,
     },
+    /// Independent loss on every link of an orbit path: a packet crosses the up link, each
+    /// inter-satellite link and the down link, each losing it with `rate`, so the path loses it
+    /// with `1 - (1 - rate)^(hops + 2)`, where `hops` is the path's inter-satellite hop count in
+    /// that second (StarryNet sets one loss rate on every satellite and satellite-ground link).
+    /// Needs an orbit handover source with a geometry delay.
+    PerLink {
+        /// Loss probability of one link.
+        rate: f64,
+    },
     /// A loss column of `lagos.csv` (a loss probability per 100-ms row).
     Lagos {
         /// The file.
@@ -661,6 +681,12 @@ impl ScenarioFile {
                     "\"geometry\" needs handovers.source = \"orbit\"",
                 ));
             }
+            if matches!(dir.loss, LossSpec::PerLink { .. }) && !orbit {
+                return Err(Invalid::new(
+                    format!("{name}.loss.kind"),
+                    "\"per-link\" needs handovers.source = \"orbit\" (the path's links come from it)",
+                ));
+            }
             if matches!(
                 dir.capacity,
                 CapacitySpec::Lognormal(LognormalSpec {
@@ -779,6 +805,7 @@ impl OrbitSpec {
             0,
             366 * 86_400,
         )?;
+        within_u("handovers.update_s", u64::from(self.update_s), 1, 3_600)?;
         let c = &self.constellation;
         match (&c.tle, c.walker.is_empty()) {
             (Some(_), false) => {
@@ -891,6 +918,7 @@ impl DirectionSpec {
         match &self.loss {
             LossSpec::None => {}
             LossSpec::Bernoulli { rate } => within(&f("loss.rate"), *rate, 0.0, 1.0)?,
+            LossSpec::PerLink { rate } => within(&f("loss.rate"), *rate, 0.0, 1.0)?,
             LossSpec::GilbertElliott {
                 p_good_to_bad,
                 p_bad_to_good,

@@ -17,7 +17,8 @@ use super::timeline::HandoverTimeline;
 use chrono::{DateTime, Utc};
 use handover_predictor::predict::{Calibrated, Mirror, Orbital, SLOT};
 use handover_predictor::{
-    Forecast, ForecastSource, HandoverSource, HandoverSteps, NoHandovers, SourceError,
+    Forecast, ForecastSource, HORIZON, HORIZON_STEPS, HandoverSource, HandoverSteps, NoHandovers,
+    STEP, SourceError,
 };
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -76,6 +77,8 @@ impl HandoverSource for TruthMirror {
 pub struct BothEnds {
     local: Orbital,
     peer: Orbital,
+    epoch: Instant,
+    update: Duration,
 }
 
 impl BothEnds {
@@ -94,6 +97,8 @@ impl BothEnds {
         Self {
             local: at(inputs.local),
             peer: at(inputs.peer),
+            epoch,
+            update: inputs.update,
         }
     }
 }
@@ -108,12 +113,46 @@ impl HandoverSource for BothEnds {
         let peer = self.peer.forecast(now)?;
         let (a, b) = (local.handover(), peer.handover());
         let merged: Vec<u8> = a.iter().zip(b.iter()).map(|(x, y)| x | y).collect();
-        let steps = HandoverSteps::from_bits(&merged).map_err(|e| SourceError::Failed {
+        let failed = |e| SourceError::Failed {
             source_name: "orbital".into(),
             error: Box::new(e),
-        })?;
-        Ok(Forecast::new(ForecastSource::Orbital, now, steps))
+        };
+        let steps = HandoverSteps::from_bits(&merged).map_err(failed)?;
+        if self.update <= Duration::from_secs(1) {
+            return Ok(Forecast::new(ForecastSource::Orbital, now, steps));
+        }
+        Forecast::from_instants(
+            ForecastSource::Orbital,
+            now,
+            on_update_grid(&steps, now, self.epoch, self.update),
+        )
+        .map_err(failed)
     }
+}
+
+/// Where the handovers of `steps` (forecast at `now`) take effect when the topology is
+/// recomputed every `update` from `epoch`: the first update at or after each step's right edge,
+/// within the horizon. The grid is the emulator's, so these instants are exact.
+fn on_update_grid(
+    steps: &HandoverSteps,
+    now: Instant,
+    epoch: Instant,
+    update: Duration,
+) -> Vec<Instant> {
+    let horizon = now + HORIZON;
+    let update_ns = update.as_nanos().max(1);
+    let mut instants: Vec<Instant> = (0..HORIZON_STEPS)
+        .filter(|&k| steps.is_handover(k))
+        .filter_map(|k| {
+            let edge = now + STEP * (k as u32 + 1);
+            let since = edge.saturating_duration_since(epoch).as_nanos();
+            let snapped = since.div_ceil(update_ns) * update_ns;
+            let at = epoch + Duration::from_nanos(u64::try_from(snapped).ok()?);
+            (at > now && at <= horizon).then_some(at)
+        })
+        .collect();
+    instants.dedup();
+    instants
 }
 
 /// How long after a boundary its verdict is known: a handover within 1 s of a boundary counts
