@@ -122,6 +122,97 @@ fn sparse_leo_hands_over_zero_to_one_times_a_minute_over_a_long_path() {
     assert!(per_minute <= 1.0, "{per_minute}");
 }
 
+/// The figures of a StarryNet-like path: the topology (serving satellites, delay, hop count)
+/// changes only at 10-s updates; a served second loses `1 - 0.99^(hops + 2)`; a change of
+/// serving satellite is followed by a 2-s outage in both directions.
+fn check_starrynet_path(r: &rtc_client::scenario::Realization) {
+    let orbit = r.orbit.as_ref().expect("an orbit path");
+    for (s, pair) in orbit.one_way_ms.windows(2).enumerate() {
+        if (s + 1) % 10 != 0 {
+            assert_eq!(
+                pair[0],
+                pair[1],
+                "delay changed between updates at s {}",
+                s + 1
+            );
+            assert_eq!(orbit.isl_hops[s], orbit.isl_hops[s + 1]);
+        }
+    }
+    for h in r.timeline.instants_ms() {
+        assert_eq!(
+            h % 10_000,
+            0,
+            "a handover at {h} ms is not on the 10-s update grid"
+        );
+    }
+    let (f, v) = support::seconds(r);
+    let outages: Vec<u64> = orbit.outage_seconds();
+    for (s, second) in f.iter().enumerate() {
+        let served = !outages.contains(&(s as u64));
+        let after_handover = r
+            .timeline
+            .instants_ms()
+            .iter()
+            .any(|&h| (h..h + 2_000).contains(&(s as u64 * 1000)));
+        if after_handover {
+            assert_eq!(second.outage_ms, 1000, "s {s}: the routing outage");
+            assert_eq!(v[s].outage_ms, 1000, "s {s}: both directions");
+        } else if served {
+            let hops = orbit.isl_hops[s].expect("a served second has a path");
+            let expected = 1.0 - 0.99f64.powi(hops as i32 + 2);
+            assert!(
+                (second.loss - expected).abs() < 1e-9,
+                "s {s}: loss {} against {expected} for {hops} hops",
+                second.loss
+            );
+            assert!((second.capacity_mbps - 5000.0).abs() < 1e-6);
+        } else {
+            assert_eq!(second.outage_ms, 1000, "s {s}: no satellite, no route");
+        }
+    }
+}
+
+#[test]
+fn starrynet_sparse_changes_its_topology_every_ten_seconds_and_loses_one_percent_per_link() {
+    let mut served = 0usize;
+    for seed in 1..=4 {
+        let r = support::realize("starrynet-sparse", seed, 600);
+        let orbit = r.orbit.as_ref().expect("an orbit path");
+        assert_eq!(orbit.satellites, 25);
+        assert_eq!(
+            (orbit.local.as_str(), orbit.peer.as_str()),
+            ("London", "Paris")
+        );
+        served += 600 - orbit.outage_seconds().len();
+        eprintln!(
+            "seed {seed}: {} handovers, {} s unserved",
+            r.timeline.instants_ms().len(),
+            orbit.outage_seconds().len()
+        );
+        check_starrynet_path(&r);
+    }
+    // 25 satellites above a 25-degree mask leave most of a call unserved, but not all of it.
+    assert!(
+        served > 0 && served < 4 * 600 / 2,
+        "{served} s served of 2400"
+    );
+}
+
+#[test]
+fn the_paper_sized_starrynet_variant_keeps_the_link_model_over_80_to_100_satellites() {
+    let path = support::paths()
+        .root
+        .join("docs/experiments/starrynet/starrynet-paper.toml");
+    let scenario =
+        rtc_client::scenario::Scenario::load(path.to_str().unwrap(), &support::paths()).unwrap();
+    for seed in 1..=2 {
+        let r = scenario.realize(seed, Duration::from_secs(600)).unwrap();
+        let orbit = r.orbit.as_ref().expect("an orbit path");
+        assert!((80..=100).contains(&orbit.satellites));
+        check_starrynet_path(&r);
+    }
+}
+
 #[test]
 fn terrestrial_capacities_sit_in_the_range_of_the_traces_they_were_fitted_to() {
     // Per-second medians over many calls against the fitted medians (header figures): LTE up

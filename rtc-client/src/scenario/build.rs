@@ -29,6 +29,7 @@ use crate::link::{
     SeriesEnd, Time, Verdict,
 };
 use chrono::{DateTime, Timelike, Utc};
+use handover_predictor::orbit::SPEED_OF_LIGHT_KM_PER_S;
 use serde::Serialize;
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -469,14 +470,15 @@ fn delays(
                     ScenarioError::Orbit("a geometry delay needs an orbit handover source".into())
                 })?;
                 // A call with no second served at both ends is one long outage: nothing is
-                // delivered, so the delay it would have had is never seen (0 ms of geometry).
+                // delivered, so the delay it would have had is never seen; it is given the
+                // great-circle propagation delay between the endpoints, a bound every path has.
                 let first = path
                     .one_way_ms
                     .iter()
                     .flatten()
                     .next()
                     .copied()
-                    .unwrap_or(0.0);
+                    .unwrap_or(path.separation_km / SPEED_OF_LIGHT_KM_PER_S * 1000.0);
                 let mut last = first;
                 let nanos: Vec<u64> = path
                     .one_way_ms

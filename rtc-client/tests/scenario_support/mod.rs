@@ -8,11 +8,12 @@ use rtc_client::scenario::{Realization, Scenario, ScenarioPaths, probe_rtt};
 use std::time::Duration;
 
 /// The shipped scenarios, by file stem.
-pub const SHIPPED: [&str; 7] = [
+pub const SHIPPED: [&str; 8] = [
     "lagos-trace",
     "leocc-trace",
     "sparse-leo",
     "starlink",
+    "starrynet-sparse",
     "terrestrial-5g",
     "terrestrial-broadband",
     "terrestrial-lte",
