@@ -14,6 +14,7 @@ use crate::cwnd::CwndChannel;
 use crate::handle::PacerHandle;
 use crate::packet::PacketKind;
 use crate::prober::ProbeChannel;
+use crate::repair::RepairQueue;
 use crate::stats::PacerStats;
 use rtc_interceptor::{Attribute, Interceptor, Packet, StreamInfo, TaggedPacket};
 use rtc_shared::error::Error;
@@ -35,6 +36,7 @@ pub struct HandoverAwarePacerBuilder {
     cwnd: Option<CwndChannel>,
     frame_info: Option<FrameInfoFn>,
     actions: Option<ActionsHandle>,
+    repair: Option<RepairQueue>,
 }
 
 /// Reads what a video RTP packet says about its frame (codec-specific: the pacer cannot parse
@@ -73,6 +75,15 @@ impl HandoverAwarePacerBuilder {
         self
     }
 
+    /// Enqueues the repair packets a FEC generator below the pacer puts in `queue`, at every
+    /// event and whenever the chain polls for writes, as libwebrtc's `PacingController` enqueues
+    /// what `FetchFec` returns after each send (see [`RepairQueue`]). They are paced as FEC
+    /// (video's priority) on their bound repair SSRC.
+    pub fn repair_queue(mut self, queue: RepairQueue) -> Self {
+        self.repair = Some(queue);
+        self
+    }
+
     /// Builds the interceptor and the handle that reaches into it once it is inside a chain.
     pub fn build(self) -> (HandoverAwarePacer, PacerHandle) {
         let handle = PacerHandle::starting_as(PacerStats::initial(&self.config));
@@ -94,6 +105,7 @@ impl HandoverAwarePacerBuilder {
             cwnd: self.cwnd,
             frame_info: self.frame_info,
             actions: self.actions,
+            repair: self.repair,
             hold_generation: None,
             rtx_of: Vec::new(),
             padding_sequence: 0,
@@ -138,6 +150,8 @@ pub struct HandoverAwarePacer {
     cwnd: Option<CwndChannel>,
     frame_info: Option<FrameInfoFn>,
     actions: Option<ActionsHandle>,
+    /// Repair packets made below the pacer, to enqueue.
+    repair: Option<RepairQueue>,
     /// The generation of the hold windows last copied from `actions`.
     hold_generation: Option<u64>,
     /// Media SSRC -> its RTX SSRC, from the bound streams.
@@ -157,6 +171,7 @@ impl HandoverAwarePacer {
             cwnd: None,
             frame_info: None,
             actions: None,
+            repair: None,
         }
     }
 
@@ -220,9 +235,71 @@ impl HandoverAwarePacer {
     /// Every event is a chance to release what is due: the schedule depends only on the instants,
     /// so an extra poke never changes it, and a late one releases what waited.
     fn release_if_started(&mut self, now: Instant) {
+        self.fetch_repair();
         if self.controller.is_some() {
             self.release(now);
         }
+    }
+
+    /// Enqueues the repair packets waiting in the repair queue, each at the instant its block
+    /// closed (or the pacer's latest instant, if later); whether there were any.
+    fn fetch_repair(&mut self) -> bool {
+        let Some(queue) = &self.repair else {
+            return false;
+        };
+        let packets = queue.take();
+        if packets.is_empty() {
+            return false;
+        }
+        for mut packet in packets {
+            if let Some(last) = self.last_now {
+                packet.now = packet.now.max(last);
+            }
+            self.enqueue(packet);
+        }
+        true
+    }
+
+    /// Puts an RTP packet in the controller's queue (dropping what a key frame flushes).
+    fn enqueue(&mut self, msg: TaggedPacket) {
+        let Packet::Rtp(rtp) = &msg.message.packet else {
+            self.write_queue.push_back(msg);
+            return;
+        };
+        let kind = self.classify(&msg.message, rtp);
+        let size = rtp.marshal_size() as u64;
+        let ssrc = rtp.header.ssrc;
+        let frame = match self.frame_info {
+            Some(read) if kind == PacketKind::Video => read(rtp),
+            _ => FrameInfo::default(),
+        };
+        let rtx = self
+            .rtx_of
+            .iter()
+            .find(|(media, _)| *media == ssrc)
+            .map(|(_, rtx)| *rtx);
+        let now = msg.now;
+        let key = match self.free.pop() {
+            Some(key) => {
+                self.slab[key as usize] = Some(msg);
+                key
+            }
+            None => {
+                self.slab.push(Some(msg));
+                (self.slab.len() - 1) as u32
+            }
+        };
+        let flushed = self
+            .controller_at(now)
+            .enqueue_frame_packet(now, ssrc, kind, size, key, frame, rtx);
+        for key in flushed {
+            if let Some(slot) = self.slab.get_mut(key as usize)
+                && slot.take().is_some()
+            {
+                self.free.push(key);
+            }
+        }
+        self.settled_at = None;
     }
 
     /// Releases everything that may leave at `now` and publishes stats when due.
@@ -413,51 +490,27 @@ impl Protocol<TaggedPacket, TaggedPacket, ()> for HandoverAwarePacer {
     }
 
     fn handle_write(&mut self, msg: TaggedPacket) -> Result<(), Self::Error> {
-        let Packet::Rtp(rtp) = &msg.message.packet else {
-            let now = msg.now;
+        let now = msg.now;
+        if !matches!(msg.message.packet, Packet::Rtp(_)) {
             self.write_queue.push_back(msg);
             self.release_if_started(now);
             return Ok(());
-        };
-        let kind = self.classify(&msg.message, rtp);
-        let size = rtp.marshal_size() as u64;
-        let ssrc = rtp.header.ssrc;
-        let frame = match self.frame_info {
-            Some(read) if kind == PacketKind::Video => read(rtp),
-            _ => FrameInfo::default(),
-        };
-        let rtx = self
-            .rtx_of
-            .iter()
-            .find(|(media, _)| *media == ssrc)
-            .map(|(_, rtx)| *rtx);
-        let now = msg.now;
-        let key = match self.free.pop() {
-            Some(key) => {
-                self.slab[key as usize] = Some(msg);
-                key
-            }
-            None => {
-                self.slab.push(Some(msg));
-                (self.slab.len() - 1) as u32
-            }
-        };
-        let flushed = self
-            .controller_at(now)
-            .enqueue_frame_packet(now, ssrc, kind, size, key, frame, rtx);
-        for key in flushed {
-            if let Some(slot) = self.slab.get_mut(key as usize)
-                && slot.take().is_some()
-            {
-                self.free.push(key);
-            }
         }
-        self.settled_at = None;
+        self.fetch_repair();
+        self.enqueue(msg);
         self.release(now);
         Ok(())
     }
 
     fn poll_write(&mut self) -> Option<Self::Wout> {
+        // The chain polls again after every walk: repair packets made below during the last one
+        // are enqueued at their block's instant and leave now if the budget allows.
+        if self.write_queue.is_empty()
+            && self.fetch_repair()
+            && let Some(now) = self.last_now
+        {
+            self.release(now);
+        }
         self.write_queue.pop_front()
     }
 
@@ -467,6 +520,7 @@ impl Protocol<TaggedPacket, TaggedPacket, ()> for HandoverAwarePacer {
     }
 
     fn poll_timeout(&mut self) -> Option<Self::Time> {
+        self.fetch_repair();
         let next = self.controller.as_ref()?.next_send_time()?;
         let stats_wake = self.last_now.map(|last| last + STATS_INTERVAL);
         Some(stats_wake.map_or(next, |wake| next.min(wake)))

@@ -40,6 +40,7 @@ use crate::nack::{
     NackGenerator, NackGeneratorHandle, NackResponder, NackResponderHandle, RTX_RECEIVER_SLOT,
     RtxReceiver, TAP_SLOT,
 };
+use pacer::FEC_GENERATOR_SLOT;
 use rtc::ice::mdns::MulticastDnsMode;
 use rtc::interceptor::{
     CongestionControlBuilder, Gcc, Interceptor, NackGeneratorBuilder, NackResponderBuilder,
@@ -212,7 +213,7 @@ pub fn sender_chain(
             BindAlso::new(TwccSenderBuilder::new().build()),
         )
         .with(Slot::Pacer, pacer)
-        .with(Slot::FecEncoder, protection);
+        .with(FEC_GENERATOR_SLOT, protection);
     let pli = Arc::new(AtomicBool::new(false));
     let mut responder_handle = None;
     match setup.nack {
