@@ -295,9 +295,9 @@ pub use policy::{LoadError, OnnxPolicy};
 pub use prober::{ProbeChannel, ProbeClusterConfig};
 pub use protection::{
     Block, BlockGenerator, BlockShape, FEC_GENERATOR_SLOT, FecMode, LossFilter, LossProtection,
-    LossProtectionBuilder, MAX_BLOCK_MEDIA_PACKETS, PacketInfo, Protection, ProtectionController,
-    ProtectionHandle, ProtectionInputs, ProtectionStats, fec_rate_table, media_target_bps,
-    without_header_extension,
+    LossProtectionBuilder, MAX_BLOCK_MEDIA_PACKETS, MUTABLE_EXTENSION_URIS, PacketInfo, Protection,
+    ProtectionController, ProtectionHandle, ProtectionInputs, ProtectionStats, fec_rate_table,
+    media_target_bps, with_zeroed_extensions, without_header_extension,
 };
 pub use repair::RepairQueue;
 pub use stats::PacerStats;

@@ -22,6 +22,7 @@ use super::controller::{Protection, ProtectionController, ProtectionInputs};
 use super::generator::{BlockGenerator, PacketInfo};
 use super::handle::{ProtectionHandle, ProtectionStats};
 use super::measure::{ByteRate, FrameRateMeter, PacketsPerFrame};
+use super::receive::{MUTABLE_EXTENSION_URIS, with_zeroed_extensions};
 use super::report_blocks::loss_reports;
 use crate::actions::{Action, ActionsHandle};
 use crate::interceptor::FrameInfoFn;
@@ -182,6 +183,8 @@ pub struct LossProtection {
 /// One protected media stream.
 struct ProtectedStream {
     media_ssrc: u32,
+    /// The ids of the stream's mutable header extensions, zeroed in what the encoder protects.
+    mutable_extensions: Vec<u8>,
     nack_enabled: bool,
     encoder: FlexFec03Encoder,
     generator: BlockGenerator<rtc_rtp::Packet>,
@@ -276,7 +279,12 @@ impl LossProtection {
             marker: rtp.header.marker,
             key_frame,
         };
-        let packet = rtp.clone();
+        let packet = match self.streams.get(index) {
+            Some(stream) if !stream.mutable_extensions.is_empty() => {
+                with_zeroed_extensions(rtp, &stream.mutable_extensions)
+            }
+            _ => rtp.clone(),
+        };
         self.write_queue.push_back(msg);
         // A boost window opened or closed since the last update: the new factors apply from
         // this packet on.
@@ -456,8 +464,15 @@ impl Interceptor for LossProtection {
                 .any(|feedback| feedback.typ == "nack" && feedback.parameter.is_empty())
         });
         self.streams.retain(|stream| stream.media_ssrc != info.ssrc);
+        let mutable_extensions = info
+            .rtp_header_extensions
+            .iter()
+            .filter(|e| MUTABLE_EXTENSION_URIS.contains(&e.uri.as_str()))
+            .filter_map(|e| u8::try_from(e.id).ok())
+            .collect();
         self.streams.push(ProtectedStream {
             media_ssrc: info.ssrc,
+            mutable_extensions,
             nack_enabled,
             encoder: FlexFec03Encoder::new(payload_type_fec, ssrc_fec),
             generator,

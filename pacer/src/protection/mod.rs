@@ -33,4 +33,4 @@ pub use handle::{ProtectionHandle, ProtectionStats};
 pub use interceptor::{FEC_GENERATOR_SLOT, FecMode, LossProtection, LossProtectionBuilder};
 pub use loss_filter::LossFilter;
 pub use rate_table::fec_rate_table;
-pub use receive::without_header_extension;
+pub use receive::{MUTABLE_EXTENSION_URIS, with_zeroed_extensions, without_header_extension};

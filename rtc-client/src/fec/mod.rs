@@ -81,6 +81,8 @@ impl FecReceiverHandle {
 struct Protected {
     media_ssrc: u32,
     repair_ssrc: u32,
+    /// The ids of the media stream's mutable header extensions, zeroed before decoding.
+    mutable_extensions: Vec<u8>,
     decoder: GatedDecoder,
     /// Which media packets arrived and which were rebuilt.
     seen: SeenPackets,
@@ -262,7 +264,8 @@ impl Protocol<TaggedPacket, TaggedPacket, ()> for FecReceiver {
                 .fetch_add(1, Ordering::Relaxed);
         }
         let highest = stream.seen.highest.unwrap_or(sequence_number);
-        let rebuilt = stream.decoder.media(rtp.clone(), highest);
+        let as_protected = pacer::with_zeroed_extensions(rtp, &stream.mutable_extensions);
+        let rebuilt = stream.decoder.media(as_protected, highest);
         let (now, transport) = (msg.now, msg.transport);
         self.read_queue.push_back(msg);
         self.queue_rebuilt(index, now, transport, rebuilt);
@@ -296,10 +299,17 @@ impl Interceptor for FecReceiver {
         let (Some(repair_ssrc), Some(_)) = (info.ssrc_fec, info.payload_type_fec) else {
             return;
         };
+        let mutable_extensions = info
+            .rtp_header_extensions
+            .iter()
+            .filter(|e| pacer::MUTABLE_EXTENSION_URIS.contains(&e.uri.as_str()))
+            .filter_map(|e| u8::try_from(e.id).ok())
+            .collect();
         self.streams.retain(|s| s.media_ssrc != info.ssrc);
         self.streams.push(Protected {
             media_ssrc: info.ssrc,
             repair_ssrc,
+            mutable_extensions,
             decoder: GatedDecoder::new(repair_ssrc, info.ssrc),
             seen: SeenPackets::new(),
         });
