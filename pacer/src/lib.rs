@@ -299,5 +299,5 @@ pub use protection::{
     ProtectionController, ProtectionHandle, ProtectionInputs, ProtectionStats, fec_rate_table,
     media_target_bps, with_zeroed_extensions, without_header_extension,
 };
-pub use repair::RepairQueue;
+pub use repair::{RepairQueue, SequenceCounter};
 pub use stats::PacerStats;

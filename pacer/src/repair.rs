@@ -66,3 +66,30 @@ impl RepairQueue {
         self.lock().drain(..).collect()
     }
 }
+
+/// One RTP sequence counter for an RTX stream, shared by everything that sends on it: the NACK
+/// responder's retransmissions and the pacer's padding. libwebrtc's `RTPSender` numbers both from
+/// the RTX stream's one sequence (`RTPSender::GeneratePadding` puts padding on the RTX SSRC when
+/// RTX is negotiated); two counters on one SSRC would repeat numbers, and SRTP's replay check
+/// drops the second packet of each.
+#[derive(Debug, Clone, Default)]
+pub struct SequenceCounter {
+    next: Arc<std::sync::atomic::AtomicU16>,
+}
+
+impl SequenceCounter {
+    /// A counter starting at 0.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The next sequence number (wrapping).
+    pub fn take(&self) -> u16 {
+        self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// The number [`take`](Self::take) gives next.
+    pub fn peek(&self) -> u16 {
+        self.next.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}

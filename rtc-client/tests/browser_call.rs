@@ -85,6 +85,20 @@ fn our_sender_to_chromium_over_starlink() {
         decoded >= 0.9 * sent,
         "the browser decoded {decoded} of {sent} frames"
     );
+    // GoogCC's probes reach the browser as RTX payload padding on the negotiated RTX SSRC, and
+    // Chromium keeps decoding (above): the target jumps past 600 kbit/s within 8 s, where
+    // media-only probes left it climbing by its multiplicative increase (337 kbit/s at 8 s).
+    let early_max = s["ours"]["per_second"]
+        .as_array()
+        .expect("per_second")
+        .iter()
+        .filter(|row| row[0].as_f64().is_some_and(|t| t <= 8.0))
+        .filter_map(|row| row[1].as_f64())
+        .fold(0.0, f64::max);
+    assert!(
+        early_max > 600.0,
+        "the target reached only {early_max} kbit/s in 8 s"
+    );
     // Both freeze counts are there, side by side.
     number(&s, &["browser", "last", "freezeCount"]);
     number(&s, &["ours", "qoe_freeze_count"]);

@@ -13,7 +13,7 @@ use pacer::FEC_GENERATOR_SLOT;
 use pacer::{
     ActionConfig, ActionConfigError, ActionsHandle, CwndChannel, CwndConfig, GoogCc, GoogCcConfig,
     HandoverAwarePacer, LossProtection, PacerHandle, PacingConfig, ProbeChannel, ProtectionHandle,
-    RepairQueue,
+    RepairQueue, SequenceCounter,
 };
 use pacer::{CwndSnapshot, frame_drop_interval};
 use rtc_interceptor::{BandwidthEstimator, Gcc, PacketReport};
@@ -147,9 +147,11 @@ pub struct PacedSender {
 /// the repair packets going back to the pacer through a shared [`RepairQueue`]; GoogCC
 /// ([`googcc_config`]) probes through the pacer, or webrtc-rs's `Gcc`; the congestion window in
 /// `cwnd` mode; padding (probes and pacer-mode keep-alives) on `padding_stream` (SSRC, payload
-/// type; [`PADDING_SSRC`] in this project's calls), or none (`None`: probes are filled with
-/// media only; towards a browser, which drops the video when packets of an SSRC it was never
-/// told of arrive); with `actions`, one schedule of handover-timed actions that the pacer,
+/// type; [`PADDING_SSRC`] in calls between this project's peers), or none (`None`: probes are
+/// filled with media only); with `rtx_padding`, `padding_stream` is an RTX stream and padding is
+/// RTX payload padding numbered from that counter, which the NACK responder shares (towards a
+/// browser, as libwebrtc pads: Chromium drops the video when packets of an SSRC it was never told
+/// of arrive); with `actions`, one schedule of handover-timed actions that the pacer,
 /// GoogCC and the loss protection apply (docs/architecture.md, "Handover-timed actions").
 ///
 /// # Errors
@@ -162,6 +164,7 @@ pub fn paced_sender(
     fec: FecChoice,
     nack: bool,
     padding_stream: Option<(u32, u8)>,
+    rtx_padding: Option<SequenceCounter>,
     actions: Option<ActionConfig>,
 ) -> Result<PacedSender, ActionConfigError> {
     let actions = actions.map(ActionsHandle::new).transpose()?;
@@ -209,6 +212,9 @@ pub fn paced_sender(
         .congestion_window(cwnd.clone())
         .frame_info(frame_info)
         .repair_queue(repair);
+    if let Some(sequence) = rtx_padding {
+        pacer = pacer.rtx_padding(sequence);
+    }
     if probing {
         pacer = pacer.probe_channel(probes);
     }

@@ -150,6 +150,7 @@ impl SimCall {
             config.fec,
             config.nack != NackChoice::Off,
             Some((PADDING_SSRC, PADDING_PAYLOAD_TYPE)),
+            None,
             config.policy.actions(),
         )?;
         let mut sender = Registry::new()
