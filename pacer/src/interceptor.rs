@@ -14,6 +14,7 @@ use crate::cwnd::CwndChannel;
 use crate::handle::PacerHandle;
 use crate::packet::PacketKind;
 use crate::prober::ProbeChannel;
+use crate::repair::{RepairQueue, SequenceCounter};
 use crate::stats::PacerStats;
 use rtc_interceptor::{Attribute, Interceptor, Packet, StreamInfo, TaggedPacket};
 use rtc_shared::error::Error;
@@ -35,6 +36,8 @@ pub struct HandoverAwarePacerBuilder {
     cwnd: Option<CwndChannel>,
     frame_info: Option<FrameInfoFn>,
     actions: Option<ActionsHandle>,
+    repair: Option<RepairQueue>,
+    rtx_padding: Option<SequenceCounter>,
 }
 
 /// Reads what a video RTP packet says about its frame (codec-specific: the pacer cannot parse
@@ -73,6 +76,31 @@ impl HandoverAwarePacerBuilder {
         self
     }
 
+    /// Enqueues the repair packets a FEC generator below the pacer puts in `queue`, at every
+    /// event and whenever the chain polls for writes, as libwebrtc's `PacingController` enqueues
+    /// what `FetchFec` returns after each send (see [`RepairQueue`]). They are paced as FEC
+    /// (video's priority) on their bound repair SSRC.
+    pub fn repair_queue(mut self, queue: RepairQueue) -> Self {
+        self.repair = Some(queue);
+        self
+    }
+
+    /// Sends padding (probes, keep-alives) on an RTX stream, as libwebrtc does when RTX is
+    /// negotiated (`RTPSender::GeneratePadding`): the configuration's `padding_ssrc` and
+    /// `padding_payload_type` are then the RTX SSRC and payload type, and every padding packet
+    /// is numbered from `sequence`, which the NACK responder's retransmissions on that SSRC must
+    /// share. A padding packet is payload padding: the latest media packet of at least 50 bytes
+    /// of the RTX stream's media stream, re-sent in RTX (RFC 4588 section 4: its sequence number,
+    /// then its payload; libwebrtc `RtpPacketHistory::GetPayloadPaddingPacket` in
+    /// recent-large-packet mode, `kMinPayloadPaddingBytes`), which a receiver drops as a
+    /// duplicate. Before such a packet has left, a padding-only RTX packet (the padding bit, no
+    /// payload). Its size is the media packet's, not the probe's request, so a probe's rate is
+    /// off by that ratio; the estimator reads the real sizes from transport feedback.
+    pub fn rtx_padding(mut self, sequence: SequenceCounter) -> Self {
+        self.rtx_padding = Some(sequence);
+        self
+    }
+
     /// Builds the interceptor and the handle that reaches into it once it is inside a chain.
     pub fn build(self) -> (HandoverAwarePacer, PacerHandle) {
         let handle = PacerHandle::starting_as(PacerStats::initial(&self.config));
@@ -94,6 +122,9 @@ impl HandoverAwarePacerBuilder {
             cwnd: self.cwnd,
             frame_info: self.frame_info,
             actions: self.actions,
+            repair: self.repair,
+            rtx_padding: self.rtx_padding,
+            last_media: None,
             hold_generation: None,
             duplicates: VecDeque::new(),
             rtx_of: Vec::new(),
@@ -139,6 +170,12 @@ pub struct HandoverAwarePacer {
     cwnd: Option<CwndChannel>,
     frame_info: Option<FrameInfoFn>,
     actions: Option<ActionsHandle>,
+    /// Repair packets made below the pacer, to enqueue.
+    repair: Option<RepairQueue>,
+    /// The RTX stream's sequence, when padding is RTX payload padding.
+    rtx_padding: Option<SequenceCounter>,
+    /// The latest media packet (of at least 50 bytes) of the padding RTX stream's media stream.
+    last_media: Option<rtc_rtp::packet::Packet>,
     /// The generation of the hold windows last copied from `actions`.
     hold_generation: Option<u64>,
     /// Copies of the video sent inside a duplicate window, each with the end of its window,
@@ -162,6 +199,8 @@ impl HandoverAwarePacer {
             cwnd: None,
             frame_info: None,
             actions: None,
+            repair: None,
+            rtx_padding: None,
         }
     }
 
@@ -225,6 +264,7 @@ impl HandoverAwarePacer {
     /// Every event is a chance to release what is due: the schedule depends only on the instants,
     /// so an extra poke never changes it, and a late one releases what waited.
     fn release_if_started(&mut self, now: Instant) {
+        self.fetch_repair();
         if self.controller.is_some() {
             self.release(now);
         }
@@ -261,6 +301,48 @@ impl HandoverAwarePacer {
             .iter()
             .find(|(media, _)| *media == ssrc)
             .map(|(_, rtx)| *rtx)
+    }
+
+    /// Enqueues the repair packets waiting in the repair queue, each at the instant its block
+    /// closed (or the pacer's latest instant, if later); whether there were any.
+    fn fetch_repair(&mut self) -> bool {
+        let Some(queue) = &self.repair else {
+            return false;
+        };
+        let packets = queue.take();
+        if packets.is_empty() {
+            return false;
+        }
+        for mut packet in packets {
+            if let Some(last) = self.last_now {
+                packet.now = packet.now.max(last);
+            }
+            self.enqueue(packet);
+        }
+        true
+    }
+
+    /// Puts an RTP packet in the controller's queue (dropping what a key frame flushes).
+    fn enqueue(&mut self, msg: TaggedPacket) {
+        let Packet::Rtp(rtp) = &msg.message.packet else {
+            self.write_queue.push_back(msg);
+            return;
+        };
+        let kind = self.classify(&msg.message, rtp);
+        let size = rtp.marshal_size() as u64;
+        let ssrc = rtp.header.ssrc;
+        let frame = match self.frame_info {
+            Some(read) if kind == PacketKind::Video => read(rtp),
+            _ => FrameInfo::default(),
+        };
+        let rtx = self.rtx_of(ssrc);
+        let now = msg.now;
+        let key = self.store(msg);
+        let flushed = self
+            .controller_at(now)
+            .enqueue_frame_packet(now, ssrc, kind, size, key, frame, rtx);
+        self.forget(flushed);
+        self.settled_at = None;
     }
 
     /// Queues again the copies whose duplicate window has ended by `now`, as retransmissions:
@@ -321,6 +403,9 @@ impl HandoverAwarePacer {
             last_timestamp,
             actions,
             duplicates,
+            rtx_padding,
+            last_media,
+            rtx_of,
             ..
         } = self
         else {
@@ -354,6 +439,16 @@ impl HandoverAwarePacer {
                     }
                     if let Packet::Rtp(rtp) = &packet.message.packet {
                         *last_timestamp = rtp.header.timestamp;
+                        if rtx_padding.is_some()
+                            && rtp.payload.len() >= MIN_PAYLOAD_PADDING_BYTES
+                            && !rtp.header.padding
+                            && !packet.message.has(&Attribute::Retransmission)
+                            && rtx_of.iter().any(|&(media, rtx)| {
+                                media == rtp.header.ssrc && Some(rtx) == config.padding_ssrc
+                            })
+                        {
+                            *last_media = Some(rtp.clone());
+                        }
                         if let Some(cwnd) = &cwnd {
                             cwnd.on_sent(
                                 now,
@@ -378,17 +473,28 @@ impl HandoverAwarePacer {
             let Some(ssrc) = config.padding_ssrc else {
                 break;
             };
-            let Some(padding) = controller.poll_padding(now) else {
-                if let Some(keepalive) = controller.poll_keepalive(now) {
+            let mut next_sequence = || match rtx_padding {
+                Some(counter) => counter.take(),
+                None => {
                     let sequence_number = *padding_sequence;
                     *padding_sequence = padding_sequence.wrapping_add(1);
+                    sequence_number
+                }
+            };
+            let Some(padding) = controller.poll_padding(now) else {
+                if let Some(keepalive) = controller.poll_keepalive(now) {
+                    let sequence_number = next_sequence();
                     let packet = padding_packet(
                         keepalive.released_at,
                         ssrc,
                         config.padding_payload_type,
                         sequence_number,
                         *last_timestamp,
-                        keepalive.size_bytes,
+                        if rtx_padding.is_some() {
+                            0
+                        } else {
+                            keepalive.size_bytes
+                        },
                     );
                     if let (Some(cwnd), Packet::Rtp(rtp)) = (&cwnd, &packet.message.packet) {
                         cwnd.on_sent(now, ssrc, sequence_number, rtp.marshal_size() as u64);
@@ -397,22 +503,39 @@ impl HandoverAwarePacer {
                 }
                 break;
             };
-            let sequence_number = *padding_sequence;
-            *padding_sequence = padding_sequence.wrapping_add(1);
+            let sequence_number = next_sequence();
             if let Some(probes) = &probes {
                 probes.record_probe_packet(now, ssrc, sequence_number, padding.probe_cluster);
             }
-            if let Some(cwnd) = &cwnd {
-                cwnd.on_sent(now, ssrc, sequence_number, padding.size_bytes);
+            let packet = match (&rtx_padding, &last_media) {
+                (Some(_), Some(media)) => rtx_payload_padding(
+                    padding.released_at,
+                    media,
+                    ssrc,
+                    config.padding_payload_type,
+                    sequence_number,
+                ),
+                (Some(_), None) => padding_packet(
+                    padding.released_at,
+                    ssrc,
+                    config.padding_payload_type,
+                    sequence_number,
+                    *last_timestamp,
+                    0,
+                ),
+                (None, _) => padding_packet(
+                    padding.released_at,
+                    ssrc,
+                    config.padding_payload_type,
+                    sequence_number,
+                    *last_timestamp,
+                    padding.size_bytes,
+                ),
+            };
+            if let (Some(cwnd), Packet::Rtp(rtp)) = (&cwnd, &packet.message.packet) {
+                cwnd.on_sent(now, ssrc, sequence_number, rtp.marshal_size() as u64);
             }
-            write_queue.push_back(padding_packet(
-                padding.released_at,
-                ssrc,
-                config.padding_payload_type,
-                sequence_number,
-                *last_timestamp,
-                padding.size_bytes,
-            ));
+            write_queue.push_back(packet);
         }
         // `published_empty` now means: no backlog was left waiting at the end of the last call.
         let empty = controller.is_empty();
@@ -423,6 +546,40 @@ impl HandoverAwarePacer {
             *last_published = Some(now);
         }
         *published_empty = empty;
+    }
+}
+
+/// libwebrtc's `kMinPayloadPaddingBytes`: a media packet shorter than this is not worth re-sending
+/// as padding (rtp_sender.cc).
+const MIN_PAYLOAD_PADDING_BYTES: usize = 50;
+
+/// `media` re-sent as RTX payload padding on `ssrc` (RFC 4588 section 4: the original sequence
+/// number, then the original payload; the original timestamp and marker).
+fn rtx_payload_padding(
+    now: Instant,
+    media: &rtc_rtp::packet::Packet,
+    ssrc: u32,
+    payload_type: u8,
+    sequence_number: u16,
+) -> TaggedPacket {
+    let mut payload = Vec::with_capacity(2 + media.payload.len());
+    payload.extend_from_slice(&media.header.sequence_number.to_be_bytes());
+    payload.extend_from_slice(&media.payload);
+    TaggedPacket {
+        now,
+        transport: rtc_shared::TransportContext::default(),
+        message: rtc_interceptor::AttributedPacket::new(Packet::Rtp(rtc_rtp::Packet {
+            header: rtc_rtp::Header {
+                version: 2,
+                marker: media.header.marker,
+                payload_type,
+                sequence_number,
+                timestamp: media.header.timestamp,
+                ssrc,
+                ..Default::default()
+            },
+            payload: payload.into(),
+        })),
     }
 }
 
@@ -496,32 +653,27 @@ impl Protocol<TaggedPacket, TaggedPacket, ()> for HandoverAwarePacer {
     }
 
     fn handle_write(&mut self, msg: TaggedPacket) -> Result<(), Self::Error> {
-        let Packet::Rtp(rtp) = &msg.message.packet else {
-            let now = msg.now;
+        let now = msg.now;
+        if !matches!(msg.message.packet, Packet::Rtp(_)) {
             self.write_queue.push_back(msg);
             self.release_if_started(now);
             return Ok(());
-        };
-        let kind = self.classify(&msg.message, rtp);
-        let size = rtp.marshal_size() as u64;
-        let ssrc = rtp.header.ssrc;
-        let frame = match self.frame_info {
-            Some(read) if kind == PacketKind::Video => read(rtp),
-            _ => FrameInfo::default(),
-        };
-        let rtx = self.rtx_of(ssrc);
-        let now = msg.now;
-        let key = self.store(msg);
-        let flushed = self
-            .controller_at(now)
-            .enqueue_frame_packet(now, ssrc, kind, size, key, frame, rtx);
-        self.forget(flushed);
-        self.settled_at = None;
+        }
+        self.fetch_repair();
+        self.enqueue(msg);
         self.release(now);
         Ok(())
     }
 
     fn poll_write(&mut self) -> Option<Self::Wout> {
+        // The chain polls again after every walk: repair packets made below during the last one
+        // are enqueued at their block's instant and leave now if the budget allows.
+        if self.write_queue.is_empty()
+            && self.fetch_repair()
+            && let Some(now) = self.last_now
+        {
+            self.release(now);
+        }
         self.write_queue.pop_front()
     }
 
@@ -531,6 +683,7 @@ impl Protocol<TaggedPacket, TaggedPacket, ()> for HandoverAwarePacer {
     }
 
     fn poll_timeout(&mut self) -> Option<Self::Time> {
+        self.fetch_repair();
         let duplicates_due = self.duplicates.front().map(|(end, _)| *end);
         let Some(next) = self.controller.as_ref()?.next_send_time() else {
             return duplicates_due;

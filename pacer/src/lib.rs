@@ -17,9 +17,11 @@
 //!   [`Forecast`], [`HandoverSource`], [`TimelineSource`], [`NoHandovers`], ...);
 //! - [`GoogCc`]: a libwebrtc-faithful GoogCC bandwidth estimator for webrtc-rs, which probes
 //!   through the pacer, and libwebrtc's congestion window ([`CwndChannel`]);
-//! - loss protection: [`LossProtection`], an interceptor for `Slot::FecEncoder` that drives
-//!   webrtc-rs's FlexFEC-03 encoder with libwebrtc's adaptive FEC, built with a
-//!   [`ProtectionHandle`], and its sans-I/O parts ([`ProtectionController`], [`BlockGenerator`]);
+//! - loss protection: [`LossProtection`], an interceptor that drives webrtc-rs's FlexFEC-03
+//!   encoder with libwebrtc's adaptive FEC, below the TWCC sender ([`FEC_GENERATOR_SLOT`]) with
+//!   its repair packets going back to the pacer through a [`RepairQueue`], or at
+//!   `Slot::FecEncoder`; built with a [`ProtectionHandle`], and its sans-I/O parts
+//!   ([`ProtectionController`], [`BlockGenerator`]);
 //! - handover-timed actions ([`HandoverActions`], shared through an [`ActionsHandle`]): around
 //!   each predicted handover instant the pacer holds media, [`GoogCc`] ignores what the
 //!   handover does to delay and loss, [`LossProtection`] boosts FEC, and the encoder is told not
@@ -183,7 +185,9 @@
 //! On a long-RTT path a retransmission arrives about an RTT after its frame was due, so libwebrtc
 //! protects key frames, and from an RTT of 20 ms on delta frames too, with forward error
 //! correction, and lets NACK repair the rest.
-//! [`LossProtection`] does the same at `Slot::FecEncoder`: its [`ProtectionController`]
+//! [`LossProtection`] does the same, as media leaves (below the TWCC sender, at
+//! [`FEC_GENERATOR_SLOT`], handing repair packets to the pacer through a [`RepairQueue`]) or at
+//! webrtc-rs's `Slot::FecEncoder`: its [`ProtectionController`]
 //! (libwebrtc's `FecControllerDefault` with the hybrid NACK/FEC method and `kFecRateTable`) turns
 //! the loss of the receiver reports, the target, RTT, frame rate and resolution into protection
 //! factors, and its [`BlockGenerator`] (libwebrtc's `UlpfecGenerator`) decides which media packets
@@ -253,6 +257,7 @@ mod policy;
 mod prober;
 mod protection;
 mod queue;
+mod repair;
 mod stats;
 pub mod telemetry;
 
@@ -289,8 +294,10 @@ pub use policy::{
 pub use policy::{LoadError, OnnxPolicy};
 pub use prober::{ProbeChannel, ProbeClusterConfig};
 pub use protection::{
-    Block, BlockGenerator, BlockShape, FecMode, LossFilter, LossProtection, LossProtectionBuilder,
-    MAX_BLOCK_MEDIA_PACKETS, PacketInfo, Protection, ProtectionController, ProtectionHandle,
-    ProtectionInputs, ProtectionStats, fec_rate_table, media_target_bps, without_header_extension,
+    Block, BlockGenerator, BlockShape, FEC_GENERATOR_SLOT, FecMode, LossFilter, LossProtection,
+    LossProtectionBuilder, MAX_BLOCK_MEDIA_PACKETS, MUTABLE_EXTENSION_URIS, PacketInfo, Protection,
+    ProtectionController, ProtectionHandle, ProtectionInputs, ProtectionStats, fec_rate_table,
+    media_target_bps, with_zeroed_extensions, without_header_extension,
 };
+pub use repair::{RepairQueue, SequenceCounter};
 pub use stats::PacerStats;

@@ -1,12 +1,20 @@
-//! The webrtc-rs interceptor: adaptive FlexFEC at `Slot::FecEncoder`.
+//! The webrtc-rs interceptor: adaptive FlexFEC, below the TWCC sender (as libwebrtc) or at
+//! `Slot::FecEncoder` (as webrtc-rs).
 //!
 //! It takes the place of webrtc-rs's `FlexFec03SendInterceptor`, whose block shape is fixed at
 //! build time (reference sheet part 6), and drives the same `FlexFec03Encoder` with libwebrtc's
 //! decisions: the [`ProtectionController`] chooses the factors from the receiver reports it reads
 //! on the way in and the network inputs of its [`ProtectionHandle`], and the [`BlockGenerator`]
-//! decides when a block closes and how many repair packets it gets. Repair packets follow the
-//! media packet that closed their block down the chain, so the pacer (which gives the FEC SSRC
-//! video's priority), the TWCC sender and the congestion controller treat them as video.
+//! decides when a block closes and how many repair packets it gets.
+//!
+//! Two placements. Below the TWCC sender ([`FEC_GENERATOR_SLOT`], with a [`RepairQueue`] shared
+//! with the pacer), it protects each media packet as it leaves, transport-wide sequence number
+//! included, and hands the repair packets back to the pacer's queue, as libwebrtc generates FEC in
+//! `RtpSenderEgress::SendPacket` and the pacer fetches it (`FetchFec`): a libwebrtc receiver, which
+//! XORs the packets as they arrived, can then use them. At webrtc-rs's `Slot::FecEncoder` (no
+//! queue), repair packets follow the media packet that closed their block down the chain; either
+//! way the pacer gives the FEC SSRC video's priority and the TWCC sender and the congestion
+//! controller treat them as video.
 //!
 //! Everything is decided from the packets' `now` and the handle's inputs; nothing reads a clock.
 
@@ -14,11 +22,13 @@ use super::controller::{Protection, ProtectionController, ProtectionInputs};
 use super::generator::{BlockGenerator, PacketInfo};
 use super::handle::{ProtectionHandle, ProtectionStats};
 use super::measure::{ByteRate, FrameRateMeter, PacketsPerFrame};
+use super::receive::{MUTABLE_EXTENSION_URIS, with_zeroed_extensions};
 use super::report_blocks::loss_reports;
 use crate::actions::{Action, ActionsHandle};
 use crate::interceptor::FrameInfoFn;
+use crate::repair::RepairQueue;
 use rtc_interceptor::{
-    AttributedPacket, FlexFec03Encoder, Interceptor, Packet, StreamInfo, TaggedPacket,
+    Attribute, AttributedPacket, FlexFec03Encoder, Interceptor, Packet, StreamInfo, TaggedPacket,
 };
 use rtc_shared::error::Error;
 use rtc_shared::marshal::MarshalSize;
@@ -50,9 +60,20 @@ pub struct LossProtectionBuilder {
     frame_info: Option<FrameInfoFn>,
     nack_enabled: Option<bool>,
     actions: Option<ActionsHandle>,
+    repair: Option<RepairQueue>,
 }
 
 impl LossProtectionBuilder {
+    /// Hands every repair packet to the pacer through `queue` instead of sending it on after the
+    /// media packet that closed its block. This is for a placement below the TWCC sender, where
+    /// the interceptor protects each media packet as it leaves, transport-wide sequence number
+    /// included, as libwebrtc's `RtpSenderEgress::SendPacket` does; the pacer built with the same
+    /// queue paces the repair packets like media ([`RepairQueue`]).
+    pub fn repair_queue(mut self, queue: RepairQueue) -> Self {
+        self.repair = Some(queue);
+        self
+    }
+
     /// Boosts protection inside the boost windows of `actions` (docs/architecture.md,
     /// "Handover-timed actions"): in libwebrtc mode, a block closed inside a window gets at
     /// least the configured factor ([`BoostConfig::min_factor`](crate::BoostConfig::min_factor)),
@@ -88,6 +109,7 @@ impl LossProtectionBuilder {
             frame_info: self.frame_info,
             nack_enabled: self.nack_enabled,
             actions: self.actions,
+            repair: self.repair,
             video_ssrcs: Vec::new(),
             streams: Vec::new(),
             video_rate: ByteRate::default(),
@@ -100,7 +122,14 @@ impl LossProtectionBuilder {
     }
 }
 
-/// Adaptive FlexFEC (draft 03) for webrtc-rs's `Slot::FecEncoder`.
+/// Where the interceptor goes to protect packets as they leave: between webrtc-rs's
+/// `Slot::CongestionControl` (1000) and `Slot::TwccSender` (2000), so that the transport-wide
+/// sequence number is already in the packets it protects and the congestion controller records
+/// them after it (libwebrtc `RtpSenderEgress::SendPacket`).
+pub const FEC_GENERATOR_SLOT: rtc_interceptor::Slot = rtc_interceptor::Slot::Custom(1500);
+
+/// Adaptive FlexFEC (draft 03), at [`FEC_GENERATOR_SLOT`] with a [`RepairQueue`] or at webrtc-rs's
+/// `Slot::FecEncoder`.
 ///
 /// A local stream is protected when its `StreamInfo` names both a FEC SSRC and a FEC payload type
 /// (the negotiated `a=ssrc-group:FEC-FR`). On the read leg the fraction lost of every report block
@@ -112,12 +141,15 @@ impl LossProtectionBuilder {
 /// the frame rate (frame ends over the last second) and the filtered packets per key and per delta
 /// frame.
 ///
-/// Two things the driver must arrange. The TWCC sender numbers only streams bound with the
+/// What the driver must arrange. The TWCC sender numbers only streams bound with the
 /// transport-wide-cc extension, so the FEC SSRC must be bound as a local stream of its own (as RTX
-/// and padding are) for repair packets to be numbered and reach the congestion controller. And
-/// the encoder protects a media packet as it is at this slot, before the TWCC sender adds its
-/// extension below: a receiver must remove that extension from the media packets it gives a
-/// `FlexFec03Decoder` ([`without_header_extension`](crate::without_header_extension)).
+/// and padding are) for repair packets to be numbered and reach the congestion controller. At
+/// [`FEC_GENERATOR_SLOT`] the pacer must be built with the same [`RepairQueue`]
+/// ([`HandoverAwarePacerBuilder::repair_queue`](crate::HandoverAwarePacerBuilder::repair_queue)),
+/// or the repair packets never leave. At `Slot::FecEncoder` the encoder protects a media packet
+/// before the TWCC sender adds its extension below, so a receiver must remove that extension from
+/// the media packets it gives a `FlexFec03Decoder`
+/// ([`without_header_extension`](crate::without_header_extension)); a libwebrtc receiver does not.
 ///
 /// ```no_run
 /// use pacer::{FecMode, LossProtection};
@@ -136,6 +168,8 @@ pub struct LossProtection {
     frame_info: Option<FrameInfoFn>,
     nack_enabled: Option<bool>,
     actions: Option<ActionsHandle>,
+    /// Where repair packets go when they go back to the pacer instead of down the chain.
+    repair: Option<RepairQueue>,
     /// Bound local streams that are not audio: the media the video rate counts.
     video_ssrcs: Vec<u32>,
     streams: Vec<ProtectedStream>,
@@ -149,6 +183,8 @@ pub struct LossProtection {
 /// One protected media stream.
 struct ProtectedStream {
     media_ssrc: u32,
+    /// The ids of the stream's mutable header extensions, zeroed in what the encoder protects.
+    mutable_extensions: Vec<u8>,
     nack_enabled: bool,
     encoder: FlexFec03Encoder,
     generator: BlockGenerator<rtc_rtp::Packet>,
@@ -171,6 +207,7 @@ impl LossProtection {
             frame_info: None,
             nack_enabled: None,
             actions: None,
+            repair: None,
         }
     }
 
@@ -242,7 +279,12 @@ impl LossProtection {
             marker: rtp.header.marker,
             key_frame,
         };
-        let packet = rtp.clone();
+        let packet = match self.streams.get(index) {
+            Some(stream) if !stream.mutable_extensions.is_empty() => {
+                with_zeroed_extensions(rtp, &stream.mutable_extensions)
+            }
+            _ => rtp.clone(),
+        };
         self.write_queue.push_back(msg);
         // A boost window opened or closed since the last update: the new factors apply from
         // this packet on.
@@ -274,11 +316,15 @@ impl LossProtection {
                 self.fec_rate.on_sent(now, size);
                 self.stats.fec_packets_sent += 1;
                 self.stats.fec_bytes_sent += size;
-                self.write_queue.push_back(TaggedPacket {
+                let packet = TaggedPacket {
                     now,
                     transport,
                     message: AttributedPacket::new(Packet::Rtp(packet)),
-                });
+                };
+                match &self.repair {
+                    Some(queue) => queue.push(packet),
+                    None => self.write_queue.push_back(packet),
+                }
             }
         }
         if info.marker {
@@ -353,7 +399,13 @@ impl Protocol<TaggedPacket, TaggedPacket, ()> for LossProtection {
             return Ok(());
         };
         let ssrc = rtp.header.ssrc;
-        if !self.video_ssrcs.contains(&ssrc) {
+        // Below the pacer everything leaving passes here: only new media counts and is protected,
+        // not padding or a retransmission on the media SSRC (libwebrtc protects only packets
+        // marked `fec_protect_packet`, new video).
+        if !self.video_ssrcs.contains(&ssrc)
+            || rtp.header.padding
+            || msg.message.has(&Attribute::Retransmission)
+        {
             self.write_queue.push_back(msg);
             return Ok(());
         }
@@ -385,7 +437,13 @@ impl Protocol<TaggedPacket, TaggedPacket, ()> for LossProtection {
 
 impl Interceptor for LossProtection {
     fn bind_local_stream(&mut self, info: &StreamInfo) {
-        if info.mime_type.to_ascii_lowercase().starts_with("audio/") {
+        let mime = info.mime_type.to_ascii_lowercase();
+        // Audio, and the streams that carry no new media (RTX, FEC, RED), are not video.
+        if mime.starts_with("audio/")
+            || ["/rtx", "/flexfec", "/ulpfec", "/red"]
+                .iter()
+                .any(|codec| mime.contains(codec))
+        {
             return;
         }
         if !self.video_ssrcs.contains(&info.ssrc) {
@@ -406,8 +464,15 @@ impl Interceptor for LossProtection {
                 .any(|feedback| feedback.typ == "nack" && feedback.parameter.is_empty())
         });
         self.streams.retain(|stream| stream.media_ssrc != info.ssrc);
+        let mutable_extensions = info
+            .rtp_header_extensions
+            .iter()
+            .filter(|e| MUTABLE_EXTENSION_URIS.contains(&e.uri.as_str()))
+            .filter_map(|e| u8::try_from(e.id).ok())
+            .collect();
         self.streams.push(ProtectedStream {
             media_ssrc: info.ssrc,
+            mutable_extensions,
             nack_enabled,
             encoder: FlexFec03Encoder::new(payload_type_fec, ssrc_fec),
             generator,

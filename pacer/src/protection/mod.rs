@@ -12,9 +12,10 @@
 //!   `VCMFecMethod`), and the media target left after protection;
 //! - `generator`: when a block closes and how many repair packets it gets (`UlpfecGenerator`);
 //! - `measure`, `report_blocks`: what the interceptor derives from the packets it sees;
-//! - `interceptor` and `handle`: [`LossProtection`] at `Slot::FecEncoder`, and its
-//!   [`ProtectionHandle`];
-//! - `receive`: what a receiver must do before FlexFEC recovery can use a packet.
+//! - `interceptor` and `handle`: [`LossProtection`] below the TWCC sender
+//!   ([`FEC_GENERATOR_SLOT`]) or at `Slot::FecEncoder`, and its [`ProtectionHandle`];
+//! - `receive`: what a receiver must do before FlexFEC recovery can use a packet protected at
+//!   `Slot::FecEncoder`.
 
 pub(crate) mod controller;
 pub(crate) mod generator;
@@ -29,7 +30,7 @@ pub(crate) mod report_blocks;
 pub use controller::{Protection, ProtectionController, ProtectionInputs, media_target_bps};
 pub use generator::{Block, BlockGenerator, BlockShape, MAX_BLOCK_MEDIA_PACKETS, PacketInfo};
 pub use handle::{ProtectionHandle, ProtectionStats};
-pub use interceptor::{FecMode, LossProtection, LossProtectionBuilder};
+pub use interceptor::{FEC_GENERATOR_SLOT, FecMode, LossProtection, LossProtectionBuilder};
 pub use loss_filter::LossFilter;
 pub use rate_table::fec_rate_table;
-pub use receive::without_header_extension;
+pub use receive::{MUTABLE_EXTENSION_URIS, with_zeroed_extensions, without_header_extension};

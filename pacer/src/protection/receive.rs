@@ -25,6 +25,30 @@ pub fn without_header_extension(packet: &rtc_rtp::Packet, id: u8) -> rtc_rtp::Pa
     packet
 }
 
+/// The header extensions libwebrtc treats as mutable: set by the pacer or on the way, so a FlexFEC
+/// sender and receiver zero their values before XORing (`RtpPacket::ZeroMutableExtensions`, used
+/// by `FlexfecReceiver::AddReceivedPacket` on every media packet it keeps): the transport-wide
+/// sequence number (both drafts), the transmission time offset and the absolute send time.
+pub const MUTABLE_EXTENSION_URIS: [&str; 4] = [
+    "http://www.ietf.org/id/draft-holmer-rmcat-transport-wide-cc-extensions-01",
+    "http://www.webrtc.org/experiments/rtp-hdrext/transport-wide-cc-02",
+    "urn:ietf:params:rtp-hdrext:toffset",
+    "http://www.webrtc.org/experiments/rtp-hdrext/abs-send-time",
+];
+
+/// `packet` with the values of the header extensions `ids` set to zeros of the same length (the
+/// layout unchanged), as libwebrtc's `RtpPacket::ZeroMutableExtensions` leaves a packet before it
+/// enters FlexFEC encoding or decoding. Extensions not present are left alone.
+pub fn with_zeroed_extensions(packet: &rtc_rtp::Packet, ids: &[u8]) -> rtc_rtp::Packet {
+    let mut packet = packet.clone();
+    for &id in ids {
+        if let Some(value) = packet.header.get_extension(id) {
+            let _ = packet.header.set_extension(id, vec![0; value.len()].into());
+        }
+    }
+    packet
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,15 +1,19 @@
 //! The sending half of a call, built the same way for simulated and real calls: the pacer at
 //! `Slot::Pacer`, the bandwidth estimator in the congestion controller, the congestion window
-//! they share, the loss protection at `Slot::FecEncoder`, and how the encoder follows them.
+//! they share, the loss protection below the TWCC sender ([`FEC_GENERATOR_SLOT`]) whose repair
+//! packets go back to the pacer's queue, and how the encoder follows them.
 
 use super::choices::{BweChoice, FecChoice};
 use super::streams::{PADDING_SSRC, frame_info};
 use crate::link::Time;
 use crate::media::encoder::{Encoder, EncoderConfig, NOMINAL_RESOLUTION};
 use pacer::CwndMode;
+#[cfg(doc)]
+use pacer::FEC_GENERATOR_SLOT;
 use pacer::{
     ActionConfig, ActionConfigError, ActionsHandle, CwndChannel, CwndConfig, GoogCc, GoogCcConfig,
     HandoverAwarePacer, LossProtection, PacerHandle, PacingConfig, ProbeChannel, ProtectionHandle,
+    RepairQueue, SequenceCounter,
 };
 use pacer::{CwndSnapshot, frame_drop_interval};
 use rtc_interceptor::{BandwidthEstimator, Gcc, PacketReport};
@@ -117,11 +121,15 @@ impl BandwidthEstimator for ObservedEstimator {
     }
 }
 
-/// The pacing half of a call's sender: the interceptors for `Slot::FecEncoder`, `Slot::Pacer`
-/// and `Slot::CongestionControl` (this one still to be wrapped in webrtc-rs's congestion-control
-/// builder) and the handles into them.
+/// The pacing half of a call's sender: the interceptors for `Slot::Pacer`,
+/// [`FEC_GENERATOR_SLOT`] and `Slot::CongestionControl` (this one still to be wrapped in
+/// webrtc-rs's congestion-control builder) and the handles into them.
 pub struct PacedSender {
-    /// The interceptor for `Slot::FecEncoder`: FlexFEC-03 repair packets, paced as video.
+    /// The interceptor for [`FEC_GENERATOR_SLOT`], between the congestion controller and the
+    /// TWCC sender: it protects media as it leaves the pacer, transport-wide sequence number
+    /// included, and hands its FlexFEC-03 repair packets back to the pacer, which paces them as
+    /// video (libwebrtc `RtpSenderEgress::SendPacket` and `PacketRouter::FetchFec`;
+    /// docs/architecture.md, "The data path").
     pub protection: LossProtection,
     /// The interceptor for `Slot::Pacer`.
     pub pacer: HandoverAwarePacer,
@@ -135,12 +143,15 @@ pub struct PacedSender {
 }
 
 /// Builds the loss protection, the pacer and the estimator of a sender: `fec` protects the
-/// streams bound with a repair SSRC (hybrid NACK/FEC when `nack` runs); GoogCC
+/// streams bound with a repair SSRC as their packets leave (hybrid NACK/FEC when `nack` runs),
+/// the repair packets going back to the pacer through a shared [`RepairQueue`]; GoogCC
 /// ([`googcc_config`]) probes through the pacer, or webrtc-rs's `Gcc`; the congestion window in
 /// `cwnd` mode; padding (probes and pacer-mode keep-alives) on `padding_stream` (SSRC, payload
-/// type; [`PADDING_SSRC`] in this project's calls), or none (`None`: probes are filled with
-/// media only; towards a browser, which drops the video when packets of an SSRC it was never
-/// told of arrive); with `actions`, one schedule of handover-timed actions that the pacer,
+/// type; [`PADDING_SSRC`] in calls between this project's peers), or none (`None`: probes are
+/// filled with media only); with `rtx_padding`, `padding_stream` is an RTX stream and padding is
+/// RTX payload padding numbered from that counter, which the NACK responder shares (towards a
+/// browser, as libwebrtc pads: Chromium drops the video when packets of an SSRC it was never told
+/// of arrive); with `actions`, one schedule of handover-timed actions that the pacer,
 /// GoogCC and the loss protection apply (docs/architecture.md, "Handover-timed actions").
 ///
 /// # Errors
@@ -153,12 +164,15 @@ pub fn paced_sender(
     fec: FecChoice,
     nack: bool,
     padding_stream: Option<(u32, u8)>,
+    rtx_padding: Option<SequenceCounter>,
     actions: Option<ActionConfig>,
 ) -> Result<PacedSender, ActionConfigError> {
     let actions = actions.map(ActionsHandle::new).transpose()?;
+    let repair = RepairQueue::new();
     let mut protection = LossProtection::builder(fec.mode())
         .frame_info(frame_info)
-        .nack_enabled(nack);
+        .nack_enabled(nack)
+        .repair_queue(repair.clone());
     if let Some(actions) = &actions {
         protection = protection.actions(actions.clone());
     }
@@ -196,7 +210,11 @@ pub fn paced_sender(
     };
     let mut pacer = HandoverAwarePacer::builder(pacing)
         .congestion_window(cwnd.clone())
-        .frame_info(frame_info);
+        .frame_info(frame_info)
+        .repair_queue(repair);
+    if let Some(sequence) = rtx_padding {
+        pacer = pacer.rtx_padding(sequence);
+    }
     if probing {
         pacer = pacer.probe_channel(probes);
     }

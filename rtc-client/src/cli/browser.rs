@@ -1,11 +1,11 @@
 //! `rtc-client browser`: one call between rtc-client and headless Chromium on loopback,
 //! optionally over an emulated link, with both sides' statistics side by side.
 
-use super::args::{PathArgs, parse_duration, parse_interval, parse_policy};
+use super::args::{PathArgs, SenderArgs, parse_duration, parse_interval, parse_policy};
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
 use pacer::telemetry::TelemetryWriter;
-use rtc_client::call::{FecChoice, PolicyChoice, SenderOptions, VideoChoice};
+use rtc_client::call::{PolicyChoice, SenderOptions, VideoChoice};
 use rtc_client::live::answer::{AnswerConfig, AnswerEvent, AnswerServer};
 use rtc_client::live::call::{LinkSetup, LiveCallConfig, StatusEvent, run as run_call};
 use rtc_client::live::chromium::{self, Chromium};
@@ -60,6 +60,11 @@ pub struct BrowserArgs {
     /// Seed of the link draw and the test pattern's noise.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Our sender's options (receive direction), as `call`'s: with FEC on (the default) the
+    /// offer carries FlexFEC-03 and Chromium is started with the field trials that make it
+    /// negotiate and decode it.
+    #[command(flatten)]
+    sender: SenderArgs,
     #[command(flatten)]
     paths: PathArgs,
 }
@@ -94,9 +99,7 @@ pub fn run(args: BrowserArgs) -> Result<()> {
         }
         None => None,
     };
-    // FlexFEC towards a browser is off: our generator sits above the TWCC sender, so its repair
-    // packets would carry no transport-wide sequence number for the browser's feedback.
-    options.fec = FecChoice::Off;
+    let options = options.overridden_by(&args.sender.overrides());
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -154,7 +157,15 @@ async fn drive(
     };
     let url = format!("http://{addr}/?mode={mode}");
     println!("chromium {} at {url}", binary.display());
-    let browser = Chromium::launch(&binary, &url, Some(&args.out.join("chromium.log")))?;
+    // Chromium receives FlexFEC-03 only behind its field trials (reference part 6); they are set
+    // only when our sender protects, so a call without FEC runs the browser as it ships.
+    let fec = args.direction == Direction::Receive && options.fec.is_on();
+    let trials: &[&str] = if fec {
+        &[chromium::FLEXFEC_TRIALS]
+    } else {
+        &[]
+    };
+    let browser = Chromium::launch(&binary, &url, Some(&args.out.join("chromium.log")), trials)?;
     let started = tokio::time::Instant::now();
     let snapshot_at = args.seconds / 2 + Duration::from_secs(1);
     let snapshot = {
@@ -274,6 +285,7 @@ async fn receive(
             "nack_requests": outcome.nack_responder.map(|n| n.requests),
             "retransmissions": outcome.nack_responder.map(|n| n.retransmissions),
             "media_packets": outcome.media_packets,
+            "fec_packets_sent": outcome.fec.packets_sent,
             "target_kbps_min": outcome.target_range_bps.0 / 1000.0,
             "target_kbps_max": outcome.target_range_bps.1 / 1000.0,
             "qoe_frames_rendered": outcome.qoe.frames_rendered,

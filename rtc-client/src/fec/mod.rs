@@ -1,11 +1,13 @@
 //! The receive side of FlexFEC-03: repair packets rebuild lost media before the jitter buffer
 //! (docs/architecture.md, "The call engine").
 //!
-//! The sender protects with [`pacer::LossProtection`] at `Slot::FecEncoder`, which sees a media
-//! packet before the TWCC sender adds the transport-wide sequence number below it. A packet that
-//! arrives therefore carries an extension the repair packets were not computed over, so
-//! [`FecReceiver`] removes it ([`pacer::without_header_extension`]) from the copy it hands
-//! webrtc-rs's `FlexFec03Decoder` (through a gate that shows it only the packets that can matter); the packet itself travels on unchanged. The receiver sits at
+//! The sender protects with [`pacer::LossProtection`] below its TWCC sender
+//! ([`pacer::FEC_GENERATOR_SLOT`]), over each media packet as it leaves, transport-wide sequence
+//! number included, as libwebrtc does (`RtpSenderEgress::SendPacket`). A packet arrives as it was
+//! protected, so [`FecReceiver`] hands webrtc-rs's `FlexFec03Decoder` a copy of it unchanged
+//! (through a gate that shows it only the packets that can matter), as libwebrtc's
+//! `FlexfecReceiver` inserts the whole packet, header extensions included; a rebuilt packet
+//! carries its original transport-wide sequence number. The receiver sits at
 //! [`FEC_RECEIVER_SLOT`] (webrtc-rs's `Slot::FecDecoder`), wire-ward of the RTX receiver and the
 //! NACK generator, so a rebuilt packet reaches them as received and stops its NACKs (libwebrtc
 //! `NackRequester::OnReceivedPacket` with `is_recovered`). The TWCC receiver and the receiver
@@ -79,8 +81,8 @@ impl FecReceiverHandle {
 struct Protected {
     media_ssrc: u32,
     repair_ssrc: u32,
-    /// The transport-wide sequence number's extension id on the media stream, if negotiated.
-    transport_cc_id: Option<u8>,
+    /// The ids of the media stream's mutable header extensions, zeroed before decoding.
+    mutable_extensions: Vec<u8>,
     decoder: GatedDecoder,
     /// Which media packets arrived and which were rebuilt.
     seen: SeenPackets,
@@ -261,11 +263,8 @@ impl Protocol<TaggedPacket, TaggedPacket, ()> for FecReceiver {
                 .rebuilt_then_arrived
                 .fetch_add(1, Ordering::Relaxed);
         }
-        let as_protected = match stream.transport_cc_id {
-            Some(id) => pacer::without_header_extension(rtp, id),
-            None => rtp.clone(),
-        };
         let highest = stream.seen.highest.unwrap_or(sequence_number);
+        let as_protected = pacer::with_zeroed_extensions(rtp, &stream.mutable_extensions);
         let rebuilt = stream.decoder.media(as_protected, highest);
         let (now, transport) = (msg.now, msg.transport);
         self.read_queue.push_back(msg);
@@ -300,16 +299,17 @@ impl Interceptor for FecReceiver {
         let (Some(repair_ssrc), Some(_)) = (info.ssrc_fec, info.payload_type_fec) else {
             return;
         };
-        let transport_cc_id = info
+        let mutable_extensions = info
             .rtp_header_extensions
             .iter()
-            .find(|e| e.uri == crate::call::streams::TRANSPORT_CC_URI)
-            .and_then(|e| u8::try_from(e.id).ok());
+            .filter(|e| pacer::MUTABLE_EXTENSION_URIS.contains(&e.uri.as_str()))
+            .filter_map(|e| u8::try_from(e.id).ok())
+            .collect();
         self.streams.retain(|s| s.media_ssrc != info.ssrc);
         self.streams.push(Protected {
             media_ssrc: info.ssrc,
             repair_ssrc,
-            transport_cc_id,
+            mutable_extensions,
             decoder: GatedDecoder::new(repair_ssrc, info.ssrc),
             seen: SeenPackets::new(),
         });

@@ -14,6 +14,16 @@ use super::LiveError;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
+/// The field trials that make Chromium offer and accept FlexFEC-03 (`video/flexfec-03` with
+/// `a=ssrc-group:FEC-FR`) and run its FlexFEC receiver and sender: libwebrtc keeps FlexFEC behind
+/// `WebRTC-FlexFEC-03-Advertised` (SDP) and `WebRTC-FlexFEC-03` (the streams).
+pub const FLEXFEC_TRIALS: &str =
+    "--force-fieldtrials=WebRTC-FlexFEC-03-Advertised/Enabled/WebRTC-FlexFEC-03/Enabled/";
+
+/// An environment variable whose whitespace-separated flags are added to Chromium's command
+/// line, for debugging (its own logs go to the run's `chromium.log`).
+pub const EXTRA_FLAGS_VAR: &str = "LEOPACE_CHROMIUM_FLAGS";
+
 /// The binaries tried, in order, when `$CHROMIUM` is not set (Debian's `chromium` first).
 pub const CANDIDATES: [&str; 4] = [
     "chromium",
@@ -63,12 +73,18 @@ pub struct Chromium {
 
 impl Chromium {
     /// Starts `binary` headless at `url` with a fresh profile under the system's temporary
-    /// directory; its output goes to `log` (or nowhere).
+    /// directory, with `extra` flags after the usual ones (e.g. [`FLEXFEC_TRIALS`]); its output
+    /// goes to `log` (or nowhere).
     ///
     /// # Errors
     ///
     /// [`LiveError::Io`] if the profile cannot be made or the binary cannot be started.
-    pub fn launch(binary: &Path, url: &str, log: Option<&Path>) -> Result<Self, LiveError> {
+    pub fn launch(
+        binary: &Path,
+        url: &str,
+        log: Option<&Path>,
+        extra: &[&str],
+    ) -> Result<Self, LiveError> {
         let profile = std::env::temp_dir().join(format!(
             "leopace-chromium-{}-{}",
             std::process::id(),
@@ -80,6 +96,8 @@ impl Chromium {
             "cannot make the browser profile {}",
             profile.display()
         )))?;
+        // More flags for a look inside (e.g. `--enable-logging=stderr --vmodule=*/webrtc/*=2`).
+        let extra_from_env = std::env::var(EXTRA_FLAGS_VAR).unwrap_or_default();
         let output = || -> Result<Stdio, LiveError> {
             Ok(match log {
                 Some(path) => Stdio::from(
@@ -113,6 +131,8 @@ impl Chromium {
                 "--disable-features=WebRtcHideLocalIpsWithMdns",
                 "--window-size=800,700",
             ])
+            .args(extra)
+            .args(extra_from_env.split_whitespace())
             .arg(format!("--user-data-dir={}", profile.display()))
             .arg(url)
             .stdin(Stdio::null())

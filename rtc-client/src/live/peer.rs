@@ -40,6 +40,7 @@ use crate::nack::{
     NackGenerator, NackGeneratorHandle, NackResponder, NackResponderHandle, RTX_RECEIVER_SLOT,
     RtxReceiver, TAP_SLOT,
 };
+use pacer::FEC_GENERATOR_SLOT;
 use rtc::ice::mdns::MulticastDnsMode;
 use rtc::interceptor::{
     CongestionControlBuilder, Gcc, Interceptor, NackGeneratorBuilder, NackResponderBuilder,
@@ -167,14 +168,19 @@ pub fn sender_chain(
 ) -> Result<(MediaEngine, Registry, CallerHandles), LiveError> {
     let rtx = setup.nack == NackChoice::Libwebrtc;
     let mut media = media_engine(rtx, setup.fec.is_on())?;
-    // The padding stream rides in the negotiated VP8 payload type: the pacer's probes and
-    // keep-alives are padding-only packets that the receiver's TWCC records and then drops.
-    // Without `padding` (towards a browser) there is none and probes carry media only: Chromium
-    // 156 stopped decoding the video when packets of an SSRC it was never told of arrived in its
-    // payload type, and padding on the RTX stream would need the RTX stream's own sequence
-    // numbers (libwebrtc's `RTPSender` numbers both from one counter; SRTP's replay check drops
-    // packets of a second counter on the same SSRC).
-    let padding_stream = padding.then_some((PADDING_SSRC, VIDEO_PAYLOAD_TYPE));
+    // Between our own peers the padding stream rides in the negotiated VP8 payload type: the
+    // pacer's probes and keep-alives are padding-only packets that the receiver's TWCC records
+    // and then drops. Without `padding` (towards a browser: Chromium 156 stopped decoding the
+    // video when packets of an SSRC it was never told of arrived in its payload type) padding
+    // goes on the negotiated RTX stream, as libwebrtc sends it (`RTPSender::GeneratePadding`):
+    // RTX payload padding numbered from one sequence that the pacer and the NACK responder's
+    // retransmissions share (SRTP's replay check would drop packets of a second counter on the
+    // same SSRC). Without RTX, probes carry media only.
+    let rtx_padding = (!padding && rtx).then(pacer::SequenceCounter::new);
+    let padding_stream = match &rtx_padding {
+        Some(_) => Some((VIDEO_RTX_SSRC, VIDEO_RTX_PAYLOAD_TYPE)),
+        None => padding.then_some((PADDING_SSRC, VIDEO_PAYLOAD_TYPE)),
+    };
     let PacedSender {
         protection,
         pacer,
@@ -188,6 +194,7 @@ pub fn sender_chain(
         setup.fec,
         setup.nack != NackChoice::Off,
         padding_stream,
+        rtx_padding.clone(),
         actions,
     )
     .map_err(|e| LiveError::Config(format!("the handover-timed actions: {e}")))?;
@@ -212,7 +219,7 @@ pub fn sender_chain(
             BindAlso::new(TwccSenderBuilder::new().build()),
         )
         .with(Slot::Pacer, pacer)
-        .with(Slot::FecEncoder, protection);
+        .with(FEC_GENERATOR_SLOT, protection);
     let pli = Arc::new(AtomicBool::new(false));
     let mut responder_handle = None;
     match setup.nack {
@@ -223,6 +230,10 @@ pub fn sender_chain(
         NackChoice::Libwebrtc => {
             register_nack_feedback(&mut media);
             let (responder, handle, tap) = NackResponder::new();
+            let responder = match &rtx_padding {
+                Some(sequence) => responder.with_rtx_sequence(sequence.clone()),
+                None => responder,
+            };
             registry = registry
                 .with(TAP_SLOT, tap)
                 .with(Slot::NackResponder, responder);

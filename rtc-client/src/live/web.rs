@@ -253,14 +253,6 @@ async fn caller_offer(State(web): State<Arc<WebState>>, body: Body) -> Response 
     if request.offer.kind != "offer" {
         return error(StatusCode::BAD_REQUEST, "the description must be an offer");
     }
-    if request.offer.sdp.contains("flexfec-03") {
-        // Our FlexFEC generator sits above the TWCC sender, so its repair packets would reach
-        // the browser without the transport-wide sequence number its feedback needs.
-        return error(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "FlexFEC towards a browser is not supported: call with --fec off",
-        );
-    }
     let id = format!("b{}", web.next_id.fetch_add(1, Ordering::Relaxed));
     let (tx, rx) = oneshot::channel();
     lock(&web.calls).insert(

@@ -169,7 +169,7 @@ struct Stored {
 #[derive(Debug, Default)]
 struct LocalStream {
     rtx: Option<(u32, u8)>,
-    rtx_sequence: u16,
+    rtx_sequence: pacer::SequenceCounter,
     newest: Option<i64>,
     history: BTreeMap<i64, Stored>,
 }
@@ -185,11 +185,22 @@ pub struct NackResponder {
     /// Retransmissions in the budget window: (queued at, bytes).
     spent: VecDeque<(Instant, usize)>,
     handle: NackResponderHandle,
+    /// The RTX sequence shared with the pacer's padding, if any.
+    rtx_sequence: Option<pacer::SequenceCounter>,
     read_queue: VecDeque<TaggedPacket>,
     write_queue: VecDeque<TaggedPacket>,
 }
 
 impl NackResponder {
+    /// Numbers every retransmission on an RTX stream from `sequence`, which the pacer's padding
+    /// on that stream shares (`HandoverAwarePacerBuilder::rtx_padding`), as libwebrtc's
+    /// `RTPSender` numbers RTX retransmissions and padding from one sequence. Without it each
+    /// RTX stream counts on its own.
+    pub fn with_rtx_sequence(mut self, sequence: pacer::SequenceCounter) -> Self {
+        self.rtx_sequence = Some(sequence);
+        self
+    }
+
     /// A responder with libwebrtc's constants, its handle, and the tap to place at
     /// [`super::TAP_SLOT`].
     pub fn new() -> (Self, NackResponderHandle, RetransmissionTap) {
@@ -208,6 +219,7 @@ impl NackResponder {
             target_bps: config.initial_target_bps,
             spent: VecDeque::new(),
             handle: handle.clone(),
+            rtx_sequence: None,
             read_queue: VecDeque::new(),
             write_queue: VecDeque::new(),
         };
@@ -329,21 +341,18 @@ impl NackResponder {
                         }
                     }
                 }
-                let packet = match stream.rtx {
-                    Some((ssrc, pt)) => {
-                        let rtx = rtx_encapsulate(&stored.packet, ssrc, pt, stream.rtx_sequence);
-                        stream.rtx_sequence = stream.rtx_sequence.wrapping_add(1);
-                        rtx
-                    }
+                // Numbered only once within the budget: no number is burnt on a refusal.
+                let mut packet = match stream.rtx {
+                    Some((ssrc, pt)) => rtx_encapsulate(&stored.packet, ssrc, pt, 0),
                     None => stored.packet.clone(),
                 };
                 let size = packet.marshal_size();
                 if (spent + size) as f64 > budget {
                     shared.stats.over_budget += 1;
-                    if stream.rtx.is_some() {
-                        stream.rtx_sequence = stream.rtx_sequence.wrapping_sub(1);
-                    }
                     continue;
+                }
+                if stream.rtx.is_some() {
+                    packet.header.sequence_number = stream.rtx_sequence.take();
                 }
                 spent += size;
                 self.spent.push_back((now, size));
@@ -436,6 +445,7 @@ impl Interceptor for NackResponder {
                 info.ssrc,
                 LocalStream {
                     rtx,
+                    rtx_sequence: self.rtx_sequence.clone().unwrap_or_default(),
                     ..LocalStream::default()
                 },
             );

@@ -28,7 +28,7 @@ use crate::nack::{
 };
 use crate::scenario::sources::{BothEnds, TruthCalibrated, TruthMirror};
 use handover_predictor::{HandoverSource, TimelineSource};
-use pacer::{Decision, PolicyController};
+use pacer::{Decision, FEC_GENERATOR_SLOT, PolicyController};
 use rtc_interceptor::{
     Attribute, AttributedPacket, BoxedInterceptor, CongestionControlBuilder, NackGeneratorBuilder,
     NackResponderBuilder, Packet, Registry, Slot, TaggedPacket, TwccReceiverBuilder,
@@ -150,6 +150,7 @@ impl SimCall {
             config.fec,
             config.nack != NackChoice::Off,
             Some((PADDING_SSRC, PADDING_PAYLOAD_TYPE)),
+            None,
             config.policy.actions(),
         )?;
         let mut sender = Registry::new()
@@ -159,7 +160,7 @@ impl SimCall {
             )
             .with(Slot::TwccSender, TwccSenderBuilder::new().build())
             .with(Slot::Pacer, pacer)
-            .with(Slot::FecEncoder, protection);
+            .with(FEC_GENERATOR_SLOT, protection);
         let (fec_receiver, fec_receiver_handle) = FecReceiver::new();
         let mut receiver = Registry::new()
             .with(RECEIVER_REPORT_SLOT, OrderedReceiverReports::default())
