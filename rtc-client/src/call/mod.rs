@@ -38,6 +38,6 @@ pub use camera::{Camera, FrameStep};
 pub use choices::{BweChoice, FecChoice, NackChoice, PolicyChoice};
 pub use interval::{CallLabels, OpenInterval};
 pub use options::{SenderNames, SenderOptions, SenderOverrides};
-pub use sender::{PacedSender, SenderHandles, paced_sender};
+pub use sender::{PacedSender, PaddingStream, SenderHandles, paced_sender};
 pub use timed::{ActionSet, PredictionFeed, TimedActions, TimingError};
 pub use video::{Video, VideoChoice};

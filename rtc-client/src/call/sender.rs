@@ -142,14 +142,26 @@ pub struct PacedSender {
     pub padding: bool,
 }
 
+/// Where a sender's padding (probes, pacer-mode keep-alives) goes.
+#[derive(Debug, Clone)]
+pub struct PaddingStream {
+    /// Its SSRC.
+    pub ssrc: u32,
+    /// Its payload type.
+    pub payload_type: u8,
+    /// For an RTX stream: the sequence counter the pacer's padding shares with the NACK
+    /// responder's retransmissions; `None` for a stream of padding only.
+    pub rtx_sequence: Option<SequenceCounter>,
+}
+
 /// Builds the loss protection, the pacer and the estimator of a sender: `fec` protects the
 /// streams bound with a repair SSRC as their packets leave (hybrid NACK/FEC when `nack` runs),
 /// the repair packets going back to the pacer through a shared [`RepairQueue`]; GoogCC
 /// ([`googcc_config`]) probes through the pacer, or webrtc-rs's `Gcc`; the congestion window in
-/// `cwnd` mode; padding (probes and pacer-mode keep-alives) on `padding_stream` (SSRC, payload
-/// type; [`PADDING_SSRC`] in calls between this project's peers), or none (`None`: probes are
-/// filled with media only); with `rtx_padding`, `padding_stream` is an RTX stream and padding is
-/// RTX payload padding numbered from that counter, which the NACK responder shares (towards a
+/// `cwnd` mode; padding (probes and pacer-mode keep-alives) on `padding_stream` ([`PADDING_SSRC`]
+/// in calls between this project's peers), or none (`None`: probes are filled with media only);
+/// with an `rtx_sequence`, the padding stream is an RTX stream and padding is RTX payload padding
+/// numbered from that counter, which the NACK responder shares (towards a
 /// browser, as libwebrtc pads: Chromium drops the video when packets of an SSRC it was never told
 /// of arrive); with `actions`, one schedule of handover-timed actions that the pacer,
 /// GoogCC and the loss protection apply (docs/architecture.md, "Handover-timed actions").
@@ -163,8 +175,7 @@ pub fn paced_sender(
     keyframe_flush: bool,
     fec: FecChoice,
     nack: bool,
-    padding_stream: Option<(u32, u8)>,
-    rtx_padding: Option<SequenceCounter>,
+    padding_stream: Option<PaddingStream>,
     actions: Option<ActionConfig>,
 ) -> Result<PacedSender, ActionConfigError> {
     let actions = actions.map(ActionsHandle::new).transpose()?;
@@ -182,7 +193,10 @@ pub fn paced_sender(
     let probing = bwe == BweChoice::GoogCc;
     // The padding stream also carries the pacer-mode keep-alives.
     let padding = padding_stream.is_some() && (probing || cwnd == CwndMode::Pacer);
-    let (padding_ssrc, padding_payload_type) = padding_stream.unwrap_or((PADDING_SSRC, 0));
+    let (padding_ssrc, padding_payload_type, rtx_padding) = match padding_stream {
+        Some(stream) => (stream.ssrc, stream.payload_type, stream.rtx_sequence),
+        None => (PADDING_SSRC, 0, None),
+    };
     let pacing = PacingConfig {
         padding_ssrc: padding.then_some(padding_ssrc),
         padding_payload_type,

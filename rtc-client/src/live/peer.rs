@@ -26,7 +26,7 @@
 //! (`configure_nack`), or none.
 
 use super::LiveError;
-use crate::call::sender::{PacedSender, SenderHandles, paced_sender};
+use crate::call::sender::{PacedSender, PaddingStream, SenderHandles, paced_sender};
 use crate::call::streams::{
     MAX_NACKS_PER_PACKET, PADDING_SSRC, VIDEO_FEC_PAYLOAD_TYPE, VIDEO_FEC_SSRC, VIDEO_PAYLOAD_TYPE,
     VIDEO_RTX_PAYLOAD_TYPE, VIDEO_RTX_SSRC, VIDEO_SSRC, fec_stream, padding_stream, rtx_stream,
@@ -178,8 +178,16 @@ pub fn sender_chain(
     // same SSRC). Without RTX, probes carry media only.
     let rtx_padding = (!padding && rtx).then(pacer::SequenceCounter::new);
     let padding_stream = match &rtx_padding {
-        Some(_) => Some((VIDEO_RTX_SSRC, VIDEO_RTX_PAYLOAD_TYPE)),
-        None => padding.then_some((PADDING_SSRC, VIDEO_PAYLOAD_TYPE)),
+        Some(sequence) => Some(PaddingStream {
+            ssrc: VIDEO_RTX_SSRC,
+            payload_type: VIDEO_RTX_PAYLOAD_TYPE,
+            rtx_sequence: Some(sequence.clone()),
+        }),
+        None => padding.then_some(PaddingStream {
+            ssrc: PADDING_SSRC,
+            payload_type: VIDEO_PAYLOAD_TYPE,
+            rtx_sequence: None,
+        }),
     };
     let PacedSender {
         protection,
@@ -194,7 +202,6 @@ pub fn sender_chain(
         setup.fec,
         setup.nack != NackChoice::Off,
         padding_stream,
-        rtx_padding.clone(),
         actions,
     )
     .map_err(|e| LiveError::Config(format!("the handover-timed actions: {e}")))?;

@@ -8,7 +8,7 @@ use super::result::{CallResult, RecoveryCounts, SenderCounts};
 use crate::call::NackChoice;
 use crate::call::camera::Camera;
 use crate::call::interval::{CallLabels, FecTotals, OpenInterval, ms, observe};
-use crate::call::sender::{PacedSender, SenderHandles, paced_sender};
+use crate::call::sender::{PacedSender, PaddingStream, SenderHandles, paced_sender};
 use crate::call::streams::{
     MAX_NACKS_PER_PACKET, PADDING_PAYLOAD_TYPE, PADDING_SSRC, RECEIVER_SSRC, VIDEO_FEC_SSRC,
     VIDEO_SSRC, fec_stream, padding_stream, rtp_of, rtx_stream, video_stream,
@@ -149,8 +149,11 @@ impl SimCall {
             config.keyframe_flush,
             config.fec,
             config.nack != NackChoice::Off,
-            Some((PADDING_SSRC, PADDING_PAYLOAD_TYPE)),
-            None,
+            Some(PaddingStream {
+                ssrc: PADDING_SSRC,
+                payload_type: PADDING_PAYLOAD_TYPE,
+                rtx_sequence: None,
+            }),
             config.policy.actions(),
         )?;
         let mut sender = Registry::new()
