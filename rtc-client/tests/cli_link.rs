@@ -13,11 +13,12 @@ fn scratch_in(test: &str) -> PathBuf {
     cli_support::scratch("cli_link", test)
 }
 
-const SHIPPED: [&str; 7] = [
+const SHIPPED: [&str; 8] = [
     "lagos-trace",
     "leocc-trace",
     "sparse-leo",
     "starlink",
+    "starrynet-sparse",
     "terrestrial-5g",
     "terrestrial-broadband",
     "terrestrial-lte",
