@@ -344,7 +344,7 @@ fn an_unknown_scenario_name_lists_the_shipped_ones() {
     let err = Scenario::load("starlonk", &support::paths()).unwrap_err();
     let msg = err.to_string();
     assert!(
-        msg.contains("starlonk") && msg.contains("starlink, terrestrial-5g"),
+        msg.contains("starlonk") && msg.contains("starlink, starrynet-sparse, terrestrial-5g"),
         "{msg}"
     );
 }
