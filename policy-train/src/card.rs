@@ -65,14 +65,13 @@ pub fn golden_telemetry() -> Vec<(&'static str, [f32; FEEDBACK_WIDTH])> {
 /// profiles turns on.
 fn controls(expert: &Expert) -> Vec<String> {
     let mut controls = vec!["queue_time_limit".to_owned()];
-    for (name, on) in [
-        ("hold", |c: &pacer::ActionConfig| c.hold.enabled),
-        ("guard", |c: &pacer::ActionConfig| c.guard.enabled),
-        ("boost", |c: &pacer::ActionConfig| c.boost.enabled),
-        ("keyframe_block", |c: &pacer::ActionConfig| {
-            c.keyframe_block.enabled
-        }),
-    ] {
+    let actions: [(&str, fn(&pacer::ActionConfig) -> bool); 4] = [
+        ("hold", |c| c.hold.enabled),
+        ("guard", |c| c.guard.enabled),
+        ("boost", |c| c.boost.enabled),
+        ("keyframe_block", |c| c.keyframe_block.enabled),
+    ];
+    for (name, on) in actions {
         let any = expert
             .joint_actions
             .iter()

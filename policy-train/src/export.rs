@@ -397,6 +397,31 @@ pub fn weights_of(bytes: &[u8]) -> Result<HashMap<String, Weight>, prost::Decode
             );
         }
     }
+    // A joint network's first layer was split into its forecast and measurement columns
+    // ([`onnx_bytes_with`]): join them back into the `[64, 2 + F]` weight the network keeps.
+    if let (Some(measured), Some(forecast)) = (
+        out.remove("tok1.telemetry.weight"),
+        out.get("tok1.weight").cloned(),
+    ) {
+        let rows = forecast.shape[0] as usize;
+        let (a, b) = (forecast.shape[1] as usize, measured.shape[1] as usize);
+        let values = (0..rows)
+            .flat_map(|r| {
+                forecast.values[r * a..(r + 1) * a]
+                    .iter()
+                    .chain(&measured.values[r * b..(r + 1) * b])
+                    .copied()
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        out.insert(
+            "tok1.weight".into(),
+            Weight {
+                shape: vec![forecast.shape[0], (a + b) as i64],
+                values,
+            },
+        );
+    }
     Ok(out)
 }
 

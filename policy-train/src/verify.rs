@@ -6,7 +6,6 @@
 
 use crate::export::weights_of;
 use crate::model::PolicyNet;
-use crate::train::logits_of;
 use pacer::{HORIZON_STEPS, HandoverSteps, OnnxPolicy};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

@@ -23,7 +23,7 @@ fn joint_logs_train_a_joint_model_that_holds_only_where_boundaries_lose_packets(
         "--out",
         out_str,
         "--epochs",
-        "30",
+        "10",
         "--folds",
         "2",
         "--threads",
