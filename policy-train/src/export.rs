@@ -399,10 +399,14 @@ pub fn weights_of(bytes: &[u8]) -> Result<HashMap<String, Weight>, prost::Decode
     }
     // A joint network's first layer was split into its forecast and measurement columns
     // ([`onnx_bytes_with`]): join them back into the `[64, 2 + F]` weight the network keeps.
-    if let (Some(measured), Some(forecast)) = (
-        out.remove("tok1.telemetry.weight"),
+    if let (Some(measured_t), Some(forecast)) = (
+        out.remove("tok1.telemetry_weight_t"),
         out.get("tok1.weight").cloned(),
     ) {
+        let measured = Weight {
+            shape: vec![measured_t.shape[1], measured_t.shape[0]],
+            values: transpose(&measured_t),
+        };
         let rows = forecast.shape[0] as usize;
         let (a, b) = (forecast.shape[1] as usize, measured.shape[1] as usize);
         let values = (0..rows)
