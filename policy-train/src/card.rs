@@ -61,11 +61,14 @@ pub fn golden_telemetry() -> Vec<(&'static str, [f32; FEEDBACK_WIDTH])> {
     ]
 }
 
+/// Whether an action is on in a configuration.
+type IsOn = fn(&pacer::ActionConfig) -> bool;
+
 /// What a joint card says its model controls: the queue limit, and every action one of its
 /// profiles turns on.
 fn controls(expert: &Expert) -> Vec<String> {
     let mut controls = vec!["queue_time_limit".to_owned()];
-    let actions: [(&str, fn(&pacer::ActionConfig) -> bool); 4] = [
+    let actions: [(&str, IsOn); 4] = [
         ("hold", |c| c.hold.enabled),
         ("guard", |c| c.guard.enabled),
         ("boost", |c| c.boost.enabled),

@@ -117,7 +117,7 @@ mod tests {
             assert!(profile.config.hold_gate.enabled, "the gate stays on");
             assert!(!profile.config.keyframe_block.enabled);
         }
-        assert_eq!(menu[0].config.hold.enabled, false);
+        assert!(!menu[0].config.hold.enabled);
         assert!(!menu[0].config.guard.enabled && !menu[0].config.boost.enabled);
         assert_eq!(menu[3].config.hold, ActionConfig::default().hold);
         assert_eq!(
