@@ -273,8 +273,9 @@ pub use handover_predictor::{
 };
 
 pub use actions::{
-    Action, ActionConfig, ActionConfigError, ActionCounter, ActionStats, ActionWindow,
-    ActionsHandle, BoostConfig, HandoverActions, HoldGate, MAX_ACTION_SPAN,
+    Action, ActionConfig, ActionConfigError, ActionCounter, ActionProfile, ActionStats,
+    ActionWindow, ActionsHandle, BoostConfig, HandoverActions, HoldGate, MAX_ACTION_SPAN,
+    PROFILE_NAMES, UnknownProfile,
 };
 pub use config::{
     MAX_QUEUE_TIME_LIMIT, MIN_QUEUE_TIME_LIMIT, PacingConfig, WEBRTC_DEFAULT_QUEUE_TIME_LIMIT,
@@ -287,8 +288,9 @@ pub use handle::PacerHandle;
 pub use interceptor::{FrameInfoFn, HandoverAwarePacer, HandoverAwarePacerBuilder};
 pub use packet::PacketKind;
 pub use policy::{
-    COLLECTION_ACTIONS_MS, DEFAULT_DECISION_INTERVAL, Decision, Fixed, Heuristic, PolicyController,
-    PolicyError, QueuePolicy, Random,
+    COLLECTION_ACTIONS_MS, CallFeedback, Choice, DEFAULT_DECISION_INTERVAL, Decision,
+    FEEDBACK_FEATURES, FEEDBACK_WIDTH, Fixed, Heuristic, PolicyController, PolicyError,
+    QueuePolicy, Random, RandomJoint,
 };
 #[cfg(feature = "learned")]
 pub use policy::{LoadError, OnnxPolicy};

@@ -3,7 +3,7 @@
 
 #![cfg(feature = "learned")]
 
-use pacer::{Forecast, ForecastSource, HandoverSteps, OnnxPolicy, QueuePolicy};
+use pacer::{CallFeedback, Forecast, ForecastSource, HandoverSteps, OnnxPolicy, QueuePolicy};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -56,5 +56,122 @@ fn a_copy_of_the_shipped_model_with_one_flipped_byte_is_refused() {
     std::fs::write(dir.join("policy.onnx"), onnx).expect("write onnx");
     let error = OnnxPolicy::load(dir.join("policy.json")).expect_err("a tampered model");
     assert!(error.to_string().contains("sha256"), "{error}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// The forecast with handovers at the given 0-based steps.
+fn forecast_at(now: Instant, offsets: &[usize]) -> Forecast {
+    let mut bits = [0u8; 120];
+    for &k in offsets {
+        bits[k] = 1;
+    }
+    let steps = HandoverSteps::from_bits(&bits).expect("valid bits");
+    Forecast::new(ForecastSource::Oracle, now, steps)
+}
+
+#[test]
+fn the_queue_limit_card_runs_as_before_whatever_the_call_measured() {
+    let mut policy = OnnxPolicy::load(card()).expect("models/policy.json loads");
+    assert!(!policy.card().is_joint());
+    assert!(!policy.controls_actions());
+    assert_eq!(policy.card().schema, "leopace.policy.v1");
+    let now = Instant::now();
+    let lossy = CallFeedback {
+        boundary_excess_loss_pct: Some(25.0),
+        previous_loss_pct: Some(3.0),
+    };
+    let starlink: Vec<usize> = (0..8).map(|i| 11 + 15 * i).collect();
+    for offsets in [vec![], starlink, vec![59]] {
+        let forecast = forecast_at(now, &offsets);
+        let limit = policy.decide(&forecast).expect("a decision");
+        let choice = policy.decide_joint(&forecast, &lossy).expect("a decision");
+        assert_eq!(choice.limit, limit);
+        assert_eq!(
+            choice.profile, None,
+            "a queue-limit card chooses no actions"
+        );
+    }
+    // The paper's property, pinned in models/README.md.
+    assert_eq!(
+        policy.decide(&forecast_at(now, &[])).unwrap(),
+        Duration::from_millis(200)
+    );
+}
+
+fn joint_card() -> PathBuf {
+    PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../models/joint/policy.json"
+    ))
+}
+
+#[test]
+fn the_joint_model_chooses_a_limit_and_a_profile_and_holds_only_on_lossy_boundaries() {
+    let mut policy = OnnxPolicy::load(joint_card()).expect("models/joint/policy.json loads");
+    assert!(policy.card().is_joint() && policy.controls_actions());
+    let card = policy.card().clone();
+    let profiles = card
+        .profiles
+        .clone()
+        .expect("a joint card lists its profiles");
+    // Every golden vector's argmax is one of the card's (limit, profile) pairs.
+    for golden in &card.golden {
+        let logits = policy
+            .logits_with(&golden.input, golden.telemetry.as_deref())
+            .expect("runs");
+        assert!(logits.iter().all(|l| l.is_finite()), "{}", golden.name);
+    }
+    let now = Instant::now();
+    let slots: Vec<usize> = (0..8).map(|i| 14 + 15 * i).collect();
+    let measured = |excess: f64| CallFeedback {
+        boundary_excess_loss_pct: Some(excess),
+        previous_loss_pct: Some(0.5),
+    };
+    let lossy = policy
+        .decide_joint(&forecast_at(now, &slots), &measured(20.0))
+        .expect("a choice");
+    let clean = policy
+        .decide_joint(&forecast_at(now, &slots), &measured(0.0))
+        .expect("a choice");
+    for choice in [lossy, clean] {
+        let profile = choice.profile.expect("a joint model answers a profile");
+        assert!(
+            profiles
+                .iter()
+                .any(|p| p.name == profile.name && p.config == profile.config)
+        );
+    }
+    assert!(lossy.profile.unwrap().config.hold.enabled, "{lossy:?}");
+    assert!(!clean.profile.unwrap().config.hold.enabled, "{clean:?}");
+}
+
+#[test]
+fn a_joint_card_with_an_unknown_profile_or_without_its_telemetry_input_is_refused() {
+    let source = joint_card();
+    let models = source.parent().expect("models/joint");
+    let text = std::fs::read_to_string(&source).expect("read the card");
+    let dir = std::env::temp_dir().join(format!("leopace-joint-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    std::fs::copy(models.join("policy.onnx"), dir.join("policy.onnx")).expect("copy onnx");
+    let mut card: serde_json::Value = serde_json::from_str(&text).expect("json");
+    card["profiles"][0]["name"] = serde_json::json!("hold999+guard");
+    std::fs::write(dir.join("policy.json"), card.to_string()).expect("write");
+    let error = OnnxPolicy::load(dir.join("policy.json")).expect_err("an unknown profile");
+    let message = error.to_string();
+    assert!(
+        message.contains("profiles")
+            && message.contains("unknown action profile \"hold999+guard\""),
+        "{message}"
+    );
+    let mut card: serde_json::Value = serde_json::from_str(&text).expect("json");
+    card.as_object_mut().unwrap().remove("telemetry_input");
+    std::fs::write(dir.join("policy.json"), card.to_string()).expect("write");
+    let error = OnnxPolicy::load(dir.join("policy.json")).expect_err("no telemetry input");
+    assert!(error.to_string().contains("telemetry_input"), "{error}");
+    let mut card: serde_json::Value = serde_json::from_str(&text).expect("json");
+    card["profiles"][1]["config"]["hold"]["duration_ms"] = serde_json::json!(60_000);
+    std::fs::write(dir.join("policy.json"), card.to_string()).expect("write");
+    let error = OnnxPolicy::load(dir.join("policy.json")).expect_err("an invalid config");
+    assert!(error.to_string().contains("output 1"), "{error}");
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -81,6 +81,7 @@ fn models(dir: &Path) -> Models {
             shape: vec![1, HORIZON_STEPS, 2],
             dtype: "float32".into(),
         },
+        telemetry_input: None,
         output: TensorSpec {
             name: OUTPUT_NAME.into(),
             shape: vec![1, ACTIONS.len()],
@@ -89,6 +90,8 @@ fn models(dir: &Path) -> Models {
         horizon_s: HORIZON_STEPS as u32,
         cumulative_norm: CUMULATIVE_NORM,
         actions_ms: ACTIONS.to_vec(),
+        profiles: None,
+        controls: None,
         opset: OPSET,
         onnx_file: "policy.onnx".into(),
         onnx_sha256: logs::hex_sha256(&bytes),
@@ -107,6 +110,7 @@ fn models(dir: &Path) -> Models {
             .into_iter()
             .map(|(name, input)| Golden {
                 logits: logits_of(&net, &input),
+                telemetry: None,
                 name,
                 input,
             })

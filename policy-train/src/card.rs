@@ -5,11 +5,13 @@
 use crate::expert::Expert;
 use crate::logs::LogFile as ReadLog;
 use crate::model::PolicyNet;
-use crate::train::{Hyper, TrainReport, logits_of};
+use crate::train::{Hyper, TrainReport, logits_with};
 use pacer::card::{
-    CARD_SCHEMA, ClusterCard, CrossValidation, Golden, INPUT_NAME, LogFile, ModelCard, OPSET,
-    OUTPUT_NAME, TensorSpec, Training,
+    CARD_SCHEMA, CardProfile, ClusterCard, CrossValidation, Golden, INPUT_NAME, JOINT_CARD_SCHEMA,
+    LogFile, ModelCard, OPSET, OUTPUT_NAME, TELEMETRY_INPUT_NAME, TelemetrySpec, TensorSpec,
+    Training,
 };
+use pacer::{ActionProfile, CallFeedback, FEEDBACK_FEATURES, FEEDBACK_WIDTH};
 use pacer::{CUMULATIVE_NORM, HORIZON_STEPS, HandoverSteps};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -41,6 +43,49 @@ pub fn golden_inputs(seed: u64) -> Vec<(String, Vec<f32>)> {
     .collect()
 }
 
+/// The golden measurements of a joint card, each paired with every golden forecast: nothing
+/// measured yet, a path whose boundaries lose packets (20 points of excess loss, 2 % loss), and
+/// one whose boundaries cost nothing (0 points, 0.1 %).
+pub fn golden_telemetry() -> Vec<(&'static str, [f32; FEEDBACK_WIDTH])> {
+    let measured = |excess: f64, loss: f64| {
+        CallFeedback {
+            boundary_excess_loss_pct: Some(excess),
+            previous_loss_pct: Some(loss),
+        }
+        .features()
+    };
+    vec![
+        ("unmeasured", CallFeedback::default().features()),
+        ("lossy-boundaries", measured(20.0, 2.0)),
+        ("clean-boundaries", measured(0.0, 0.1)),
+    ]
+}
+
+/// Whether an action is on in a configuration.
+type IsOn = fn(&pacer::ActionConfig) -> bool;
+
+/// What a joint card says its model controls: the queue limit, and every action one of its
+/// profiles turns on.
+fn controls(expert: &Expert) -> Vec<String> {
+    let mut controls = vec!["queue_time_limit".to_owned()];
+    let actions: [(&str, IsOn); 4] = [
+        ("hold", |c| c.hold.enabled),
+        ("guard", |c| c.guard.enabled),
+        ("boost", |c| c.boost.enabled),
+        ("keyframe_block", |c| c.keyframe_block.enabled),
+    ];
+    for (name, on) in actions {
+        let any = expert
+            .joint_actions
+            .iter()
+            .any(|a| ActionProfile::named(&a.profile).is_ok_and(|p| on(&p.config)));
+        if any {
+            controls.push(name.to_owned());
+        }
+    }
+    controls
+}
+
 /// The card for a network exported as `onnx_file` with sha256 `onnx_sha256`.
 pub fn build(
     net: &PolicyNet,
@@ -51,13 +96,51 @@ pub fn build(
     onnx_sha256: &str,
 ) -> ModelCard {
     let hyper: &Hyper = &report.hyper;
+    let joint = expert.is_joint();
+    let golden: Vec<Golden> = if joint {
+        golden_inputs(hyper.seed)
+            .into_iter()
+            .flat_map(|(name, input)| {
+                golden_telemetry()
+                    .into_iter()
+                    .map(move |(measured, t)| (format!("{name}/{measured}"), input.clone(), t))
+            })
+            .map(|(name, input, t)| Golden {
+                logits: logits_with(net, &input, &t),
+                name,
+                input,
+                telemetry: Some(t.to_vec()),
+            })
+            .collect()
+    } else {
+        golden_inputs(hyper.seed)
+            .into_iter()
+            .map(|(name, input)| Golden {
+                logits: logits_with(net, &input, &[]),
+                name,
+                input,
+                telemetry: None,
+            })
+            .collect()
+    };
     ModelCard {
-        schema: CARD_SCHEMA.into(),
+        schema: if joint {
+            JOINT_CARD_SCHEMA
+        } else {
+            CARD_SCHEMA
+        }
+        .into(),
         input: TensorSpec {
             name: INPUT_NAME.into(),
             shape: vec![1, HORIZON_STEPS, 2],
             dtype: "float32".into(),
         },
+        telemetry_input: joint.then(|| TelemetrySpec {
+            name: TELEMETRY_INPUT_NAME.into(),
+            shape: vec![1, FEEDBACK_WIDTH],
+            dtype: "float32".into(),
+            features: FEEDBACK_FEATURES.iter().map(|f| (*f).to_owned()).collect(),
+        }),
         output: TensorSpec {
             name: OUTPUT_NAME.into(),
             shape: vec![1, expert.actions_ms.len()],
@@ -66,6 +149,19 @@ pub fn build(
         horizon_s: HORIZON_STEPS as u32,
         cumulative_norm: CUMULATIVE_NORM,
         actions_ms: expert.actions_ms.clone(),
+        profiles: joint.then(|| {
+            expert
+                .joint_actions
+                .iter()
+                .map(|a| CardProfile {
+                    name: a.profile.clone(),
+                    config: ActionProfile::named(&a.profile)
+                        .map(|p| p.config)
+                        .unwrap_or_default(),
+                })
+                .collect()
+        }),
+        controls: joint.then(|| controls(expert)),
         opset: OPSET,
         onnx_file: onnx_file.into(),
         onnx_sha256: onnx_sha256.into(),
@@ -84,6 +180,7 @@ pub fn build(
                 .map(|c| ClusterCard {
                     center: c.center.to_vec(),
                     action_ms: c.action_ms,
+                    profile: c.profile.clone(),
                     size: c.size as u64,
                 })
                 .collect(),
@@ -106,7 +203,12 @@ pub fn build(
                 "batch": hyper.batch,
                 "epochs": hyper.epochs,
                 "seed": hyper.seed,
-                "label": "the expert's limit for the interval's forecast (nearest cluster)",
+                "label": if joint {
+                    "the expert's (limit, profile) pair for the interval's forecast and measurements (nearest cluster)"
+                } else {
+                    "the expert's limit for the interval's forecast (nearest cluster)"
+                },
+                "telemetry_input": if joint { "appended to every step's input (2 + 3 values per step); exported as a second input" } else { "none" },
             }),
         },
         cv: CrossValidation {
@@ -114,13 +216,6 @@ pub fn build(
             accuracy_mean: report.accuracy_mean,
             accuracy_std: report.accuracy_std,
         },
-        golden: golden_inputs(hyper.seed)
-            .into_iter()
-            .map(|(name, input)| Golden {
-                logits: logits_of(net, &input),
-                name,
-                input,
-            })
-            .collect(),
+        golden,
     }
 }

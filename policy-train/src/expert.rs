@@ -19,6 +19,16 @@
 //!   smallest limit whose mean reward is within one standard error of the best. The deployed
 //!   action set is the distinct labels, ascending.
 //!
+//! **Joint experts** (logs collected with `rtc-client collect --explore-actions`, whose records
+//! carry a `profile`): the action is the pair (limit, action profile), and the features gain a
+//! third, the hold gate's boundary excess loss the call had measured at the decision (the
+//! record's `inputs.boundary_excess_loss_pct`, 0 before it was measured), which tells a path
+//! whose boundaries lose packets from one where they only add delay (docs/experiments/
+//! timed-2026-12-02.md: a hold cuts freezes on the first and makes them on the second). The
+//! one-standard-error rule then takes, among the pairs within one standard error of the best,
+//! the smallest limit, then the least intrusive profile in menu order
+//! ([`pacer::PROFILE_NAMES`]). The deployed actions are the distinct pairs.
+//!
 //! Why the default differs from the paper: a limit only changes an interval when the pacer's
 //! queue reaches it, so within a cluster most limits produce the same calls and their mean rewards
 //! differ by sampling noise (on the 60-hour training set, the zero-handover cluster's fifteen
@@ -48,6 +58,22 @@ pub const MIN_SAMPLES_PER_ACTION: usize = 3;
 pub const K_RANGE: std::ops::RangeInclusive<usize> = 2..=8;
 /// K-means restarts per k (the best inertia wins).
 const KMEANS_RUNS: usize = 10;
+
+/// The joint expert's third clustering feature: the boundary excess loss the call had measured
+/// when the interval's decision was made, percentage points (0 before it was measured).
+pub fn excess_feature(record: &IntervalRecord) -> f64 {
+    record
+        .inputs
+        .and_then(|i| i.boundary_excess_loss_pct)
+        .unwrap_or(0.0)
+}
+
+/// The joint action key of a record's profile: its place in the menu (0 when absent).
+fn profile_index(profile: Option<&str>) -> usize {
+    profile
+        .and_then(|p| pacer::ActionProfile::named(p).ok())
+        .map_or(0, |p| p.index())
+}
 
 /// The two clustering features of a window of handover bits: count, and mean gap in seconds.
 pub fn features(bits: &[u8]) -> [f64; 2] {
@@ -101,14 +127,42 @@ impl LabelRule {
 /// One cluster of the expert.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ExpertCluster {
-    /// Centre: `[handover count, mean gap s]`.
-    pub center: [f64; 2],
+    /// Centre: `[handover count, mean gap s]`, and for a joint expert the boundary excess loss.
+    pub center: Vec<f64>,
     /// Training intervals in it.
     pub size: usize,
     /// The limit it gets, ms.
     pub action_ms: u64,
-    /// Mean reward per limit tried in it (key: limit in ms).
+    /// The action profile it gets (joint experts only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
+    /// Mean reward per limit tried in it (key: limit in ms), over every profile.
     pub rewards: BTreeMap<u64, RewardStat>,
+    /// A joint expert's mean reward per (limit, profile) pair tried in it, ordered by limit then
+    /// menu order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub joint_rewards: Vec<JointReward>,
+}
+
+/// The mean reward of one (limit, profile) pair within one cluster of a joint expert.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JointReward {
+    /// The limit, ms.
+    pub limit_ms: u64,
+    /// The profile's menu name.
+    pub profile: String,
+    /// Its reward statistics.
+    #[serde(flatten)]
+    pub stat: RewardStat,
+}
+
+/// One output of a joint expert: a (limit, profile) pair.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct JointAction {
+    /// The limit, ms.
+    pub limit_ms: u64,
+    /// The profile's menu name.
+    pub profile: String,
 }
 
 /// Inertia and silhouette of one k.
@@ -128,19 +182,23 @@ pub struct Expert {
     /// Schema tag.
     pub schema: String,
     /// The features, in order.
-    pub features: [String; 2],
+    pub features: Vec<String>,
     /// Feature means used to standardise.
-    pub feature_mean: [f64; 2],
+    pub feature_mean: Vec<f64>,
     /// Feature standard deviations used to standardise (1 where a feature is constant).
-    pub feature_std: [f64; 2],
+    pub feature_std: Vec<f64>,
     /// The largest interval bitrate in the training set, kbit/s (`X`'s divisor).
     pub max_bitrate_kbps: f64,
     /// The largest freezes per minute in the training set (`F`'s divisor).
     pub max_freezes_per_min: f64,
     /// The clusters.
     pub clusters: Vec<ExpertCluster>,
-    /// The deployed limits, ms, ascending.
+    /// The deployed limits, ms, ascending; for a joint expert, the limit of each deployed pair.
     pub actions_ms: Vec<u64>,
+    /// A joint expert's deployed (limit, profile) pairs, by limit then menu order; empty for a
+    /// queue-limit expert.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub joint_actions: Vec<JointAction>,
     /// Inertia and silhouette for each k tried.
     pub k_choice: Vec<KChoice>,
     /// How the clusters' limits were chosen.
@@ -204,12 +262,20 @@ impl Expert {
                 k: k.max(*K_RANGE.end()),
             });
         }
-        let raw: Vec<[f64; 2]> = records
+        let joint = records.iter().any(|r| r.profile.is_some());
+        let raw: Vec<Vec<f64>> = records
             .iter()
-            .map(|r| features(&r.observed.handover.bits()))
+            .map(|r| {
+                let mut f = features(&r.observed.handover.bits()).to_vec();
+                if joint {
+                    f.push(excess_feature(r));
+                }
+                f
+            })
             .collect();
-        let (mean, std) = standardisation(&raw);
-        let z = Array2::from_shape_fn((raw.len(), 2), |(i, j)| (raw[i][j] - mean[j]) / std[j]);
+        let d = if joint { 3 } else { 2 };
+        let (mean, std) = standardisation(&raw, d);
+        let z = Array2::from_shape_fn((raw.len(), d), |(i, j)| (raw[i][j] - mean[j]) / std[j]);
 
         let mut k_choice = Vec::new();
         let mut chosen = None;
@@ -240,32 +306,56 @@ impl Expert {
         let mut clusters = Vec::with_capacity(k);
         for c in 0..k {
             let mut by_action: BTreeMap<u64, Vec<f64>> = BTreeMap::new();
+            let mut by_pair: BTreeMap<(u64, usize), Vec<f64>> = BTreeMap::new();
             let mut size = 0;
             for (record, &label) in records.iter().zip(&labels) {
                 if label != c {
                     continue;
                 }
                 size += 1;
-                by_action.entry(record.action_ms).or_default().push(reward(
-                    record,
-                    max_bitrate_kbps,
-                    max_freezes_per_min,
-                ));
+                let r = reward(record, max_bitrate_kbps, max_freezes_per_min);
+                by_action.entry(record.action_ms).or_default().push(r);
+                if joint {
+                    let profile = profile_index(record.profile.as_deref());
+                    by_pair
+                        .entry((record.action_ms, profile))
+                        .or_default()
+                        .push(r);
+                }
             }
             let rewards: BTreeMap<u64, RewardStat> = by_action
                 .into_iter()
                 .map(|(a, r)| (a, RewardStat::of(&r)))
                 .collect();
-            let action_ms = label_of(&rewards, rule);
-            let centre = [
-                centres[[c, 0]] * std[0] + mean[0],
-                centres[[c, 1]] * std[1] + mean[1],
-            ];
+            let pairs: BTreeMap<(u64, usize), RewardStat> = by_pair
+                .into_iter()
+                .map(|(a, r)| (a, RewardStat::of(&r)))
+                .collect();
+            let (action_ms, profile) = if joint {
+                let (limit, profile) =
+                    label_of(&pairs, rule, (pacer::COLLECTION_ACTIONS_MS[11], 0));
+                (limit, Some(pacer::PROFILE_NAMES[profile].to_owned()))
+            } else {
+                (
+                    label_of(&rewards, rule, pacer::COLLECTION_ACTIONS_MS[11]),
+                    None,
+                )
+            };
+            let centre = (0..d).map(|j| centres[[c, j]] * std[j] + mean[j]).collect();
             clusters.push(ExpertCluster {
                 center: centre,
                 size,
                 action_ms,
+                profile,
                 rewards,
+                joint_rewards: pairs
+                    .into_iter()
+                    .map(|((limit_ms, p), stat)| JointReward {
+                        limit_ms,
+                        profile: pacer::PROFILE_NAMES[p].to_owned(),
+                        stat,
+                    })
+                    .collect(),
             });
         }
         // A stable order: by handover count, then gap.
@@ -277,40 +367,68 @@ impl Expert {
         let mut actions_ms: Vec<u64> = clusters.iter().map(|c| c.action_ms).collect();
         actions_ms.sort_unstable();
         actions_ms.dedup();
+        let mut joint_actions: Vec<(u64, usize)> = clusters
+            .iter()
+            .filter_map(|c| {
+                c.profile
+                    .as_deref()
+                    .map(|p| (c.action_ms, profile_index(Some(p))))
+            })
+            .collect();
+        joint_actions.sort_unstable();
+        joint_actions.dedup();
+        if joint {
+            actions_ms = joint_actions.iter().map(|(l, _)| *l).collect();
+        }
+        let mut feature_names = vec![
+            "handover count".to_owned(),
+            "mean inter-handover time (s)".to_owned(),
+        ];
+        if joint {
+            feature_names.push("boundary excess loss at the decision (points)".to_owned());
+        }
         Ok(Self {
             schema: EXPERT_SCHEMA.to_owned(),
-            features: [
-                "handover count".into(),
-                "mean inter-handover time (s)".into(),
-            ],
+            features: feature_names,
             feature_mean: mean,
             feature_std: std,
             max_bitrate_kbps,
             max_freezes_per_min,
             clusters,
             actions_ms,
+            joint_actions: joint_actions
+                .into_iter()
+                .map(|(limit_ms, p)| JointAction {
+                    limit_ms,
+                    profile: pacer::PROFILE_NAMES[p].to_owned(),
+                })
+                .collect(),
             k_choice,
             label_rule: rule,
             intervals: records.len(),
         })
     }
 
-    /// The cluster whose centre is nearest to the features of `bits` (standardised distance).
-    pub fn cluster_of(&self, bits: &[u8]) -> usize {
-        let f = features(bits);
-        let z = |v: [f64; 2]| {
-            [
-                (v[0] - self.feature_mean[0]) / self.feature_std[0],
-                (v[1] - self.feature_mean[1]) / self.feature_std[1],
-            ]
-        };
-        let p = z(f);
+    /// Whether the expert labels (limit, profile) pairs.
+    pub fn is_joint(&self) -> bool {
+        !self.joint_actions.is_empty()
+    }
+
+    /// The cluster whose centre is nearest to the features of `bits` (standardised distance);
+    /// a joint expert also reads `excess` (the boundary excess loss at the decision, points).
+    pub fn cluster_of(&self, bits: &[u8], excess: f64) -> usize {
+        let mut f = features(bits).to_vec();
+        f.push(excess);
+        let d = self.feature_mean.len().min(f.len());
+        let z = |v: &[f64], j: usize| (v[j] - self.feature_mean[j]) / self.feature_std[j];
         self.clusters
             .iter()
             .enumerate()
             .map(|(i, c)| {
-                let q = z(c.center);
-                (i, (p[0] - q[0]).powi(2) + (p[1] - q[1]).powi(2))
+                let distance: f64 = (0..d.min(c.center.len()))
+                    .map(|j| (z(&f, j) - z(&c.center, j)).powi(2))
+                    .sum();
+                (i, distance)
             })
             .fold(
                 (0, f64::INFINITY),
@@ -321,15 +439,26 @@ impl Expert {
 
     /// The expert's limit for a window of handover bits.
     pub fn action_for(&self, bits: &[u8]) -> u64 {
-        self.clusters[self.cluster_of(bits)].action_ms
+        self.clusters[self.cluster_of(bits, 0.0)].action_ms
     }
 
-    /// The index of the expert's limit for `bits` in the deployed action set.
-    pub fn label_for(&self, bits: &[u8]) -> usize {
-        let action = self.action_for(bits);
+    /// The index of the expert's action for `bits` (and, for a joint expert, the boundary excess
+    /// loss `excess`) in the deployed action set.
+    pub fn label_for(&self, bits: &[u8], excess: f64) -> usize {
+        let cluster = &self.clusters[self.cluster_of(bits, excess)];
+        if self.is_joint() {
+            return self
+                .joint_actions
+                .iter()
+                .position(|a| {
+                    a.limit_ms == cluster.action_ms
+                        && Some(a.profile.as_str()) == cluster.profile.as_deref()
+                })
+                .unwrap_or(0);
+        }
         self.actions_ms
             .iter()
-            .position(|&a| a == action)
+            .position(|&a| a == cluster.action_ms)
             .unwrap_or(0)
     }
 }
@@ -349,13 +478,16 @@ impl RewardStat {
     }
 }
 
-fn label_of(rewards: &BTreeMap<u64, RewardStat>, rule: LabelRule) -> u64 {
+/// The label of a cluster among `rewards`, whose keys are ordered from the most to the least
+/// preferred among ties (smallest limit first; for pairs, then the least intrusive profile);
+/// `fallback` when nothing was tried.
+fn label_of<K: Copy + Ord>(rewards: &BTreeMap<K, RewardStat>, rule: LabelRule, fallback: K) -> K {
     let eligible = || {
         rewards
             .iter()
             .filter(|(_, s)| s.n >= MIN_SAMPLES_PER_ACTION)
     };
-    let best = eligible().fold(None::<(u64, RewardStat)>, |best, (&a, s)| match best {
+    let best = eligible().fold(None::<(K, RewardStat)>, |best, (&a, s)| match best {
         Some((_, b)) if b.mean >= s.mean => best,
         _ => Some((a, *s)),
     });
@@ -368,19 +500,19 @@ fn label_of(rewards: &BTreeMap<u64, RewardStat>, rule: LabelRule) -> u64 {
         },
         None => rewards
             .iter()
-            .fold(None::<(u64, usize)>, |best, (&a, s)| match best {
+            .fold(None::<(K, usize)>, |best, (&a, s)| match best {
                 Some((_, n)) if n >= s.n => best,
                 _ => Some((a, s.n)),
             })
-            .map_or(pacer::COLLECTION_ACTIONS_MS[11], |(a, _)| a),
+            .map_or(fallback, |(a, _)| a),
     }
 }
 
-fn standardisation(raw: &[[f64; 2]]) -> ([f64; 2], [f64; 2]) {
+fn standardisation(raw: &[Vec<f64>], d: usize) -> (Vec<f64>, Vec<f64>) {
     let n = raw.len().max(1) as f64;
-    let mut mean = [0.0; 2];
-    let mut std = [0.0; 2];
-    for j in 0..2 {
+    let mut mean = vec![0.0; d];
+    let mut std = vec![0.0; d];
+    for j in 0..d {
         mean[j] = raw.iter().map(|r| r[j]).sum::<f64>() / n;
         let var = raw.iter().map(|r| (r[j] - mean[j]).powi(2)).sum::<f64>() / n;
         std[j] = if var > 1e-12 { var.sqrt() } else { 1.0 };
@@ -408,7 +540,7 @@ fn kmeans(z: &Array2<f64>, k: usize, seed: u64) -> Result<Clustering, ExpertErro
         .outer_iter()
         .zip(&labels)
         .map(|(p, &l)| {
-            (0..2)
+            (0..z.ncols())
                 .map(|j| (p[j] - centres[[l, j]]).powi(2))
                 .sum::<f64>()
         })
@@ -428,7 +560,10 @@ pub fn silhouette(z: &Array2<f64>, labels: &[usize], k: usize) -> f64 {
     for i in 0..n {
         sums.iter_mut().for_each(|s| *s = 0.0);
         for j in 0..n {
-            let d = ((z[[i, 0]] - z[[j, 0]]).powi(2) + (z[[i, 1]] - z[[j, 1]]).powi(2)).sqrt();
+            let d = (0..z.ncols())
+                .map(|c| (z[[i, c]] - z[[j, c]]).powi(2))
+                .sum::<f64>()
+                .sqrt();
             sums[labels[j]] += d;
         }
         let own = labels[i];
@@ -478,12 +613,12 @@ mod tests {
         r.insert(900, stat(1.9, 2, 0.0)); // too few
         r.insert(2000, stat(1.2, 10, 0.0));
         for rule in [LabelRule::BestMean, LabelRule::OneSe] {
-            assert_eq!(label_of(&r, rule), 500);
+            assert_eq!(label_of(&r, rule, 2000), 500);
         }
         let mut few = BTreeMap::new();
         few.insert(600, stat(1.0, 2, 0.0));
         few.insert(4000, stat(0.5, 1, 0.0));
-        assert_eq!(label_of(&few, LabelRule::OneSe), 600);
+        assert_eq!(label_of(&few, LabelRule::OneSe, 2000), 600);
     }
 
     #[test]
@@ -493,10 +628,14 @@ mod tests {
         r.insert(200, stat(1.34, 55, 0.08));
         r.insert(300, stat(1.40, 71, 0.07));
         r.insert(2500, stat(1.39, 55, 0.08));
-        assert_eq!(label_of(&r, LabelRule::BestMean), 300);
-        assert_eq!(label_of(&r, LabelRule::OneSe), 200);
+        assert_eq!(label_of(&r, LabelRule::BestMean, 2000), 300);
+        assert_eq!(label_of(&r, LabelRule::OneSe, 2000), 200);
         r.insert(200, stat(1.32, 55, 0.08));
-        assert_eq!(label_of(&r, LabelRule::OneSe), 300, "1.32 < 1.40 - 0.07");
+        assert_eq!(
+            label_of(&r, LabelRule::OneSe, 2000),
+            300,
+            "1.32 < 1.40 - 0.07"
+        );
     }
 
     #[test]

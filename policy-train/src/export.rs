@@ -13,7 +13,7 @@
 
 use crate::model::{D_MODEL, FF_WIDTH, HEADS, LAYERS, LN_EPS};
 use pacer::HORIZON_STEPS;
-use pacer::card::{INPUT_NAME, OPSET, OUTPUT_NAME};
+use pacer::card::{INPUT_NAME, OPSET, OUTPUT_NAME, TELEMETRY_INPUT_NAME};
 use prost::Message;
 use std::collections::HashMap;
 use tract_onnx::pb;
@@ -200,7 +200,22 @@ pub fn onnx_bytes(
     weights: &HashMap<String, Weight>,
     actions: usize,
 ) -> Result<Vec<u8>, ExportError> {
+    onnx_bytes_with(weights, actions, 0)
+}
+
+/// [`onnx_bytes`] for a joint network whose steps carry `telemetry` measurement values
+/// ([`crate::model::PolicyNet::with_telemetry`]): the graph gets a second input
+/// `telemetry [1, F]`, and the first embedding layer's weight `[64, 2 + F]` is split into its
+/// forecast columns (applied to each step) and its measurement columns (applied once to the
+/// `[1, F]` input and broadcast over the steps), which is the same function as appending the
+/// measurements to every step, with MatMul and Add only.
+pub fn onnx_bytes_with(
+    weights: &HashMap<String, Weight>,
+    actions: usize,
+    telemetry: usize,
+) -> Result<Vec<u8>, ExportError> {
     let w = Weights(weights);
+    let tw = telemetry as i64;
     let k = actions as i64;
     let steps = HORIZON_STEPS as i64;
     let head_dim = D_MODEL / HEADS;
@@ -218,7 +233,22 @@ pub fn onnx_bytes(
         Ok::<String, ExportError>(g.op("Add", &[&mm, &b], vec![]))
     };
 
-    let t1 = linear(&mut g, INPUT_NAME, "tok1", 2, D_MODEL)?;
+    let t1 = if tw == 0 {
+        linear(&mut g, INPUT_NAME, "tok1", 2, D_MODEL)?
+    } else {
+        let weight = w.get("tok1.weight", &[D_MODEL, 2 + tw])?;
+        let bias = w.get("tok1.bias", &[D_MODEL])?;
+        // [2 + F, 64] row-major: the forecast's two rows, then the measurements'.
+        let wt = transpose(weight);
+        let split = (2 * D_MODEL) as usize;
+        let forecast_w = g.float("tok1.weight_t", &[2, D_MODEL], &wt[..split]);
+        let telemetry_w = g.float("tok1.telemetry_weight_t", &[tw, D_MODEL], &wt[split..]);
+        let b = g.float("tok1.bias", &[D_MODEL], &bias.values);
+        let per_step = g.op("MatMul", &[INPUT_NAME, &forecast_w], vec![]);
+        let measured = g.op("MatMul", &[TELEMETRY_INPUT_NAME, &telemetry_w], vec![]);
+        let sum = g.op("Add", &[&per_step, &measured], vec![]);
+        g.op("Add", &[&sum, &b], vec![])
+    };
     let r1 = g.op("Relu", &[&t1], vec![]);
     let t2 = linear(&mut g, &r1, "tok2", D_MODEL, D_MODEL)?;
     let pos = w.get("pos", &[steps, D_MODEL])?;
@@ -308,7 +338,9 @@ pub fn onnx_bytes(
             name: "leopace_policy".into(),
             node: g.nodes,
             initializer: g.initializers,
-            input: vec![value_info(INPUT_NAME, &[1, steps, 2])],
+            input: std::iter::once(value_info(INPUT_NAME, &[1, steps, 2]))
+                .chain((tw > 0).then(|| value_info(TELEMETRY_INPUT_NAME, &[1, tw])))
+                .collect(),
             output: vec![value_info(OUTPUT_NAME, &[1, k])],
             ..Default::default()
         }),
@@ -364,6 +396,35 @@ pub fn weights_of(bytes: &[u8]) -> Result<HashMap<String, Weight>, prost::Decode
                 },
             );
         }
+    }
+    // A joint network's first layer was split into its forecast and measurement columns
+    // ([`onnx_bytes_with`]): join them back into the `[64, 2 + F]` weight the network keeps.
+    if let (Some(measured_t), Some(forecast)) = (
+        out.remove("tok1.telemetry_weight_t"),
+        out.get("tok1.weight").cloned(),
+    ) {
+        let measured = Weight {
+            shape: vec![measured_t.shape[1], measured_t.shape[0]],
+            values: transpose(&measured_t),
+        };
+        let rows = forecast.shape[0] as usize;
+        let (a, b) = (forecast.shape[1] as usize, measured.shape[1] as usize);
+        let values = (0..rows)
+            .flat_map(|r| {
+                forecast.values[r * a..(r + 1) * a]
+                    .iter()
+                    .chain(&measured.values[r * b..(r + 1) * b])
+                    .copied()
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        out.insert(
+            "tok1.weight".into(),
+            Weight {
+                shape: vec![forecast.shape[0], (a + b) as i64],
+                values,
+            },
+        );
     }
     Ok(out)
 }

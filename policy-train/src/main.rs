@@ -236,7 +236,15 @@ fn run(cli: Cli) -> Result<()> {
         Command::Export(a) => {
             let expert: Expert = read_json(&a.dir.join("expert.json"))?;
             let file: TrainingFile = read_json(&a.dir.join("training.json"))?;
-            let trained = load_weights(&a.dir.join("weights.ot"), expert.actions_ms.len())?;
+            let trained = load_weights(
+                &a.dir.join("weights.ot"),
+                expert.actions_ms.len(),
+                if expert.is_joint() {
+                    pacer::FEEDBACK_WIDTH
+                } else {
+                    0
+                },
+            )?;
             export_model(&a.dir, &trained, &expert, &file)?;
             Ok(())
         }
@@ -436,9 +444,9 @@ fn save_training(dir: &Path, trained: &Trained, file: &TrainingFile) -> Result<(
     Ok(())
 }
 
-fn load_weights(path: &Path, actions: usize) -> Result<Trained> {
+fn load_weights(path: &Path, actions: usize, telemetry: usize) -> Result<Trained> {
     let mut vs = tch::nn::VarStore::new(tch::Device::Cpu);
-    let net = policy_train::model::PolicyNet::new(&vs.root(), actions, 0.0);
+    let net = policy_train::model::PolicyNet::with_telemetry(&vs.root(), actions, 0.0, telemetry);
     vs.load(path)
         .with_context(|| format!("cannot load the weights {}", path.display()))?;
     Ok(Trained { vs, net })
@@ -456,7 +464,8 @@ fn export_model(dir: &Path, trained: &Trained, expert: &Expert, file: &TrainingF
             Ok((name, export::Weight { shape, values }))
         })
         .collect::<Result<_>>()?;
-    let bytes = export::onnx_bytes(&weights, expert.actions_ms.len())?;
+    let bytes =
+        export::onnx_bytes_with(&weights, expert.actions_ms.len(), trained.net.telemetry())?;
     let onnx = dir.join("policy.onnx");
     std::fs::write(&onnx, &bytes).with_context(|| format!("cannot write {}", onnx.display()))?;
     let sha = logs::hex_sha256(&bytes);
@@ -523,8 +532,9 @@ fn all(a: &AllArgs) -> Result<()> {
 
 fn print_expert(e: &Expert) {
     println!(
-        "k-means over {} intervals (features: {}, {})",
-        e.intervals, e.features[0], e.features[1]
+        "k-means over {} intervals (features: {})",
+        e.intervals,
+        e.features.join(", ")
     );
     println!("   k     inertia  silhouette");
     for c in &e.k_choice {
@@ -556,8 +566,32 @@ fn print_expert(e: &Expert) {
             c.action_ms,
             rewards.join(" ")
         );
+        if let Some(profile) = &c.profile {
+            let best = c
+                .joint_rewards
+                .iter()
+                .filter(|r| r.stat.n >= policy_train::expert::MIN_SAMPLES_PER_ACTION)
+                .max_by(|a, b| a.stat.mean.total_cmp(&b.stat.mean));
+            println!(
+                "            boundary excess loss {:.1} points: {} ms + {profile} (best mean: {})",
+                c.center.get(2).copied().unwrap_or(0.0),
+                c.action_ms,
+                best.map_or("none".to_owned(), |b| format!(
+                    "{} ms + {} {:.3}+-{:.3} ({})",
+                    b.limit_ms, b.profile, b.stat.mean, b.stat.se, b.stat.n
+                )),
+            );
+        }
     }
     println!("deployed limits: {:?} ms", e.actions_ms);
+    if e.is_joint() {
+        let pairs: Vec<String> = e
+            .joint_actions
+            .iter()
+            .map(|a| format!("{} ms + {}", a.limit_ms, a.profile))
+            .collect();
+        println!("deployed joint actions: {}", pairs.join(", "));
+    }
 }
 
 fn print_training(r: &TrainReport, e: &Expert) {

@@ -7,6 +7,14 @@
 //! residual connection, dropout and LayerNorm); the 120 outputs are mean-pooled and a linear head
 //! gives one logit per deployed action. 79 k parameters for 5 actions.
 //!
+//! A joint network ([`PolicyNet::with_telemetry`]) also reads the call's own measurements
+//! (`pacer::CallFeedback::features`, `F` values): they are appended to every step's input, so the
+//! first embedding layer takes `2 + F` values per step. Every position, and so the attention
+//! between them, then sees whether this path's boundaries lose packets beside when they come;
+//! the export splits that layer's weight in two, so the ONNX graph takes the measurements as a
+//! second input `[1, F]` without any new operator (docs/architecture.md, "The model and its
+//! card").
+//!
 //! Why one head: the paper does not give a head count, and the count sets the inference cost
 //! without changing the parameter count. With 4 heads of 16 dimensions the pacer's tract run took
 //! 935 us at best and 1.0 to 1.5 ms at the median on one core of the development machine
@@ -52,12 +60,18 @@ pub struct PolicyNet {
     layers: Vec<EncoderLayer>,
     head: nn::Linear,
     actions: i64,
+    telemetry: i64,
     dropout: f64,
 }
 
 impl PolicyNet {
     /// A freshly initialised network with `actions` outputs, its variables under `path`.
     pub fn new(path: &nn::Path, actions: usize, dropout: f64) -> Self {
+        Self::with_telemetry(path, actions, dropout, 0)
+    }
+
+    /// A joint network: [`Self::new`] whose steps also carry `telemetry` measurement values.
+    pub fn with_telemetry(path: &nn::Path, actions: usize, dropout: f64, telemetry: usize) -> Self {
         let ln = || nn::LayerNormConfig {
             eps: LN_EPS,
             ..Default::default()
@@ -81,7 +95,7 @@ impl PolicyNet {
             })
             .collect();
         Self {
-            tok1: linear("tok1", 2, D_MODEL),
+            tok1: linear("tok1", 2 + telemetry as i64, D_MODEL),
             tok2: linear("tok2", D_MODEL, D_MODEL),
             pos: path.var(
                 "pos",
@@ -94,6 +108,7 @@ impl PolicyNet {
             layers,
             head: linear("head", D_MODEL, actions as i64),
             actions: actions as i64,
+            telemetry: telemetry as i64,
             dropout,
         }
     }
@@ -103,7 +118,12 @@ impl PolicyNet {
         self.actions as usize
     }
 
-    /// Logits `[B, K]` for inputs `[B, 120, 2]`; dropout only when `train`.
+    /// The measurement values each step carries beside the forecast (0: a queue-limit network).
+    pub fn telemetry(&self) -> usize {
+        self.telemetry as usize
+    }
+
+    /// Logits `[B, K]` for inputs `[B, 120, 2 + F]`; dropout only when `train`.
     pub fn forward(&self, x: &Tensor, train: bool) -> Tensor {
         let b = x.size()[0];
         let mut h = self.tok2.forward(&self.tok1.forward(x).relu()) + &self.pos;

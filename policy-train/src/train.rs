@@ -17,8 +17,8 @@
 
 use crate::expert::Expert;
 use crate::model::{PolicyNet, parameter_count};
-use pacer::HORIZON_STEPS;
 use pacer::telemetry::IntervalRecord;
+use pacer::{CallFeedback, FEEDBACK_WIDTH, HORIZON_STEPS};
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
@@ -61,8 +61,11 @@ impl Default for Hyper {
 /// The training set: forecasts and the expert's labels.
 #[derive(Debug)]
 pub struct Dataset {
-    /// `[N, 120, 2]` float.
+    /// `[N, 120, 2]` float; `[N, 120, 2 + F]` for a joint expert, the call's measurements
+    /// repeated at every step.
     pub inputs: Tensor,
+    /// `F`: measurement values per step (0 for a queue-limit expert).
+    pub telemetry: usize,
     /// `[N]` int64 action indices.
     pub labels: Tensor,
     /// Labels as plain numbers.
@@ -93,22 +96,38 @@ fn distinct(data: &Dataset, index: &[i64]) -> (Vec<i64>, Vec<f32>) {
 impl Dataset {
     /// One sample per record: its forecast tensor, labelled with the expert's action for it.
     pub fn new(records: &[IntervalRecord], expert: &Expert) -> Self {
-        let mut flat = Vec::with_capacity(records.len() * 2 * HORIZON_STEPS);
+        let joint = expert.is_joint();
+        let telemetry = if joint { FEEDBACK_WIDTH } else { 0 };
+        let mut flat = Vec::with_capacity(records.len() * (2 + telemetry) * HORIZON_STEPS);
         let mut labels = Vec::with_capacity(records.len());
-        let mut ids: std::collections::HashMap<(Vec<u8>, i64), usize> =
+        let mut ids: std::collections::HashMap<(Vec<u8>, Vec<u32>, i64), usize> =
             std::collections::HashMap::new();
         let mut pattern = Vec::with_capacity(records.len());
         for r in records {
-            flat.extend_from_slice(&r.forecast.to_tensor());
+            let forecast = r.forecast.to_tensor();
             let bits = r.forecast.handover.bits();
-            let label = expert.label_for(&bits) as i64;
+            let (label, features) = if joint {
+                let feedback = CallFeedback::from(r.inputs.unwrap_or_default());
+                let label = expert.label_for(&bits, crate::expert::excess_feature(r));
+                (label, feedback.features().to_vec())
+            } else {
+                (expert.label_for(&bits, 0.0), Vec::new())
+            };
+            flat.extend(joint_input(&forecast, &features));
+            let label = label as i64;
             labels.push(label);
             let next = ids.len();
-            pattern.push(*ids.entry((bits.to_vec(), label)).or_insert(next));
+            let key = (
+                bits.to_vec(),
+                features.iter().map(|f| f.to_bits()).collect(),
+                label,
+            );
+            pattern.push(*ids.entry(key).or_insert(next));
         }
         let n = records.len() as i64;
         Self {
-            inputs: Tensor::from_slice(&flat).view([n, HORIZON_STEPS as i64, 2]),
+            inputs: Tensor::from_slice(&flat).view([n, HORIZON_STEPS as i64, 2 + telemetry as i64]),
+            telemetry,
             labels: Tensor::from_slice(&labels),
             label_list: labels,
             pattern,
@@ -225,7 +244,7 @@ pub fn fit(
 ) -> Result<(Trained, Vec<Epoch>), tch::TchError> {
     tch::manual_seed(seed as i64);
     let vs = nn::VarStore::new(Device::Cpu);
-    let net = PolicyNet::new(&vs.root(), actions, hyper.dropout);
+    let net = PolicyNet::with_telemetry(&vs.root(), actions, hyper.dropout, data.telemetry);
     let mut opt = nn::AdamW {
         wd: hyper.weight_decay,
         ..Default::default()
@@ -368,10 +387,27 @@ pub fn train(
     Ok((trained, report))
 }
 
-/// The logits of `net` for one `[1, 120, 2]` input given row-major.
+/// One step-major network input: each of the 120 forecast steps (`forecast`, `[120, 2]`
+/// row-major) followed by the measurement values `telemetry` (none for a queue-limit network).
+pub fn joint_input(forecast: &[f32], telemetry: &[f32]) -> Vec<f32> {
+    forecast
+        .chunks(2)
+        .flat_map(|step| step.iter().chain(telemetry).copied())
+        .collect()
+}
+
+/// The logits of `net` for one `[1, 120, 2]` input given row-major; a joint network reads the
+/// all-zero measurements beside it.
 pub fn logits_of(net: &PolicyNet, input: &[f32]) -> Vec<f32> {
+    logits_with(net, input, &vec![0.0; net.telemetry()])
+}
+
+/// The logits of `net` for one `[1, 120, 2]` forecast and its `[1, F]` measurements.
+pub fn logits_with(net: &PolicyNet, input: &[f32], telemetry: &[f32]) -> Vec<f32> {
+    let input = joint_input(input, telemetry);
+    let width = 2 + net.telemetry() as i64;
     tch::no_grad(|| {
-        let x = Tensor::from_slice(input).view([1, HORIZON_STEPS as i64, 2]);
+        let x = Tensor::from_slice(&input).view([1, HORIZON_STEPS as i64, width]);
         let out = net.forward(&x, false).to_kind(Kind::Float).view([-1]);
         Vec::<f32>::try_from(out).unwrap_or_default()
     })

@@ -132,3 +132,68 @@ impl ActionsHandle {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::actions::ActionProfile;
+    use std::time::Duration;
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    #[test]
+    fn a_new_configuration_at_a_decision_rebuilds_the_windows_ahead_and_keeps_the_gate() {
+        let none = ActionProfile::named("none").unwrap().config;
+        let hold = ActionProfile::named("hold160+guard+boost").unwrap().config;
+        let start = Instant::now();
+        let actions = ActionsHandle::new(none).unwrap();
+        actions.set_predictions(start, [(start + ms(1000), 0.9), (start + ms(5000), 0.9)]);
+        assert_eq!(actions.windows_of(Action::Hold), vec![]);
+        // Boundary loss is measured whatever the profile: 100 boundary packets, half lost, and
+        // 100 others, none lost.
+        let inside = (0..100).map(|i| (start + ms(1000 + i), i % 2 == 0));
+        let outside = (0..100).map(|i| (start + ms(1400 + i), true));
+        actions.record_outcomes(start + ms(1600), inside.chain(outside));
+        let excess = actions.boundary_excess_loss_pct();
+        assert!(excess.is_some_and(|e| e > 40.0), "{excess:?}");
+
+        // The next decision picks the holding profile: the windows ahead appear.
+        actions.set_config(start + ms(2000), hold).unwrap();
+        assert_eq!(actions.config(), hold);
+        assert_eq!(
+            actions.windows_of(Action::Hold),
+            vec![(start + ms(4980), start + ms(5140))]
+        );
+        assert!(actions.is_active(Action::Guard, start + ms(5000)));
+        assert_eq!(
+            actions.boundary_excess_loss_pct(),
+            excess,
+            "the gate's evidence is kept"
+        );
+        assert!(actions.hold_open());
+
+        // And back to none while the hold runs: it stops at the decision.
+        actions.set_config(start + ms(5050), none).unwrap();
+        assert_eq!(
+            actions.windows_of(Action::Hold),
+            vec![(start + ms(4980), start + ms(5050))]
+        );
+        assert!(!actions.is_active(Action::Guard, start + ms(5100)));
+        let stats = actions.take_stats(start + ms(6000));
+        assert_eq!((stats.hold.applied, stats.hold.total), (1, ms(70)));
+
+        // A configuration the schedule refuses changes nothing.
+        let mut bad = hold;
+        bad.min_probability = 2.0;
+        assert!(actions.set_config(start + ms(6000), bad).is_err());
+        assert_eq!(actions.config(), none);
+    }
+
+    impl ActionsHandle {
+        fn windows_of(&self, action: Action) -> Vec<(Instant, Instant)> {
+            self.lock().windows(action).collect()
+        }
+    }
+}

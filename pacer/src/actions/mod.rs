@@ -4,6 +4,7 @@
 //! - `config`: [`ActionConfig`], each action's window around an instant and its parameters;
 //! - `schedule`: [`HandoverActions`], the sans-I/O schedule from predicted instants to windows,
 //!   with per-action counters ([`ActionStats`]);
+//! - `profile`: [`ActionProfile`], the named menu of configurations a joint policy chooses from;
 //! - `handle`: [`ActionsHandle`], the schedule shared with the pacer, GoogCC and the loss
 //!   protection inside a chain.
 //!
@@ -14,10 +15,12 @@
 mod boundary_loss;
 mod config;
 mod handle;
+mod profile;
 mod schedule;
 
 pub use config::{
     Action, ActionConfig, ActionConfigError, ActionWindow, BoostConfig, HoldGate, MAX_ACTION_SPAN,
 };
 pub use handle::ActionsHandle;
+pub use profile::{ActionProfile, PROFILE_NAMES, UnknownProfile};
 pub use schedule::{ActionCounter, ActionStats, HandoverActions};

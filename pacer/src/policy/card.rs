@@ -7,11 +7,27 @@
 //! loader checks all of it before the model decides anything, so a swapped, truncated or
 //! mis-exported file is an error, never a silent wrong limit.
 
+use super::feedback::{FEEDBACK_FEATURES, FEEDBACK_WIDTH};
+use crate::actions::{ActionConfig, ActionProfile};
 use handover_predictor::{CUMULATIVE_NORM, HORIZON_STEPS};
 use serde::{Deserialize, Serialize};
 
-/// The card's `schema` tag.
+/// The card's `schema` tag for a model that chooses the queue limit only.
 pub const CARD_SCHEMA: &str = "leopace.policy.v1";
+/// The card's `schema` tag for a joint model: each output a (queue limit, action profile) pair,
+/// and a second input, the call's own measurements (docs/architecture.md, "The model and its
+/// card", joint cards).
+pub const JOINT_CARD_SCHEMA: &str = "leopace.policy.v2";
+/// A joint model's second input's name.
+pub const TELEMETRY_INPUT_NAME: &str = "telemetry";
+/// What a joint card may say its model controls.
+pub const CONTROLS: [&str; 5] = [
+    "queue_time_limit",
+    "hold",
+    "guard",
+    "boost",
+    "keyframe_block",
+];
 /// The model's input name.
 pub const INPUT_NAME: &str = "forecast";
 /// The model's output name.
@@ -30,6 +46,29 @@ pub struct TensorSpec {
     pub dtype: String,
 }
 
+/// A joint model's second input: its name, shape, type and what each column is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TelemetrySpec {
+    /// Its name in the graph ([`TELEMETRY_INPUT_NAME`]).
+    pub name: String,
+    /// Its shape, `[1, F]`.
+    pub shape: Vec<usize>,
+    /// Its element type (`float32`).
+    pub dtype: String,
+    /// The columns, [`FEEDBACK_FEATURES`] in order.
+    pub features: Vec<String>,
+}
+
+/// The action profile one output of a joint model stands for: its menu name and the whole
+/// configuration the call applies when the output wins.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CardProfile {
+    /// A name of the menu ([`crate::PROFILE_NAMES`]).
+    pub name: String,
+    /// The configuration, as trained (the card's, not the running build's menu, is applied).
+    pub config: ActionConfig,
+}
+
 /// A telemetry file the model was trained on.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LogFile {
@@ -46,6 +85,9 @@ pub struct ClusterCard {
     pub center: Vec<f64>,
     /// The limit the expert assigns it, ms.
     pub action_ms: u64,
+    /// The action profile the expert assigns it (joint cards only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
     /// Training intervals in it.
     pub size: u64,
 }
@@ -81,6 +123,9 @@ pub struct Golden {
     pub name: String,
     /// The `[1, 120, 2]` input, row-major (240 values).
     pub input: Vec<f32>,
+    /// The `[1, F]` telemetry input of a joint model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub telemetry: Option<Vec<f32>>,
     /// The `[1, K]` logits.
     pub logits: Vec<f32>,
 }
@@ -88,18 +133,29 @@ pub struct Golden {
 /// The card: `policy.json`, beside the ONNX file it describes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ModelCard {
-    /// [`CARD_SCHEMA`].
+    /// [`CARD_SCHEMA`], or [`JOINT_CARD_SCHEMA`] for a joint model.
     pub schema: String,
     /// The input tensor: `forecast`, `[1, 120, 2]`, float32.
     pub input: TensorSpec,
+    /// A joint model's second input: `telemetry`, `[1, F]`, float32, with its columns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub telemetry_input: Option<TelemetrySpec>,
     /// The output tensor: `logits`, `[1, K]`, float32.
     pub output: TensorSpec,
     /// The forecast horizon, s (120).
     pub horizon_s: u32,
     /// The cumulative channel's divisor (8.0).
     pub cumulative_norm: f32,
-    /// The limit each output stands for, ms, ascending.
+    /// The limit each output stands for, ms: ascending for a queue-limit card; for a joint card
+    /// the limit of each (limit, profile) output.
     pub actions_ms: Vec<u64>,
+    /// A joint card's profile of each output, beside `actions_ms`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profiles: Option<Vec<CardProfile>>,
+    /// What a joint model controls ([`CONTROLS`]): the queue limit and the actions its
+    /// profiles turn on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub controls: Option<Vec<String>>,
     /// The ONNX opset of the file.
     pub opset: i64,
     /// The ONNX file, relative to the card.
@@ -124,7 +180,7 @@ fn default_onnx_file() -> String {
 #[non_exhaustive]
 pub enum CardError {
     /// The schema tag is not [`CARD_SCHEMA`].
-    #[error("the card's schema is {0:?}, expected {CARD_SCHEMA:?}")]
+    #[error("the card's schema is {0:?}, expected {CARD_SCHEMA:?} or {JOINT_CARD_SCHEMA:?}")]
     Schema(String),
     /// A field has a value the contract does not allow.
     #[error("the card's {field} is {found}, expected {expected}")]
@@ -149,9 +205,11 @@ impl ModelCard {
                 expected,
             })
         };
-        if self.schema != CARD_SCHEMA {
-            return Err(CardError::Schema(self.schema.clone()));
-        }
+        let joint = match self.schema.as_str() {
+            CARD_SCHEMA => false,
+            JOINT_CARD_SCHEMA => true,
+            _ => return Err(CardError::Schema(self.schema.clone())),
+        };
         let k = self.actions_ms.len();
         let input_shape = vec![1, HORIZON_STEPS, 2];
         if self.input.name != INPUT_NAME
@@ -193,11 +251,23 @@ impl ModelCard {
         }
         let ascending = self.actions_ms.windows(2).all(|w| w[0] < w[1]);
         let in_range = self.actions_ms.iter().all(|a| (50..=10_000).contains(a));
-        if k == 0 || !ascending || !in_range {
+        if k == 0 || !(ascending || joint) || !in_range {
             return field(
                 "actions_ms",
                 format!("{:?}", self.actions_ms),
                 "a non-empty ascending list of limits from 50 to 10000 ms".into(),
+            );
+        }
+        if joint {
+            self.validate_joint()?;
+        } else if self.telemetry_input.is_some()
+            || self.profiles.is_some()
+            || self.controls.is_some()
+        {
+            return field(
+                "schema",
+                format!("{CARD_SCHEMA:?} with telemetry_input, profiles or controls"),
+                format!("{JOINT_CARD_SCHEMA:?} for a joint model"),
             );
         }
         if self.onnx_sha256.len() != 64 || !self.onnx_sha256.bytes().all(|b| b.is_ascii_hexdigit())
@@ -209,6 +279,18 @@ impl ModelCard {
             );
         }
         for g in &self.golden {
+            let telemetry = g.telemetry.as_ref().map(Vec::len);
+            if telemetry != joint.then_some(FEEDBACK_WIDTH) {
+                return field(
+                    "golden",
+                    format!("{:?} with telemetry {:?}", g.name, g.telemetry),
+                    if joint {
+                        format!("{FEEDBACK_WIDTH} telemetry values")
+                    } else {
+                        "no telemetry in a queue-limit card".into()
+                    },
+                );
+            }
             if g.input.len() != 2 * HORIZON_STEPS || g.logits.len() != k {
                 return field(
                     "golden",
@@ -219,6 +301,104 @@ impl ModelCard {
                         g.logits.len()
                     ),
                     format!("{} inputs and {k} logits", 2 * HORIZON_STEPS),
+                );
+            }
+        }
+        Ok(())
+    }
+}
+
+impl ModelCard {
+    /// Whether the card describes a joint model (limit and action profile per output).
+    pub fn is_joint(&self) -> bool {
+        self.schema == JOINT_CARD_SCHEMA
+    }
+
+    /// Output `index`'s profile as the call applies it: the menu's name with the card's
+    /// configuration; `None` for a queue-limit card or an index out of range.
+    pub fn profile(&self, index: usize) -> Option<ActionProfile> {
+        let profile = self.profiles.as_ref()?.get(index)?;
+        let named = ActionProfile::named(&profile.name).ok()?;
+        Some(ActionProfile {
+            name: named.name,
+            config: profile.config,
+        })
+    }
+
+    /// The joint card's rules: the telemetry input is `telemetry [1, F] float32` with this
+    /// build's feature columns, one profile per output, each a menu name with a valid
+    /// configuration, no (limit, profile) output twice, and `controls` from [`CONTROLS`].
+    fn validate_joint(&self) -> Result<(), CardError> {
+        let field = |field: &'static str, found: String, expected: String| {
+            Err(CardError::Field {
+                field,
+                found,
+                expected,
+            })
+        };
+        let expected_features: Vec<String> =
+            FEEDBACK_FEATURES.iter().map(|f| (*f).to_owned()).collect();
+        match &self.telemetry_input {
+            Some(t)
+                if t.name == TELEMETRY_INPUT_NAME
+                    && t.shape == vec![1, FEEDBACK_WIDTH]
+                    && t.dtype == "float32"
+                    && t.features == expected_features => {}
+            other => {
+                return field(
+                    "telemetry_input",
+                    format!("{other:?}"),
+                    format!(
+                        "{TELEMETRY_INPUT_NAME} [1, {FEEDBACK_WIDTH}] float32 with features \
+                         {expected_features:?}"
+                    ),
+                );
+            }
+        }
+        let k = self.actions_ms.len();
+        let Some(profiles) = &self.profiles else {
+            return field(
+                "profiles",
+                "absent".into(),
+                format!("one action profile per output ({k})"),
+            );
+        };
+        if profiles.len() != k {
+            return field(
+                "profiles",
+                format!("{} profiles", profiles.len()),
+                format!("one per output ({k})"),
+            );
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        for (i, (profile, limit)) in profiles.iter().zip(&self.actions_ms).enumerate() {
+            if let Err(e) = ActionProfile::named(&profile.name) {
+                return field("profiles", format!("output {i}: {e}"), "a menu name".into());
+            }
+            if let Err(e) = profile.config.validate() {
+                return field(
+                    "profiles",
+                    format!("output {i} ({}): {e}", profile.name),
+                    "a valid action configuration".into(),
+                );
+            }
+            if !seen.insert((*limit, profile.name.as_str())) {
+                return field(
+                    "profiles",
+                    format!("output {i}: {limit} ms with {} twice", profile.name),
+                    "each (limit, profile) output once".into(),
+                );
+            }
+        }
+        match &self.controls {
+            Some(controls)
+                if !controls.is_empty()
+                    && controls.iter().all(|c| CONTROLS.contains(&c.as_str())) => {}
+            other => {
+                return field(
+                    "controls",
+                    format!("{other:?}"),
+                    format!("a non-empty list from {CONTROLS:?}"),
                 );
             }
         }

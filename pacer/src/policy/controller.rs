@@ -1,6 +1,7 @@
 //! The decision loop: every interval, a forecast in, a queue time limit out.
 
-use super::{Fixed, QueuePolicy};
+use super::{CallFeedback, Fixed, QueuePolicy};
+use crate::actions::ActionProfile;
 use crate::{PacerHandle, clamp_queue_time_limit};
 use handover_predictor::{Forecast, HandoverSource};
 use std::fmt;
@@ -8,7 +9,7 @@ use std::time::{Duration, Instant};
 
 /// What one decision did, for logs and telemetry: the interval record's `policy`, `action_ms` and
 /// `forecast` (docs/architecture.md, "The telemetry contract").
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Decision {
     /// 0-based count of decisions made before this one. A late call that skips boundaries still
     /// makes one decision, so this counts decisions, not elapsed intervals.
@@ -29,6 +30,15 @@ pub struct Decision {
     pub forecast: Forecast,
     /// Why the decision fell back to WebRTC's 2000 ms, if it did.
     pub fallback: Option<String>,
+    /// The action profile a joint policy chose (the `none` profile when it fell back); `None`
+    /// for a policy that does not choose the actions ([`QueuePolicy::controls_actions`]). The
+    /// driver applies it to the call's action schedule
+    /// ([`ActionsHandle::set_config`](crate::ActionsHandle::set_config)) at the decision.
+    pub profile: Option<ActionProfile>,
+    /// What the call had measured, as handed to
+    /// [`PolicyController::handle_timeout_with`] (all `None` through
+    /// [`PolicyController::handle_timeout`]).
+    pub feedback: CallFeedback,
 }
 
 impl std::fmt::Display for Decision {
@@ -44,6 +54,9 @@ impl std::fmt::Display for Decision {
             self.forecast.handover_count(),
             self.forecast.source()
         )?;
+        if let Some(profile) = &self.profile {
+            write!(f, ", actions {}", profile.name)?;
+        }
         if let Some(why) = &self.fallback {
             write!(f, ", fell back: {why}")?;
         }
@@ -117,12 +130,34 @@ impl PolicyController {
     /// If `now` is late by several intervals, exactly one decision is made and the next boundary
     /// becomes the first one of the original grid strictly after `now`.
     pub fn handle_timeout(&mut self, now: Instant) -> Option<Decision> {
+        self.handle_timeout_with(now, CallFeedback::default())
+    }
+
+    /// [`Self::handle_timeout`], handing the policy what the call has measured (a joint policy
+    /// reads it, docs/architecture.md, "Queue policies and decisions"). The driver gathers it
+    /// only when [`Self::is_due`] says a decision will be made.
+    pub fn handle_timeout_with(
+        &mut self,
+        now: Instant,
+        feedback: CallFeedback,
+    ) -> Option<Decision> {
         let next = self.next?;
         if now < next {
             return None;
         }
         self.next = self.boundary_after(next, now);
-        Some(self.decide(now))
+        Some(self.decide(now, feedback))
+    }
+
+    /// Whether [`Self::handle_timeout`] at `now` makes a decision.
+    pub fn is_due(&self, now: Instant) -> bool {
+        self.next.is_some_and(|next| now >= next)
+    }
+
+    /// Whether the policy chooses the handover-timed actions too
+    /// ([`QueuePolicy::controls_actions`]).
+    pub fn controls_actions(&self) -> bool {
+        self.policy.controls_actions()
     }
 
     /// The length of a decision interval.
@@ -155,22 +190,40 @@ impl PolicyController {
         due.checked_add(Duration::new(secs, nanos))
     }
 
-    fn decide(&mut self, now: Instant) -> Decision {
+    fn decide(&mut self, now: Instant, feedback: CallFeedback) -> Decision {
         let policy = self.policy.name();
-        let (forecast, requested, fallback) = match self.source.forecast(now) {
+        let joint = self.policy.controls_actions();
+        let (forecast, choice, fallback) = match self.source.forecast(now) {
             Err(error) => {
                 self.source_failures += 1;
                 let reason = format!("source {} failed: {error}", self.source.name());
                 (Forecast::none(now), None, Some(reason))
             }
-            Ok(forecast) => match self.policy.decide(&forecast) {
-                Ok(limit) => (forecast, Some(limit), None),
-                Err(error) => {
-                    self.policy_failures += 1;
-                    let reason = format!("policy {policy} failed: {error}");
-                    (forecast, None, Some(reason))
+            Ok(forecast) => {
+                let chosen = if joint {
+                    self.policy.decide_joint(&forecast, &feedback)
+                } else {
+                    self.policy.decide(&forecast).map(|limit| super::Choice {
+                        limit,
+                        profile: None,
+                    })
+                };
+                match chosen {
+                    Ok(choice) => (forecast, Some(choice), None),
+                    Err(error) => {
+                        self.policy_failures += 1;
+                        let reason = format!("policy {policy} failed: {error}");
+                        (forecast, None, Some(reason))
+                    }
                 }
-            },
+            }
+        };
+        let requested = choice.map(|c| c.limit);
+        // A joint policy that fell back runs what an unmodified sender runs: no actions.
+        let profile = match choice {
+            Some(choice) if joint => choice.profile,
+            None if joint => ActionProfile::named("none").ok(),
+            _ => None,
         };
         let wanted = requested.unwrap_or_else(|| self.fallback.limit());
         let limit = self
@@ -184,6 +237,8 @@ impl PolicyController {
             policy,
             forecast,
             fallback,
+            profile,
+            feedback,
         };
         self.decisions += 1;
         decision
@@ -450,5 +505,95 @@ mod tests {
         let text = format!("{c:?}");
         assert!(text.contains("source: \"dish\""), "{text}");
         assert!(text.contains("policy: \"heuristic\""), "{text}");
+    }
+
+    /// A joint policy that holds where the boundaries lose packets and does nothing elsewhere,
+    /// and fails when asked to.
+    struct ScriptedJoint {
+        fail: bool,
+    }
+
+    impl QueuePolicy for ScriptedJoint {
+        fn name(&self) -> String {
+            "scripted-joint".into()
+        }
+
+        fn decide(&mut self, _forecast: &Forecast) -> Result<Duration, PolicyError> {
+            Ok(Duration::from_millis(200))
+        }
+
+        fn controls_actions(&self) -> bool {
+            true
+        }
+
+        fn decide_joint(
+            &mut self,
+            _forecast: &Forecast,
+            feedback: &CallFeedback,
+        ) -> Result<super::super::Choice, PolicyError> {
+            if self.fail {
+                return Err(PolicyError::InvalidOutput {
+                    policy: self.name(),
+                    reason: "scripted".into(),
+                });
+            }
+            let lossy = feedback.boundary_excess_loss_pct.is_some_and(|e| e >= 2.0);
+            let name = if lossy { "hold160+guard+boost" } else { "none" };
+            Ok(super::super::Choice {
+                limit: Duration::from_millis(300),
+                profile: ActionProfile::named(name).ok(),
+            })
+        }
+    }
+
+    #[test]
+    fn a_joint_policy_reads_the_feedback_and_its_profile_is_in_the_decision() {
+        let start = Instant::now();
+        let (mut c, handle) = controller(start, NoHandovers, ScriptedJoint { fail: false });
+        assert!(c.controls_actions());
+        assert!(!c.is_due(start - SECOND) && c.is_due(start));
+        let lossy = CallFeedback {
+            boundary_excess_loss_pct: Some(20.0),
+            previous_loss_pct: Some(1.0),
+        };
+        let first = c.handle_timeout_with(start, lossy).unwrap();
+        assert_eq!(first.profile.map(|p| p.name), Some("hold160+guard+boost"));
+        assert_eq!(first.feedback, lossy);
+        assert_eq!(handle.queue_time_limit(), Duration::from_millis(300));
+        assert!(
+            first.to_string().ends_with(", actions hold160+guard+boost"),
+            "{first}"
+        );
+        let second = c.handle_timeout(start + 120 * SECOND).unwrap();
+        assert_eq!(
+            second.profile.map(|p| p.name),
+            Some("none"),
+            "nothing measured"
+        );
+
+        // Queue-limit policies answer no profile, whatever the feedback.
+        let (mut plain, _) = controller(start, NoHandovers, Heuristic);
+        assert!(!plain.controls_actions());
+        assert_eq!(
+            plain.handle_timeout_with(start, lossy).unwrap().profile,
+            None
+        );
+    }
+
+    #[test]
+    fn a_joint_policy_that_fails_runs_no_actions_with_webrtc_s_limit() {
+        let start = Instant::now();
+        let (mut c, handle) = controller(start, NoHandovers, ScriptedJoint { fail: true });
+        let d = c.handle_timeout(start).unwrap();
+        assert_eq!(d.profile.map(|p| p.name), Some("none"));
+        assert_eq!(d.queue_time_limit, Duration::from_millis(2000));
+        assert_eq!(handle.queue_time_limit(), Duration::from_millis(2000));
+        assert!(d.fallback.unwrap().contains("scripted"));
+        let (mut c, _) = controller(start, Unavailable, ScriptedJoint { fail: false });
+        assert_eq!(
+            c.handle_timeout(start).unwrap().profile.map(|p| p.name),
+            Some("none"),
+            "a failed source too"
+        );
     }
 }

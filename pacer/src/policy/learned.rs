@@ -8,9 +8,15 @@
 //! failure is a [`LoadError`] that names what was wrong; a caller that cannot load the model runs
 //! [`super::Fixed::webrtc_default`] instead. At decision time the policy takes the argmax of the
 //! logits and answers the card's action for it.
+//!
+//! A joint card (`leopace.policy.v2`, docs/architecture.md, "The model and its card") describes
+//! a model with a second input, `telemetry` `[1, 3]` ([`CallFeedback::features`]), whose outputs
+//! are (queue limit, action profile) pairs: the policy then answers both
+//! ([`QueuePolicy::decide_joint`]), and the call applies the profile's configuration.
 
 use super::card::{CardError, ModelCard};
-use super::{PolicyError, QueuePolicy};
+use super::feedback::{CallFeedback, FEEDBACK_WIDTH};
+use super::{Choice, PolicyError, QueuePolicy};
 use handover_predictor::{Forecast, HORIZON_STEPS};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
@@ -136,9 +142,18 @@ fn lock(state: &Mutex<TypedSimpleState>) -> std::sync::MutexGuard<'_, TypedSimpl
 
 /// One inference on `state`: the logits for one `[1, 120, 2]` input given row-major. A failed run
 /// replaces the state with a fresh one, so no half-finished turn carries over.
-fn run(plan: &Plan, state: &mut TypedSimpleState, input: &[f32]) -> TractResult<Vec<f32>> {
+fn run(
+    plan: &Plan,
+    state: &mut TypedSimpleState,
+    input: &[f32],
+    telemetry: Option<&[f32]>,
+) -> TractResult<Vec<f32>> {
     let tensor = Tensor::from_shape(&[1, HORIZON_STEPS, 2], input)?;
-    let outputs = match state.run(tvec!(tensor.into_tvalue())) {
+    let mut inputs = tvec!(tensor.into_tvalue());
+    if let Some(telemetry) = telemetry {
+        inputs.push(Tensor::from_shape(&[1, FEEDBACK_WIDTH], telemetry)?.into_tvalue());
+    }
+    let outputs = match state.run(inputs) {
         Ok(outputs) => outputs,
         Err(e) => {
             *state = plan.spawn()?;
@@ -195,7 +210,8 @@ impl OnnxPolicy {
                 expected: card.onnx_sha256.clone(),
             });
         }
-        let plan = optimise(&bytes).map_err(|e| LoadError::Model {
+        let joint = card.is_joint();
+        let plan = optimise(&bytes, joint).map_err(|e| LoadError::Model {
             path: onnx_path.clone(),
             message: format!("{e:#}"),
         })?;
@@ -211,10 +227,13 @@ impl OnnxPolicy {
             name,
         };
         let zero = [0f32; 2 * HORIZON_STEPS];
-        let logits = policy.logits(&zero).map_err(|e| LoadError::Model {
-            path: onnx_path.clone(),
-            message: format!("{e:#}"),
-        })?;
+        let zero_telemetry = [0f32; FEEDBACK_WIDTH];
+        let logits = policy
+            .logits_with(&zero, joint.then_some(&zero_telemetry[..]))
+            .map_err(|e| LoadError::Model {
+                path: onnx_path.clone(),
+                message: format!("{e:#}"),
+            })?;
         if logits.len() != policy.card.actions_ms.len() {
             return Err(LoadError::OutputShape {
                 path: onnx_path,
@@ -223,10 +242,12 @@ impl OnnxPolicy {
             });
         }
         for golden in &policy.card.golden {
-            let got = policy.logits(&golden.input).map_err(|e| LoadError::Model {
-                path: onnx_path.clone(),
-                message: format!("{e:#}"),
-            })?;
+            let got = policy
+                .logits_with(&golden.input, golden.telemetry.as_deref())
+                .map_err(|e| LoadError::Model {
+                    path: onnx_path.clone(),
+                    message: format!("{e:#}"),
+                })?;
             let max_difference = got
                 .iter()
                 .zip(&golden.logits)
@@ -251,18 +272,27 @@ impl OnnxPolicy {
         &self.card
     }
 
-    /// The logits for one `[1, 120, 2]` input given row-major (240 values).
+    /// The logits for one `[1, 120, 2]` input given row-major (240 values); a joint model reads
+    /// the all-zero telemetry (nothing measured) beside it.
     pub fn logits(&self, input: &[f32]) -> TractResult<Vec<f32>> {
-        run(&self.plan, &mut lock(&self.state), input)
+        let zero = [0f32; FEEDBACK_WIDTH];
+        let telemetry = self.card.is_joint().then_some(&zero[..]);
+        self.logits_with(input, telemetry)
     }
 
-    /// The action index the model picks for `input`.
-    fn choose(&mut self, input: &[f32]) -> Result<usize, PolicyError> {
+    /// The logits for one `[1, 120, 2]` input and, for a joint model, its `[1, 3]` telemetry
+    /// input (which a queue-limit model must not be given).
+    pub fn logits_with(&self, input: &[f32], telemetry: Option<&[f32]>) -> TractResult<Vec<f32>> {
+        run(&self.plan, &mut lock(&self.state), input, telemetry)
+    }
+
+    /// The action index the model picks for `input` (and `telemetry`, for a joint model).
+    fn choose(&mut self, input: &[f32], telemetry: Option<&[f32]>) -> Result<usize, PolicyError> {
         let state = self
             .state
             .get_mut()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        let logits = run(&self.plan, state, input).map_err(|e| PolicyError::Failed {
+        let logits = run(&self.plan, state, input, telemetry).map_err(|e| PolicyError::Failed {
             policy: self.name.clone(),
             error: e.into(),
         })?;
@@ -287,30 +317,56 @@ impl QueuePolicy for OnnxPolicy {
         self.name.clone()
     }
 
+    /// The limit; a joint model decides as if nothing had been measured
+    /// ([`CallFeedback::default`]).
     fn decide(&mut self, forecast: &Forecast) -> Result<Duration, PolicyError> {
-        let index = self.choose(&forecast.to_tensor())?;
-        let ms =
-            self.card
-                .actions_ms
-                .get(index)
-                .copied()
-                .ok_or_else(|| PolicyError::InvalidOutput {
-                    policy: self.name.clone(),
-                    reason: format!(
-                        "action index {index} outside the card's {} actions",
-                        self.card.actions_ms.len()
-                    ),
-                })?;
-        Ok(Duration::from_millis(ms))
+        Ok(self.decide_joint(forecast, &CallFeedback::default())?.limit)
+    }
+
+    fn controls_actions(&self) -> bool {
+        self.card.is_joint()
+    }
+
+    fn decide_joint(
+        &mut self,
+        forecast: &Forecast,
+        feedback: &CallFeedback,
+    ) -> Result<Choice, PolicyError> {
+        let features = feedback.features();
+        let telemetry = self.card.is_joint().then_some(&features[..]);
+        let index = self.choose(&forecast.to_tensor(), telemetry)?;
+        let outside = || PolicyError::InvalidOutput {
+            policy: self.name.clone(),
+            reason: format!(
+                "action index {index} outside the card's {} actions",
+                self.card.actions_ms.len()
+            ),
+        };
+        let ms = self
+            .card
+            .actions_ms
+            .get(index)
+            .copied()
+            .ok_or_else(outside)?;
+        let profile = match self.card.is_joint() {
+            true => Some(self.card.profile(index).ok_or_else(outside)?),
+            false => None,
+        };
+        Ok(Choice {
+            limit: Duration::from_millis(ms),
+            profile,
+        })
     }
 }
 
-fn optimise(bytes: &[u8]) -> TractResult<Plan> {
-    tract_onnx::onnx()
+fn optimise(bytes: &[u8], joint: bool) -> TractResult<Plan> {
+    let mut model = tract_onnx::onnx()
         .model_for_read(&mut std::io::Cursor::new(bytes))?
-        .with_input_fact(0, f32::fact([1, HORIZON_STEPS, 2]).into())?
-        .into_optimized()?
-        .into_runnable()
+        .with_input_fact(0, f32::fact([1, HORIZON_STEPS, 2]).into())?;
+    if joint {
+        model = model.with_input_fact(1, f32::fact([1, FEEDBACK_WIDTH]).into())?;
+    }
+    model.into_optimized()?.into_runnable()
 }
 
 /// The lowercase hex sha256 of `bytes`.
@@ -363,7 +419,7 @@ mod tests {
         assert!(policy.logits(&[0.0; 7]).is_err());
         let zero = [0f32; 2 * HORIZON_STEPS];
         let expected = policy.logits(&zero).expect("runs");
-        let index = policy.choose(&zero).expect("a choice");
+        let index = policy.choose(&zero, None).expect("a choice");
         assert!(index < policy.card().actions_ms.len());
         assert_eq!(policy.logits(&zero).expect("runs"), expected);
     }

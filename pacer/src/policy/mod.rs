@@ -12,9 +12,13 @@
 //!   from a [`HandoverSource`](handover_predictor::HandoverSource), asks the policy, clamps the
 //!   answer, hands it to the pacer through its [`PacerHandle`](crate::PacerHandle) and returns a
 //!   [`Decision`] record for telemetry.
+//! - Joint policies ([`QueuePolicy::decide_joint`]) also choose an [`ActionProfile`] from the
+//!   menu for the interval, reading the call's own measurements ([`CallFeedback`]) beside the
+//!   forecast (docs/architecture.md, "Queue policies and decisions", joint policies).
 
 pub mod card;
 mod controller;
+mod feedback;
 mod fixed;
 mod heuristic;
 #[cfg(feature = "learned")]
@@ -22,12 +26,14 @@ mod learned;
 mod random;
 
 pub use controller::{Decision, PolicyController};
+pub use feedback::{CallFeedback, FEEDBACK_FEATURES, FEEDBACK_WIDTH};
 pub use fixed::Fixed;
 pub use heuristic::Heuristic;
 #[cfg(feature = "learned")]
 pub use learned::{LoadError, OnnxPolicy};
-pub use random::Random;
+pub use random::{Random, RandomJoint};
 
+use crate::actions::ActionProfile;
 use handover_predictor::Forecast;
 use std::time::Duration;
 
@@ -83,6 +89,37 @@ pub trait QueuePolicy: Send {
 
     /// The limit for the interval the forecast covers.
     fn decide(&mut self, forecast: &Forecast) -> Result<Duration, PolicyError>;
+
+    /// Whether the policy chooses the handover-timed actions too ([`Self::decide_joint`] answers
+    /// a profile). The driver then builds an action schedule for the call, and on a fallback the
+    /// controller applies the `none` profile with WebRTC's 2000 ms.
+    fn controls_actions(&self) -> bool {
+        false
+    }
+
+    /// The limit and, for a joint policy, the action profile for the interval, from the forecast
+    /// and what the call measured so far. By default the limit of [`Self::decide`] and no
+    /// profile (the actions, if any, keep their configuration).
+    fn decide_joint(
+        &mut self,
+        forecast: &Forecast,
+        _feedback: &CallFeedback,
+    ) -> Result<Choice, PolicyError> {
+        Ok(Choice {
+            limit: self.decide(forecast)?,
+            profile: None,
+        })
+    }
+}
+
+/// What a policy chose for one interval: a queue limit and, for a joint policy, the action
+/// profile to apply from the decision on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Choice {
+    /// The queue time limit (before the controller's clamp).
+    pub limit: Duration,
+    /// The profile; `None` leaves the action schedule as it is.
+    pub profile: Option<ActionProfile>,
 }
 
 impl<P: QueuePolicy + ?Sized> QueuePolicy for Box<P> {
@@ -92,6 +129,18 @@ impl<P: QueuePolicy + ?Sized> QueuePolicy for Box<P> {
 
     fn decide(&mut self, forecast: &Forecast) -> Result<Duration, PolicyError> {
         (**self).decide(forecast)
+    }
+
+    fn controls_actions(&self) -> bool {
+        (**self).controls_actions()
+    }
+
+    fn decide_joint(
+        &mut self,
+        forecast: &Forecast,
+        feedback: &CallFeedback,
+    ) -> Result<Choice, PolicyError> {
+        (**self).decide_joint(forecast, feedback)
     }
 }
 

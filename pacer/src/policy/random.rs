@@ -1,6 +1,8 @@
-//! The data-collection policy: a uniformly random limit each interval.
+//! The data-collection policies: a uniformly random limit each interval, and for the joint
+//! policy's data a random limit and a random action profile.
 
-use super::{COLLECTION_ACTIONS_MS, PolicyError, QueuePolicy};
+use super::{COLLECTION_ACTIONS_MS, CallFeedback, Choice, PolicyError, QueuePolicy};
+use crate::actions::{ActionProfile, PROFILE_NAMES};
 use handover_predictor::Forecast;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -40,10 +42,97 @@ impl QueuePolicy for Random {
     }
 }
 
+/// Salt that separates the profile draws from the limit draws of the same seed.
+const PROFILE_SEED_SALT: u64 = 0x5052_4F46_494C_0001;
+
+/// The joint exploration policy of `rtc-client collect --explore-actions`: each interval one of
+/// the 15 [`COLLECTION_ACTIONS_MS`] and one of the [`PROFILE_NAMES`] menu's profiles, each
+/// uniformly and independently, ignoring the forecast and the feedback, so that the joint expert
+/// sees every (limit, profile) pair in every kind of interval (docs/architecture.md, "Queue
+/// policies and decisions", joint policies).
+///
+/// The limits come from [`Random`] with the same seed, so a joint collection draws the same
+/// limits as a plain one; the profiles from a second ChaCha8 stream of the seed.
+#[derive(Debug, Clone)]
+pub struct RandomJoint {
+    limits: Random,
+    profiles: ChaCha8Rng,
+}
+
+impl RandomJoint {
+    /// A joint random policy whose draws are determined by `seed`.
+    pub fn new(seed: u64) -> Self {
+        Self {
+            limits: Random::new(seed),
+            profiles: ChaCha8Rng::seed_from_u64(seed ^ PROFILE_SEED_SALT),
+        }
+    }
+}
+
+impl QueuePolicy for RandomJoint {
+    /// `random-joint`.
+    fn name(&self) -> String {
+        "random-joint".to_owned()
+    }
+
+    fn decide(&mut self, forecast: &Forecast) -> Result<Duration, PolicyError> {
+        self.limits.decide(forecast)
+    }
+
+    fn controls_actions(&self) -> bool {
+        true
+    }
+
+    fn decide_joint(
+        &mut self,
+        forecast: &Forecast,
+        _feedback: &CallFeedback,
+    ) -> Result<Choice, PolicyError> {
+        let limit = self.limits.decide(forecast)?;
+        let index = self.profiles.random_range(0..PROFILE_NAMES.len() as u32) as usize;
+        Ok(Choice {
+            limit,
+            profile: Some(ActionProfile::menu()[index]),
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::time::Instant;
+
+    #[test]
+    fn the_joint_policy_draws_the_plain_limits_and_every_profile() {
+        let forecast = Forecast::none(Instant::now());
+        let mut joint = RandomJoint::new(7);
+        assert_eq!(joint.name(), "random-joint");
+        assert!(joint.controls_actions());
+        let choices: Vec<Choice> = (0..500)
+            .map(|_| {
+                joint
+                    .decide_joint(&forecast, &CallFeedback::default())
+                    .unwrap()
+            })
+            .collect();
+        let limits: Vec<u64> = choices.iter().map(|c| c.limit.as_millis() as u64).collect();
+        assert_eq!(limits, draws(7, 500));
+        for name in PROFILE_NAMES {
+            assert!(
+                choices.iter().any(|c| c.profile.unwrap().name == name),
+                "{name}"
+            );
+        }
+        let mut again = RandomJoint::new(7);
+        for c in &choices {
+            assert_eq!(
+                again
+                    .decide_joint(&forecast, &CallFeedback::default())
+                    .unwrap(),
+                *c
+            );
+        }
+    }
 
     fn draws(seed: u64, n: usize) -> Vec<u64> {
         let mut policy = Random::new(seed);

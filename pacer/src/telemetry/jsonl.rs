@@ -181,6 +181,8 @@ fn parse_line(text: &str) -> Result<IntervalRecord, RecordError> {
         sender: fields.optional("sender")?,
         fec: fields.optional("fec")?,
         actions: fields.optional("actions")?,
+        profile: fields.optional("profile")?,
+        inputs: fields.optional("inputs")?,
     };
     record.validate()?;
     Ok(record)
@@ -563,6 +565,49 @@ mod tests {
             "line 1: actions: hold.total_ms 120001 exceeds the interval's duration_ms 120000"
         );
     }
+    #[test]
+    fn the_profile_and_inputs_are_written_when_set_old_lines_read_without_and_bad_ones_are_named() {
+        let line = line_of(&sample(0));
+        assert!(!line.contains("profile") && !line.contains("inputs"));
+        let back = read_all(&line).remove(0).unwrap();
+        assert_eq!(
+            (back.profile, back.inputs),
+            (None, None),
+            "queue-limit-only"
+        );
+
+        let mut record = sample(0);
+        record.profile = Some("hold160+guard+boost".into());
+        record.inputs = Some(crate::telemetry::InputsRecord {
+            boundary_excess_loss_pct: Some(21.5),
+            previous_loss_pct: None,
+        });
+        let line = line_of(&record);
+        assert!(
+            line.ends_with(
+                ",\"profile\":\"hold160+guard+boost\",\"inputs\":{\"boundary_excess_loss_pct\":21.5}}\n"
+            ),
+            "{line}"
+        );
+        assert_eq!(read_all(&line).remove(0).unwrap(), record);
+
+        let mut object = object_of(&record);
+        object["profile"] = serde_json::json!("hold999");
+        let text = format!("\n{}", Value::Object(object));
+        let results = read_all(&text);
+        let err = results.into_iter().next().unwrap().unwrap_err().to_string();
+        assert!(
+            err.starts_with("line 2: profile: unknown action profile \"hold999\""),
+            "{err}"
+        );
+        let mut object = object_of(&record);
+        object["profile"] = serde_json::json!(3);
+        assert!(only_error(&Value::Object(object).to_string()).starts_with("line 1: profile: "));
+        let mut object = object_of(&record);
+        object["inputs"]["previous_loss_pct"] = serde_json::json!("a lot");
+        assert!(only_error(&Value::Object(object).to_string()).starts_with("line 1: inputs: "));
+    }
+
     #[test]
     fn a_null_seed_is_a_real_call_and_is_written_as_null() {
         let mut record = sample(0);

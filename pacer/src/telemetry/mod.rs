@@ -18,6 +18,7 @@ mod record;
 #[cfg(feature = "jsonl")]
 pub use jsonl::{TelemetryError, TelemetryWriter, read_intervals, read_intervals_file};
 pub use record::{
-    ActionRecord, ActionsRecord, Bwe, FecRecord, ForecastRecord, GccRecord, IntervalRecord,
-    NackMode, ObservedRecord, PacerRecord, QoeRecord, RecordError, SCHEMA, SenderRecord,
+    ActionRecord, ActionsRecord, Bwe, FecRecord, ForecastRecord, GccRecord, InputsRecord,
+    IntervalRecord, NackMode, ObservedRecord, PacerRecord, QoeRecord, RecordError, SCHEMA,
+    SenderRecord,
 };

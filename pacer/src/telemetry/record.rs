@@ -2,6 +2,7 @@
 //! after it is read.
 
 use crate::cwnd::CwndMode;
+use crate::policy::CallFeedback;
 use handover_predictor::{Forecast, ForecastError, ForecastSource, HORIZON_STEPS, HandoverSteps};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -53,6 +54,46 @@ pub struct IntervalRecord {
     /// them, and in lines written before they were recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub actions: Option<ActionsRecord>,
+    /// The action profile a joint policy applied over the interval (a name from
+    /// [`PROFILE_NAMES`](crate::PROFILE_NAMES)); absent for a policy that chooses only the
+    /// queue limit, and in lines written before joint policies existed, which read as
+    /// queue-limit-only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
+    /// What the call had measured when the joint policy decided (its second input); written
+    /// with `profile`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inputs: Option<InputsRecord>,
+}
+
+/// The call's measurements a joint policy read at the decision that opened the interval: the
+/// `inputs` object (docs/architecture.md, "The telemetry contract"; [`CallFeedback`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct InputsRecord {
+    /// The hold gate's boundary excess loss, percentage points; absent before it was measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub boundary_excess_loss_pct: Option<f64>,
+    /// The previous interval's packet loss, %; absent at a call's first decision.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub previous_loss_pct: Option<f64>,
+}
+
+impl From<CallFeedback> for InputsRecord {
+    fn from(feedback: CallFeedback) -> Self {
+        Self {
+            boundary_excess_loss_pct: feedback.boundary_excess_loss_pct,
+            previous_loss_pct: feedback.previous_loss_pct,
+        }
+    }
+}
+
+impl From<InputsRecord> for CallFeedback {
+    fn from(inputs: InputsRecord) -> Self {
+        Self {
+            boundary_excess_loss_pct: inputs.boundary_excess_loss_pct,
+            previous_loss_pct: inputs.previous_loss_pct,
+        }
+    }
 }
 
 /// The forecast a decision was made on: the model input (docs/architecture.md, "The forecast
@@ -385,6 +426,12 @@ impl IntervalRecord {
                 ),
             });
         }
+        if let Some(profile) = &self.profile {
+            crate::actions::ActionProfile::named(profile).map_err(|error| RecordError::Field {
+                field: "profile",
+                message: error.to_string(),
+            })?;
+        }
         let numbers = [
             ("qoe.video_bitrate_kbps", self.qoe.video_bitrate_kbps),
             ("qoe.freezes_per_min", self.qoe.freezes_per_min),
@@ -407,6 +454,14 @@ impl IntervalRecord {
             ),
             ("fec.share_pct", fec.map(|f| f.share_pct)),
             ("fec.mean_delta_factor", fec.map(|f| f.mean_delta_factor)),
+            (
+                "inputs.boundary_excess_loss_pct",
+                self.inputs.and_then(|i| i.boundary_excess_loss_pct),
+            ),
+            (
+                "inputs.previous_loss_pct",
+                self.inputs.and_then(|i| i.previous_loss_pct),
+            ),
         ];
         let optional = optional
             .into_iter()
@@ -530,6 +585,8 @@ pub(super) mod fixtures {
             }),
             fec: None,
             actions: None,
+            profile: None,
+            inputs: None,
         }
     }
 }

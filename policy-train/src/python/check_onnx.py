@@ -3,7 +3,8 @@
 Usage: python check_onnx.py CARD_JSON
 
 Runs onnx.checker.check_model(full_check=True) on the card's ONNX file, then onnxruntime on every
-golden vector, and prints one JSON object: {"checker": "ok", "onnxruntime_max_difference": d}.
+golden vector (a joint card's golden vectors also feed its `telemetry` input), and prints one
+JSON object: {"checker": "ok", "onnxruntime_max_difference": d}.
 Exits with status 1 (and the reason on stderr) if the checker rejects the file or onnxruntime's
 logits differ from the card's by more than 1e-4.
 """
@@ -32,8 +33,10 @@ def main() -> int:
     session = onnxruntime.InferenceSession(onnx_path, options, providers=["CPUExecutionProvider"])
     worst = 0.0
     for golden in card["golden"]:
-        x = np.asarray(golden["input"], dtype=np.float32).reshape(1, 120, 2)
-        (logits,) = session.run(["logits"], {"forecast": x})
+        feeds = {"forecast": np.asarray(golden["input"], dtype=np.float32).reshape(1, 120, 2)}
+        if golden.get("telemetry") is not None:
+            feeds["telemetry"] = np.asarray(golden["telemetry"], dtype=np.float32).reshape(1, -1)
+        (logits,) = session.run(["logits"], feeds)
         worst = max(worst, float(np.max(np.abs(logits.reshape(-1) - np.asarray(golden["logits"], dtype=np.float32)))))
     print(json.dumps({"checker": "ok", "opset": model.opset_import[0].version, "ir_version": model.ir_version,
                       "onnxruntime_max_difference": worst}))

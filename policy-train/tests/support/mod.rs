@@ -185,6 +185,8 @@ fn record(
         sender: None,
         fec: None,
         actions: None,
+        profile: None,
+        inputs: None,
     }
 }
 
@@ -263,6 +265,43 @@ pub fn write_tied_logs(dir: &Path) -> String {
             r.qoe.freeze_count = 0;
             r.qoe.total_freeze_ms = 0;
             *k += 1;
+        }
+    }
+    write_files(dir, files)
+}
+
+/// Joint logs: [`generate`]'s calls for seeds 1 to 12 (so that every (limit, profile) pair is
+/// tried several times per group), each interval run with the next profile of the menu in turn.
+/// The groups `few` and `slots` lose packets at boundaries (an excess loss of 20 points), the
+/// others do not (0); there the `hold160+guard+boost` profile adds 400 kbit/s, here every
+/// profile with a hold costs 400 kbit/s and the others change nothing. Returns the glob.
+pub fn write_joint_logs(dir: &Path) -> String {
+    let mut files = Vec::new();
+    let mut turn = 0usize;
+    for seed in 1..=12u64 {
+        for (path, mut records) in generate(seed) {
+            let lossy = ["few-", "slots-"]
+                .iter()
+                .any(|g| path.to_string_lossy().contains(g));
+            for r in &mut records {
+                let profile = pacer::PROFILE_NAMES[turn % pacer::PROFILE_NAMES.len()];
+                turn += 1;
+                let holds = profile.starts_with("hold");
+                r.qoe.video_bitrate_kbps += match (lossy, holds) {
+                    (true, true) if profile == "hold160+guard+boost" => 400.0,
+                    (false, true) => -400.0,
+                    _ => 0.0,
+                };
+                r.policy = "random-joint".to_owned();
+                r.call_id = format!("{}-seed{seed}", r.call_id);
+                r.profile = Some(profile.to_owned());
+                r.inputs = Some(pacer::telemetry::InputsRecord {
+                    boundary_excess_loss_pct: Some(if lossy { 20.0 } else { 0.0 }),
+                    previous_loss_pct: Some(0.5),
+                });
+            }
+            let name = path.with_extension("").to_string_lossy().into_owned();
+            files.push((PathBuf::from(format!("{name}-seed{seed}.jsonl")), records));
         }
     }
     write_files(dir, files)

@@ -8,7 +8,8 @@
 use super::timed::TimedActions;
 use pacer::telemetry::{Bwe, NackMode};
 use pacer::{
-    ActionConfig, FecMode, Fixed, Forecast, Heuristic, OnnxPolicy, PolicyError, QueuePolicy, Random,
+    ActionConfig, ActionProfile, FecMode, Fixed, Forecast, Heuristic, OnnxPolicy, PolicyError,
+    QueuePolicy, Random, RandomJoint,
 };
 use std::sync::Arc;
 use std::time::Duration;
@@ -30,6 +31,9 @@ pub enum PolicyChoice {
     Heuristic,
     /// A uniformly drawn action each interval ([`Random`]), seeded from the call seed.
     Random,
+    /// A uniformly drawn limit and action profile each interval ([`RandomJoint`]), seeded from
+    /// the call seed: `collect --explore-actions`.
+    RandomJoint,
     /// A fixed limit.
     Fixed(Duration),
     /// The learned ONNX policy, loaded and checked against its card.
@@ -58,6 +62,7 @@ impl PolicyChoice {
             Self::Default => "default".into(),
             Self::Heuristic => "heuristic".into(),
             Self::Random => "random".into(),
+            Self::RandomJoint => "random-joint".into(),
             Self::Fixed(limit) => format!("fixed:{}", limit.as_millis()),
             Self::Learned(model) => QueuePolicy::name(model.as_ref()),
             Self::Timed { actions, limit } => {
@@ -73,11 +78,24 @@ impl PolicyChoice {
         }
     }
 
-    /// The handover-timed actions the policy applies, if any.
+    /// The handover-timed actions the policy applies, if any: a `timed` policy's, or for a
+    /// joint policy (one that chooses a profile at every decision) the `none` profile until its
+    /// first decision, so that the call builds an action schedule for it.
     pub fn actions(&self) -> Option<ActionConfig> {
         match self {
             Self::Timed { actions, .. } => Some(actions.config()),
+            _ if self.controls_actions() => ActionProfile::named("none").ok().map(|p| p.config),
             _ => None,
+        }
+    }
+
+    /// Whether the policy chooses the action profile at every decision
+    /// ([`QueuePolicy::controls_actions`]).
+    pub fn controls_actions(&self) -> bool {
+        match self {
+            Self::RandomJoint => true,
+            Self::Learned(model) => model.controls_actions(),
+            _ => false,
         }
     }
 }
@@ -89,6 +107,7 @@ impl PolicyChoice {
             Self::Default => Box::new(Fixed::webrtc_default()),
             Self::Heuristic => Box::new(Heuristic),
             Self::Random => Box::new(Random::new(seed ^ POLICY_SEED_SALT)),
+            Self::RandomJoint => Box::new(RandomJoint::new(seed ^ POLICY_SEED_SALT)),
             Self::Fixed(limit) => Box::new(Fixed::new(*limit)),
             Self::Learned(model) => Box::new(model.as_ref().clone()),
             Self::Timed { limit, .. } => Box::new(TimedLimit {

@@ -187,6 +187,8 @@ impl OpenInterval {
             }),
             fec,
             actions,
+            profile: self.decision.profile.map(|p| p.name.to_owned()),
+            inputs: self.decision.profile.map(|_| self.decision.feedback.into()),
         }
     }
 }

@@ -6,8 +6,8 @@
 //! drives, are the plugin's ([`pacer::ActionsHandle`]); this module only feeds it, the same way
 //! in simulated and real calls.
 
-use pacer::telemetry::ActionsRecord;
-use pacer::{ActionConfig, ActionsHandle, Decision};
+use pacer::telemetry::{ActionsRecord, IntervalRecord};
+use pacer::{ActionConfig, ActionsHandle, CallFeedback, Decision};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::time::{Duration, Instant};
@@ -196,9 +196,15 @@ impl PredictionFeed {
         }
     }
 
-    /// Replaces the schedule's predictions with the handovers `decision`'s forecast predicts
-    /// after its instant, each moved by the timing error.
+    /// Applies `decision`'s action profile, when a joint policy chose one, then replaces the
+    /// schedule's predictions with the handovers its forecast predicts after its instant, each
+    /// moved by the timing error.
     pub fn feed(&mut self, actions: &ActionsHandle, decision: &Decision) {
+        if let Some(profile) = decision.profile {
+            // The menu's configurations are valid (pacer's profile tests), so this never refuses;
+            // if it did, the schedule would keep its configuration.
+            let _ = actions.set_config(decision.at, profile.config);
+        }
         let t0 = decision.forecast.t0();
         let predictions: Vec<(Instant, f32)> = decision
             .forecast
@@ -223,6 +229,24 @@ impl PredictionFeed {
         } else {
             at.checked_sub(by).unwrap_or(at)
         }
+    }
+}
+
+/// What the call has measured for a joint policy's next decision: the hold gate's boundary
+/// excess loss and the last closed interval's packet loss (docs/architecture.md, "Queue
+/// policies and decisions", joint policies). Nothing for a policy that does not read it, so
+/// that its decisions and telemetry stay as they were.
+pub fn feedback(
+    joint: bool,
+    actions: Option<&ActionsHandle>,
+    previous: Option<&IntervalRecord>,
+) -> CallFeedback {
+    if !joint {
+        return CallFeedback::default();
+    }
+    CallFeedback {
+        boundary_excess_loss_pct: actions.and_then(ActionsHandle::boundary_excess_loss_pct),
+        previous_loss_pct: previous.map(|r| r.qoe.packet_loss_pct),
     }
 }
 

@@ -256,11 +256,13 @@ impl NackArg {
     }
 }
 
-/// Parses `default`, `random`, `heuristic` or `fixed:<ms>` (50..=10000 ms).
+/// Parses `default`, `random`, `random-joint`, `heuristic`, `fixed:<ms>` (50..=10000 ms),
+/// `timed...` or `learned:<card>`.
 pub(crate) fn parse_policy(text: &str) -> Result<PolicyChoice, String> {
     match text {
         "default" => return Ok(PolicyChoice::Default),
         "random" => return Ok(PolicyChoice::Random),
+        "random-joint" => return Ok(PolicyChoice::RandomJoint),
         "heuristic" => return Ok(PolicyChoice::Heuristic),
         _ => {}
     }
@@ -297,7 +299,17 @@ pub(crate) fn parse_policy(text: &str) -> Result<PolicyChoice, String> {
                     "timed@<policy> takes the queue limit of a policy without actions, got {limit}"
                 ));
             }
-            Some(limit) => Some(Box::new(parse_policy(limit)?)),
+            Some(limit) => {
+                let limit = parse_policy(limit)?;
+                if limit.controls_actions() {
+                    return Err(format!(
+                        "timed@<policy> takes the queue limit of a policy without actions, but \
+                         {} chooses the actions itself; run it on its own",
+                        limit.name()
+                    ));
+                }
+                Some(Box::new(limit))
+            }
             None => None,
         };
         return Ok(PolicyChoice::Timed { actions, limit });
@@ -325,7 +337,7 @@ pub(crate) fn parse_policy(text: &str) -> Result<PolicyChoice, String> {
 }
 
 /// What `--policy` accepts, for its errors.
-const POLICY_NAMES: &str = "use default, random, heuristic, fixed:<ms> (e.g. fixed:900), \
+const POLICY_NAMES: &str = "use default, random, random-joint, heuristic, fixed:<ms> (e.g. fixed:900), \
      learned:<card> (e.g. learned:models/policy.json), or timed[:<actions>|:<file.toml>][@<policy>] \
      (e.g. timed, timed:hold+guard, timed:traces/actions/default.toml@fixed:200)";
 

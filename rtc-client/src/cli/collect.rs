@@ -1,5 +1,6 @@
 //! `rtc-client collect`: the paper's data-collection run. Calls under the random policy (one
-//! queue limit drawn per decision interval) until the requested hours of call time are filled,
+//! queue limit drawn per decision interval; with `--explore-actions` also one action profile)
+//! until the requested hours of call time are filled,
 //! every call's telemetry kept for training, with a manifest that names each file and its
 //! sha256 so a training run can say exactly what it learnt from.
 
@@ -24,6 +25,13 @@ pub struct CollectArgs {
     /// share (the first ones one more when it does not divide). Fractions are fine (0.5).
     #[arg(long, value_name = "HOURS", value_parser = parse_hours)]
     hours: f64,
+    /// Explore the handover-timed actions too: each interval draws one of the 15 limits AND one
+    /// profile of the action menu (none, guard, guard+boost, hold160+guard+boost,
+    /// hold180+guard+boost) uniformly, seeded from the call seed (policy `random-joint`); the
+    /// telemetry records the profile and what the call had measured (`profile`, `inputs`).
+    /// Training data for a joint policy (models/README.md, "The joint model").
+    #[arg(long)]
+    explore_actions: bool,
     #[command(flatten)]
     run: RunArgs,
 }
@@ -106,12 +114,17 @@ pub fn run(args: CollectArgs, epoch: Instant) -> Result<()> {
         })
         .collect();
     specs.sort_by_key(|s| (s.scenario, s.seed));
-    let finished = run.run_calls(&scenarios, &[PolicyChoice::Random], &specs, epoch)?;
+    let policy = if args.explore_actions {
+        PolicyChoice::RandomJoint
+    } else {
+        PolicyChoice::Random
+    };
+    let finished = run.run_calls(&scenarios, std::slice::from_ref(&policy), &specs, epoch)?;
 
     let intervals: usize = finished.iter().map(|f| f.intervals).sum();
     let manifest = Manifest {
         schema: "leopace.collect.v1",
-        policy: policy_name(&PolicyChoice::Random),
+        policy: policy_name(&policy),
         handover: run.handover_name(),
         hours_requested: args.hours,
         duration_s: run.duration.as_secs_f64(),

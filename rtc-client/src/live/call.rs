@@ -600,7 +600,9 @@ impl SenderLoop<'_> {
             let now = time(now_instant);
 
             // Decision boundary: close the interval, open the next one.
-            if let Some(decision) = controller.handle_timeout(now_instant) {
+            let due = controller.is_due(now_instant);
+            if due {
+                // Closed first, so that a joint policy reads the interval that just ended.
                 self.close_open(
                     &mut open,
                     now,
@@ -609,6 +611,18 @@ impl SenderLoop<'_> {
                     on_status,
                 )
                 .await;
+            }
+            let decided = due
+                .then(|| {
+                    let feedback = timed::feedback(
+                        controller.controls_actions(),
+                        self.handles.sender.actions.as_ref(),
+                        telemetry.last(),
+                    );
+                    controller.handle_timeout_with(now_instant, feedback)
+                })
+                .flatten();
+            if let Some(decision) = decided {
                 on_status(StatusEvent::Decision(&decision));
                 if let Some(actions) = &self.handles.sender.actions {
                     predictions.feed(actions, &decision);

@@ -342,8 +342,17 @@ impl SimCall {
 
     /// At a decision boundary: closes the interval, opens the next one.
     fn decide(&mut self, now: Time, instant: Instant) {
-        if let Some(decision) = self.controller.handle_timeout(instant) {
-            self.close_interval(now);
+        if !self.controller.is_due(instant) {
+            return;
+        }
+        // Closed first, so that a joint policy reads the interval that just ended.
+        self.close_interval(now);
+        let feedback = timed::feedback(
+            self.controller.controls_actions(),
+            self.handles.actions.as_ref(),
+            self.telemetry.last(),
+        );
+        if let Some(decision) = self.controller.handle_timeout_with(instant, feedback) {
             if let Some(actions) = &self.handles.actions {
                 self.predictions.feed(actions, &decision);
             }

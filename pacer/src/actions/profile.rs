@@ -1,0 +1,137 @@
+//! The named menu of action configurations a joint policy chooses from at each decision
+//! (docs/architecture.md, "Handover-timed actions", the profile menu).
+//!
+//! A learned policy cannot output a free-form [`ActionConfig`]: its outputs are a fixed set of
+//! classes, and the expert that labels them needs every class tried often enough in every kind of
+//! interval. So the configurations are a short menu, each built from [`ActionConfig::default`]
+//! (so the hold gate stays on inside every profile that holds), ordered from the least to the
+//! most intrusive; the one-standard-error label rule takes the earliest of tied profiles.
+//!
+//! Why these five (docs/experiments/timed-2026-12-02.md, 10-30 held-out calls per cell):
+//! - `none`: nothing; what a terrestrial path, or a path whose boundaries cost nothing, needs.
+//! - `guard`: the estimator guard alone; no overhead, and it keeps GoogCC from backing off on a
+//!   boundary's delay spike.
+//! - `guard+boost`: the set that cost nothing on leocc-trace (delay spikes, no loss: 0.10
+//!   freezes/min with or without it) and helped on starlink.
+//! - `hold160+guard+boost`: the measured default hold `[t - 20, t + 140)`, the best with exact
+//!   timing (-35 % freezes on starlink).
+//! - `hold180+guard+boost`: the hold `[t, t + 180)`, the only window that kept its gain with the
+//!   forecast 50 ms early (-23.5 %), at a cost when the timing is exact (-27.6 %).
+//!
+//! Left out: holds ending at `t + 100 ms` (they release the backlog into the worst 100-ms row,
+//! -12 %) and holds of 220 ms or more (worse than no hold, +8 %); the boost alone (its gain is
+//! within the guard+boost set's).
+
+use super::config::{ActionConfig, ActionWindow};
+
+/// One named configuration of the menu.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ActionProfile {
+    /// Its name in cards, telemetry and the CLI.
+    pub name: &'static str,
+    /// What it applies.
+    pub config: ActionConfig,
+}
+
+/// Every configuration of the menu comes from [`ActionConfig::default`], which
+/// [`ActionConfig::validate`] accepts: no NaN anywhere, so equality is an equivalence.
+impl Eq for ActionProfile {}
+
+/// The profiles' names in menu order, least intrusive first.
+pub const PROFILE_NAMES: [&str; 5] = [
+    "none",
+    "guard",
+    "guard+boost",
+    "hold160+guard+boost",
+    "hold180+guard+boost",
+];
+
+/// A name that is not in the menu.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown action profile {0:?}: expected one of {names}", names = PROFILE_NAMES.join(", "))]
+pub struct UnknownProfile(pub String);
+
+impl ActionProfile {
+    /// The menu, least intrusive first (the order of [`PROFILE_NAMES`]).
+    pub fn menu() -> [ActionProfile; PROFILE_NAMES.len()] {
+        PROFILE_NAMES.map(|name| Self::build(name).expect("every menu name builds"))
+    }
+
+    /// The profile named `name`.
+    pub fn named(name: &str) -> Result<Self, UnknownProfile> {
+        Self::build(name).ok_or_else(|| UnknownProfile(name.to_owned()))
+    }
+
+    /// Its place in the menu (0: least intrusive).
+    pub fn index(&self) -> usize {
+        PROFILE_NAMES
+            .iter()
+            .position(|n| *n == self.name)
+            .unwrap_or(PROFILE_NAMES.len())
+    }
+
+    fn build(name: &str) -> Option<Self> {
+        let name: &'static str = PROFILE_NAMES.iter().copied().find(|n| *n == name)?;
+        // The key-frame block stays off: the call engine's encoder sends key frames only first
+        // and on a PLI, as libwebrtc's does, so there is nothing to block (docs/architecture.md,
+        // "Handover-timed actions", in calls).
+        let mut config = ActionConfig::default();
+        config.keyframe_block.enabled = false;
+        let (hold, guard, boost) = match name {
+            "none" => (None, false, false),
+            "guard" => (None, true, false),
+            "guard+boost" => (None, true, true),
+            "hold160+guard+boost" => (Some(config.hold), true, true),
+            "hold180+guard+boost" => (
+                Some(ActionWindow {
+                    enabled: true,
+                    offset_ms: 0,
+                    duration_ms: 180,
+                }),
+                true,
+                true,
+            ),
+            _ => return None,
+        };
+        match hold {
+            Some(window) => config.hold = window,
+            None => config.hold.enabled = false,
+        }
+        config.guard.enabled = guard;
+        config.boost.enabled = boost;
+        Some(Self { name, config })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_menu_is_valid_ordered_and_read_back_by_name() {
+        let menu = ActionProfile::menu();
+        for (i, profile) in menu.iter().enumerate() {
+            assert!(profile.config.validate().is_ok(), "{}", profile.name);
+            assert_eq!(ActionProfile::named(profile.name).unwrap(), *profile);
+            assert_eq!(profile.index(), i);
+            assert!(profile.config.hold_gate.enabled, "the gate stays on");
+            assert!(!profile.config.keyframe_block.enabled);
+        }
+        assert!(!menu[0].config.hold.enabled);
+        assert!(!menu[0].config.guard.enabled && !menu[0].config.boost.enabled);
+        assert_eq!(menu[3].config.hold, ActionConfig::default().hold);
+        assert_eq!(
+            (
+                menu[4].config.hold.offset_ms,
+                menu[4].config.hold.duration_ms
+            ),
+            (0, 180)
+        );
+        let err = ActionProfile::named("hold999").unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("unknown action profile \"hold999\": expected one of none, guard"),
+            "{err}"
+        );
+    }
+}
