@@ -197,6 +197,23 @@ fn a_hold_delays_media_by_its_duration_and_no_more_and_never_holds_audio_or_retr
     }
 }
 
+/// A pacer interceptor at `bps` applying `actions`, with the video stream bound.
+fn pacer_with_actions(actions: &ActionsHandle, bps: u64) -> HandoverAwarePacer {
+    let (mut pacer, _handle) = HandoverAwarePacer::builder(PacingConfig {
+        initial_target_bitrate_bps: bps,
+        ..PacingConfig::default()
+    })
+    .actions(actions.clone())
+    .build();
+    pacer.bind_local_stream(&StreamInfo {
+        ssrc: VIDEO,
+        mime_type: "video/VP8".to_owned(),
+        clock_rate: 90_000,
+        ..Default::default()
+    });
+    pacer
+}
+
 #[test]
 fn the_interceptor_takes_its_hold_windows_from_the_actions_handle() {
     let actions = ActionsHandle::new(only(
@@ -208,18 +225,7 @@ fn the_interceptor_takes_its_hold_windows_from_the_actions_handle() {
         },
     ))
     .unwrap();
-    let (mut pacer, _handle) = HandoverAwarePacer::builder(PacingConfig {
-        initial_target_bitrate_bps: 1_000_000,
-        ..PacingConfig::default()
-    })
-    .actions(actions.clone())
-    .build();
-    pacer.bind_local_stream(&StreamInfo {
-        ssrc: VIDEO,
-        mime_type: "video/VP8".to_owned(),
-        clock_rate: 90_000,
-        ..Default::default()
-    });
+    let mut pacer = pacer_with_actions(&actions, 1_000_000);
     let start = Instant::now();
     actions.set_predictions(start, [(start + ms(100), 0.9)]);
     let write = |pacer: &mut HandoverAwarePacer, at: Instant, sequence_number: u16| {
@@ -633,18 +639,7 @@ fn the_duplicate_sends_the_windows_video_again_when_it_ends_and_nothing_else() {
         },
     ))
     .unwrap();
-    let (mut pacer, _handle) = HandoverAwarePacer::builder(PacingConfig {
-        initial_target_bitrate_bps: 10_000_000,
-        ..PacingConfig::default()
-    })
-    .actions(actions.clone())
-    .build();
-    pacer.bind_local_stream(&StreamInfo {
-        ssrc: VIDEO,
-        mime_type: "video/VP8".to_owned(),
-        clock_rate: 90_000,
-        ..Default::default()
-    });
+    let mut pacer = pacer_with_actions(&actions, 10_000_000);
     pacer.bind_local_stream(&StreamInfo {
         ssrc: AUDIO,
         mime_type: "audio/opus".to_owned(),
