@@ -197,6 +197,23 @@ fn a_hold_delays_media_by_its_duration_and_no_more_and_never_holds_audio_or_retr
     }
 }
 
+/// A 1000-byte RTP packet of `ssrc` handed to the chain at `now`.
+fn rtp_packet(now: Instant, ssrc: u32, sequence_number: u16) -> TaggedPacket {
+    TaggedPacket {
+        now,
+        transport: TransportContext::default(),
+        message: AttributedPacket::new(Packet::Rtp(rtc_rtp::Packet {
+            header: rtc_rtp::Header {
+                version: 2,
+                ssrc,
+                sequence_number,
+                ..Default::default()
+            },
+            payload: vec![0u8; 1000].into(),
+        })),
+    }
+}
+
 /// A pacer interceptor at `bps` applying `actions`, with the video stream bound.
 fn pacer_with_actions(actions: &ActionsHandle, bps: u64) -> HandoverAwarePacer {
     let (mut pacer, _handle) = HandoverAwarePacer::builder(PacingConfig {
@@ -230,19 +247,7 @@ fn the_interceptor_takes_its_hold_windows_from_the_actions_handle() {
     actions.set_predictions(start, [(start + ms(100), 0.9)]);
     let write = |pacer: &mut HandoverAwarePacer, at: Instant, sequence_number: u16| {
         pacer
-            .handle_write(TaggedPacket {
-                now: at,
-                transport: TransportContext::default(),
-                message: AttributedPacket::new(Packet::Rtp(rtc_rtp::Packet {
-                    header: rtc_rtp::Header {
-                        version: 2,
-                        ssrc: VIDEO,
-                        sequence_number,
-                        ..Default::default()
-                    },
-                    payload: vec![0u8; 1000].into(),
-                })),
-            })
+            .handle_write(rtp_packet(at, VIDEO, sequence_number))
             .unwrap();
     };
     write(&mut pacer, start, 1);
@@ -667,19 +672,7 @@ fn the_duplicate_sends_the_windows_video_again_when_it_ends_and_nothing_else() {
         }
         for (ssrc, sequence_number) in [(VIDEO, k), (AUDIO, 1000 + k)] {
             pacer
-                .handle_write(TaggedPacket {
-                    now: at,
-                    transport: TransportContext::default(),
-                    message: AttributedPacket::new(Packet::Rtp(rtc_rtp::Packet {
-                        header: rtc_rtp::Header {
-                            version: 2,
-                            ssrc,
-                            sequence_number,
-                            ..Default::default()
-                        },
-                        payload: vec![0u8; 1000].into(),
-                    })),
-                })
+                .handle_write(rtp_packet(at, ssrc, sequence_number))
                 .unwrap();
             record(&mut pacer);
         }
