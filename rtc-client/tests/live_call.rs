@@ -408,3 +408,60 @@ async fn a_timed_call_applies_the_actions_at_each_forecast_handover_and_records_
     assert!(records.iter().all(|r| r.policy.starts_with("timed")));
     answerer.server.shutdown().await;
 }
+
+/// The shipped joint model (`models/joint/`, a v2 card) in a real call: every decision records
+/// the (limit, profile) pair it chose and what the call had measured, as in a simulated call.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_real_call_runs_the_joint_model_and_records_its_profile_and_inputs() {
+    let card = concat!(env!("CARGO_MANIFEST_DIR"), "/../models/joint/policy.json");
+    let model = pacer::OnnxPolicy::load(card).expect("the shipped joint model loads");
+    assert!(
+        pacer::QueuePolicy::controls_actions(&model),
+        "a v2 card controls the actions"
+    );
+    let answerer = Answerer::start().await;
+    let scenario = Scenario::load("starlink", &ScenarioPaths::workspace()).unwrap();
+    let realization = scenario.realize(3, Duration::from_secs(10)).unwrap();
+    let mut link = LinkSetup::from_realization(&realization);
+    link.timeline = stepping_timeline();
+    let config = config(
+        answerer.url(),
+        Duration::from_secs(10),
+        Duration::from_secs(5),
+        PolicyChoice::Learned(Arc::new(model)),
+        HandoverSpec::Scenario,
+        Some(link),
+    );
+    let mut seen = Seen::default();
+    let outcome = run(&config, |e| seen.record(e), std::future::pending())
+        .await
+        .expect("the call runs");
+    assert_eq!(outcome.ended_by, "completed");
+    assert!(outcome.qoe.frames_rendered > 100, "{:?}", outcome.qoe);
+    let records = parse_and_validate(&seen.lines);
+    assert_eq!(records.len(), 2);
+    for record in &records {
+        assert!(record.policy.starts_with("learned:"), "{}", record.policy);
+        let profile = record
+            .profile
+            .as_deref()
+            .expect("a joint decision names its profile");
+        assert!(pacer::ActionProfile::named(profile).is_ok(), "{profile}");
+        assert!(
+            record.inputs.is_some(),
+            "a joint decision records its inputs"
+        );
+        assert!(
+            record.actions.is_some(),
+            "the actions' counters are recorded"
+        );
+    }
+    // The first decision had measured nothing; the second read the first interval's loss.
+    let inputs: Vec<_> = records.iter().map(|r| r.inputs.unwrap()).collect();
+    assert_eq!(inputs[0].previous_loss_pct, None);
+    assert_eq!(
+        inputs[1].previous_loss_pct,
+        Some(records[0].qoe.packet_loss_pct)
+    );
+    answerer.server.shutdown().await;
+}
