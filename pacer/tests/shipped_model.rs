@@ -175,3 +175,36 @@ fn a_joint_card_with_an_unknown_profile_or_without_its_telemetry_input_is_refuse
     assert!(error.to_string().contains("output 1"), "{error}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn the_shipped_cards_name_held_out_seeds_and_a_card_evaluated_on_its_training_seeds_is_refused() {
+    for card in [card(), joint_card()] {
+        let policy = OnnxPolicy::load(&card).expect("the shipped model loads");
+        let evaluation = policy
+            .card()
+            .evaluation
+            .clone()
+            .unwrap_or_else(|| panic!("{} records its evaluation", card.display()));
+        assert!(evaluation.first_seed <= evaluation.last_seed);
+        let report = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/..")).join(&evaluation.report);
+        assert!(report.is_file(), "{} exists", report.display());
+    }
+    let source = joint_card();
+    let text = std::fs::read_to_string(&source).expect("read the card");
+    let dir = std::env::temp_dir().join(format!("leopace-eval-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    std::fs::copy(
+        source.parent().unwrap().join("policy.onnx"),
+        dir.join("policy.onnx"),
+    )
+    .expect("copy onnx");
+    let mut card: serde_json::Value = serde_json::from_str(&text).expect("json");
+    card["evaluation"]["first_seed"] = serde_json::json!(1000);
+    std::fs::write(dir.join("policy.json"), card.to_string()).expect("write");
+    let error = OnnxPolicy::load(dir.join("policy.json")).expect_err("overlapping seeds");
+    assert!(
+        error.to_string().contains("disjoint from training"),
+        "{error}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -115,6 +115,7 @@ fn models(dir: &Path) -> Models {
                 input,
             })
             .collect(),
+        evaluation: None,
     };
     std::fs::write(
         dir.join("policy.json"),

@@ -217,5 +217,6 @@ pub fn build(
             accuracy_std: report.accuracy_std,
         },
         golden,
+        evaluation: None,
     }
 }

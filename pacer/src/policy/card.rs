@@ -116,6 +116,26 @@ pub struct CrossValidation {
     pub accuracy_std: f64,
 }
 
+/// Where a model was evaluated: call seeds held out from its training (docs/architecture.md,
+/// "The model and its card"), so that a reader of the card can check the two never met.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Evaluation {
+    /// The first held-out call seed.
+    pub first_seed: u64,
+    /// The last held-out call seed (inclusive).
+    pub last_seed: u64,
+    /// The scenarios evaluated over those seeds.
+    pub scenarios: Vec<String>,
+    /// The report with the commands and the results, relative to the repository root.
+    pub report: String,
+}
+
+/// The call seed of a training log named `.../seed-<n>.jsonl` (what `collect` writes).
+fn log_seed(name: &str) -> Option<u64> {
+    let stem = name.rsplit('/').next()?.strip_suffix(".jsonl")?;
+    stem.strip_prefix("seed-")?.parse().ok()
+}
+
 /// An input and the logits the trainer's own forward pass gave for it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Golden {
@@ -169,6 +189,9 @@ pub struct ModelCard {
     pub cv: CrossValidation,
     /// Golden vectors.
     pub golden: Vec<Golden>,
+    /// Where it was evaluated, written once it has been.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evaluation: Option<Evaluation>,
 }
 
 fn default_onnx_file() -> String {
@@ -301,6 +324,33 @@ impl ModelCard {
                         g.logits.len()
                     ),
                     format!("{} inputs and {k} logits", 2 * HORIZON_STEPS),
+                );
+            }
+        }
+        if let Some(e) = &self.evaluation {
+            if e.first_seed > e.last_seed || e.scenarios.is_empty() {
+                return field(
+                    "evaluation",
+                    format!(
+                        "seeds {}..={} over {} scenarios",
+                        e.first_seed,
+                        e.last_seed,
+                        e.scenarios.len()
+                    ),
+                    "a non-empty seed range over at least one scenario".into(),
+                );
+            }
+            let held_out = e.first_seed..=e.last_seed;
+            if let Some(log) = self
+                .training
+                .logs
+                .iter()
+                .find(|l| log_seed(&l.name).is_some_and(|seed| held_out.contains(&seed)))
+            {
+                return field(
+                    "evaluation",
+                    format!("seeds {}..={}", e.first_seed, e.last_seed),
+                    format!("seeds disjoint from training, which read {}", log.name),
                 );
             }
         }
