@@ -369,31 +369,11 @@ async fn an_answerer_without_flexfec_gets_a_call_without_fec() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_timed_call_applies_the_actions_at_each_forecast_handover_and_records_them() {
-    let answerer = Answerer::start().await;
-    let scenario = Scenario::load("starlink", &ScenarioPaths::workspace()).unwrap();
-    let realization = scenario.realize(3, Duration::from_secs(10)).unwrap();
-    let mut link = LinkSetup::from_realization(&realization);
-    link.timeline = stepping_timeline();
-    let policy = PolicyChoice::Timed {
+    let records = ten_second_starlink_call(PolicyChoice::Timed {
         actions: TimedActions::all(),
         limit: None,
-    };
-    let config = config(
-        answerer.url(),
-        Duration::from_secs(10),
-        Duration::from_secs(5),
-        policy,
-        HandoverSpec::Scenario,
-        Some(link),
-    );
-    let mut seen = Seen::default();
-    let outcome = run(&config, |e| seen.record(e), std::future::pending())
-        .await
-        .expect("the call runs");
-    assert_eq!(outcome.ended_by, "completed");
-    assert!(outcome.qoe.frames_rendered > 100, "{:?}", outcome.qoe);
-    let records = parse_and_validate(&seen.lines);
-    assert_eq!(records.len(), 2);
+    })
+    .await;
     let actions: Vec<_> = records
         .iter()
         .map(|r| r.actions.expect("a timed call records its actions"))
@@ -406,7 +386,6 @@ async fn a_timed_call_applies_the_actions_at_each_forecast_handover_and_records_
     assert_eq!((guarded, boosted), (4, 4), "{actions:?}");
     assert!((1..=4).contains(&held), "{actions:?}");
     assert!(records.iter().all(|r| r.policy.starts_with("timed")));
-    answerer.server.shutdown().await;
 }
 
 /// The shipped joint model (`models/joint/`, a v2 card) in a real call: every decision records
@@ -419,27 +398,7 @@ async fn a_real_call_runs_the_joint_model_and_records_its_profile_and_inputs() {
         pacer::QueuePolicy::controls_actions(&model),
         "a v2 card controls the actions"
     );
-    let answerer = Answerer::start().await;
-    let scenario = Scenario::load("starlink", &ScenarioPaths::workspace()).unwrap();
-    let realization = scenario.realize(3, Duration::from_secs(10)).unwrap();
-    let mut link = LinkSetup::from_realization(&realization);
-    link.timeline = stepping_timeline();
-    let config = config(
-        answerer.url(),
-        Duration::from_secs(10),
-        Duration::from_secs(5),
-        PolicyChoice::Learned(Arc::new(model)),
-        HandoverSpec::Scenario,
-        Some(link),
-    );
-    let mut seen = Seen::default();
-    let outcome = run(&config, |e| seen.record(e), std::future::pending())
-        .await
-        .expect("the call runs");
-    assert_eq!(outcome.ended_by, "completed");
-    assert!(outcome.qoe.frames_rendered > 100, "{:?}", outcome.qoe);
-    let records = parse_and_validate(&seen.lines);
-    assert_eq!(records.len(), 2);
+    let records = ten_second_starlink_call(PolicyChoice::Learned(Arc::new(model))).await;
     for record in &records {
         assert!(record.policy.starts_with("learned:"), "{}", record.policy);
         let profile = record
@@ -463,5 +422,32 @@ async fn a_real_call_runs_the_joint_model_and_records_its_profile_and_inputs() {
         inputs[1].previous_loss_pct,
         Some(records[0].qoe.packet_loss_pct)
     );
+}
+
+/// A 10-s real call over the starlink relay with the stepping truth as its forecast, two
+/// 5-s decisions: its telemetry, validated.
+async fn ten_second_starlink_call(policy: PolicyChoice) -> Vec<pacer::telemetry::IntervalRecord> {
+    let answerer = Answerer::start().await;
+    let scenario = Scenario::load("starlink", &ScenarioPaths::workspace()).unwrap();
+    let realization = scenario.realize(3, Duration::from_secs(10)).unwrap();
+    let mut link = LinkSetup::from_realization(&realization);
+    link.timeline = stepping_timeline();
+    let config = config(
+        answerer.url(),
+        Duration::from_secs(10),
+        Duration::from_secs(5),
+        policy,
+        HandoverSpec::Scenario,
+        Some(link),
+    );
+    let mut seen = Seen::default();
+    let outcome = run(&config, |e| seen.record(e), std::future::pending())
+        .await
+        .expect("the call runs");
+    assert_eq!(outcome.ended_by, "completed");
+    assert!(outcome.qoe.frames_rendered > 100, "{:?}", outcome.qoe);
+    let records = parse_and_validate(&seen.lines);
+    assert_eq!(records.len(), 2);
     answerer.server.shutdown().await;
+    records
 }
