@@ -186,7 +186,8 @@ fn the_shipped_cards_name_held_out_seeds_and_a_card_evaluated_on_its_training_se
             .clone()
             .unwrap_or_else(|| panic!("{} records its evaluation", card.display()));
         assert!(evaluation.first_seed <= evaluation.last_seed);
-        let report = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/..")).join(&evaluation.report);
+        let report =
+            PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/..")).join(&evaluation.report);
         assert!(report.is_file(), "{} exists", report.display());
     }
     let source = joint_card();
