@@ -1,12 +1,13 @@
 //! The pacer side of libwebrtc's congestion window (pacer mode: congested state,
 //! keep-alive, congested time excluded from the drain rule's average) and key-frame flushing.
 
+mod scripted;
+
 use pacer::{
     CwndChannel, CwndConfig, CwndMode, FrameInfo, HandoverAwarePacer, PacingConfig,
     PacingController, PacketKind,
 };
-use rtc_interceptor::{AttributedPacket, Interceptor, Packet, StreamInfo, TaggedPacket};
-use rtc_shared::TransportContext;
+use rtc_interceptor::{Interceptor, Packet, StreamInfo};
 use sansio::Protocol;
 use std::time::{Duration, Instant};
 
@@ -163,22 +164,6 @@ fn the_first_packet_of_a_key_frame_flushes_its_streams_queued_packets_and_their_
     assert_eq!(0, off.stats(t0).packets_flushed);
 }
 
-fn rtp(now: Instant, ssrc: u32, sequence_number: u16, payload: usize) -> TaggedPacket {
-    TaggedPacket {
-        now,
-        transport: TransportContext::default(),
-        message: AttributedPacket::new(Packet::Rtp(rtc_rtp::Packet {
-            header: rtc_rtp::Header {
-                version: 2,
-                ssrc,
-                sequence_number,
-                ..Default::default()
-            },
-            payload: vec![0; payload].into(),
-        })),
-    }
-}
-
 fn released(pacer: &mut HandoverAwarePacer, t0: Instant) -> Vec<(u32, u16, Duration)> {
     std::iter::from_fn(|| pacer.poll_write())
         .filter_map(|p| match &p.message.packet {
@@ -202,7 +187,9 @@ fn in_pacer_mode_the_interceptor_holds_media_at_the_window_keeps_alive_and_resum
         ..Default::default()
     });
     // 988 + 12 = 1000 bytes per packet.
-    pacer.handle_write(rtp(t0, VIDEO, 0, 988)).unwrap();
+    pacer
+        .handle_write(scripted::rtp(t0, VIDEO, 0, 988))
+        .unwrap();
     assert_eq!(vec![(VIDEO, 0, ms(0))], released(&mut pacer, t0));
     assert_eq!(1000, channel.snapshot().outstanding_bytes);
     // Feedback 100 ms later acknowledges it: window (100 + 350) ms x 80 kbit/s = 4500 bytes.
@@ -210,7 +197,7 @@ fn in_pacer_mode_the_interceptor_holds_media_at_the_window_keeps_alive_and_resum
     assert_eq!(Some(4500), channel.snapshot().window_bytes);
     for seq in 1..=10 {
         pacer
-            .handle_write(rtp(t0 + ms(100), VIDEO, seq, 988))
+            .handle_write(scripted::rtp(t0 + ms(100), VIDEO, seq, 988))
             .unwrap();
     }
     // 0, 1000, ..., 4000 outstanding before each: five leave, then 5000 >= 4500.
@@ -258,12 +245,14 @@ fn in_pushback_mode_the_pacer_never_holds_media_but_counts_it_outstanding() {
     let (mut pacer, _) = HandoverAwarePacer::builder(config(1_000_000))
         .congestion_window(channel.clone())
         .build();
-    pacer.handle_write(rtp(t0, VIDEO, 0, 988)).unwrap();
+    pacer
+        .handle_write(scripted::rtp(t0, VIDEO, 0, 988))
+        .unwrap();
     released(&mut pacer, t0);
     channel.on_feedback(t0 + ms(100), [(VIDEO, 0, t0, true)], 80_000);
     for seq in 1..=10 {
         pacer
-            .handle_write(rtp(t0 + ms(100), VIDEO, seq, 988))
+            .handle_write(scripted::rtp(t0 + ms(100), VIDEO, seq, 988))
             .unwrap();
     }
     let mut n = released(&mut pacer, t0).len();

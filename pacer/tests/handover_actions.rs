@@ -4,6 +4,8 @@
 //! estimate, the boost raises FEC only inside its window, and the duplicate sends the window's
 //! video once more when it ends.
 
+mod scripted;
+
 use pacer::{
     Action, ActionConfig, ActionWindow, ActionsHandle, FecMode, FrameInfo, GoogCc, GoogCcConfig,
     HandoverAwarePacer, LossProtection, PacingConfig, PacingController, PacketKind,
@@ -199,19 +201,7 @@ fn a_hold_delays_media_by_its_duration_and_no_more_and_never_holds_audio_or_retr
 
 /// A 1000-byte RTP packet of `ssrc` handed to the chain at `now`.
 fn rtp_packet(now: Instant, ssrc: u32, sequence_number: u16) -> TaggedPacket {
-    TaggedPacket {
-        now,
-        transport: TransportContext::default(),
-        message: AttributedPacket::new(Packet::Rtp(rtc_rtp::Packet {
-            header: rtc_rtp::Header {
-                version: 2,
-                ssrc,
-                sequence_number,
-                ..Default::default()
-            },
-            payload: vec![0u8; 1000].into(),
-        })),
-    }
+    scripted::rtp(now, ssrc, sequence_number, 1000)
 }
 
 /// A pacer interceptor at `bps` applying `actions`, with the video stream bound.
