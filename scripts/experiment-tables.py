@@ -53,9 +53,10 @@ def telemetry_dir(run, scenario, policy):
 
 
 def telemetry_summary(path):
-    shares, actions, profiles = [], Counter(), Counter()
+    shares, actions, profiles, shifts = [], Counter(), Counter(), Counter()
     for f in sorted(glob.glob(os.path.join(path, "*.jsonl"))):
         call = []
+        last_shift = None
         with open(f) as fh:
             for line in fh:
                 r = json.loads(line)
@@ -63,13 +64,18 @@ def telemetry_summary(path):
                 if "share_pct" in fec:
                     call.append(fec["share_pct"])
                 for k, v in (r.get("actions") or {}).items():
-                    actions[k] += v.get("applied", 0)
+                    if isinstance(v, dict):
+                        actions[k] += v.get("applied", 0)
+                if r.get("actions") is not None:
+                    last_shift = r["actions"].get("timing_shift_ms", 0)
                 if r.get("profile"):
                     profiles[(r["action_ms"], r["profile"])] += 1
         if call:
             shares.append(sum(call) / len(call))
+        if last_shift is not None:
+            shifts[last_shift] += 1
     share = sum(shares) / len(shares) if shares else None
-    return share, actions, profiles
+    return share, actions, profiles, shifts
 
 
 def main():
@@ -103,9 +109,12 @@ def main():
             print(f"(no cells for {sc})", file=sys.stderr)
             continue
         print(f"\n**{sc}**\n")
-        head = "| policy | " + " | ".join(h for _, h in METRICS) + " | FEC share | actions applied per call |"
+        head = (
+            "| policy | " + " | ".join(h for _, h in METRICS)
+            + " | FEC share | actions applied per call | shift at the end (ms: calls) |"
+        )
         print(head)
-        print("|" + "---|" * (len(METRICS) + 3))
+        print("|" + "---|" * (len(METRICS) + 4))
         for run, policy, cell in rows[sc]:
             name = policy + (f" ({labels[run]})" if run in labels else "")
             cols = []
@@ -118,7 +127,9 @@ def main():
                     val = f"{m['mean']:.2f} " if metric == "freezes_per_min" else ""
                     cols.append(f"{val}{m['change_vs_default_pct']:+.1f} %{star} ({fmt_p(m['p_value'])})" if metric == "freezes_per_min" else f"{m['change_vs_default_pct']:+.1f} %{star}")
             tdir = telemetry_dir(run, sc, policy)
-            share, actions, profiles = telemetry_summary(tdir) if tdir else (None, Counter(), Counter())
+            share, actions, profiles, shifts = (
+                telemetry_summary(tdir) if tdir else (None, Counter(), Counter(), Counter())
+            )
             calls = len(cell["seeds"])
             acts = ", ".join(f"{k} {v / calls:.0f}" for k, v in sorted(actions.items()) if v)
             if profiles:
@@ -126,6 +137,9 @@ def main():
                 acts = (acts + "; " if acts else "") + "chosen " + top
             cols.append(f"{share:.1f} %" if share is not None else "")
             cols.append(acts)
+            # The onset tracker's shift at each call's end, ms: how many calls ended at each.
+            moved = [(ms, n) for ms, n in sorted(shifts.items())]
+            cols.append(", ".join(f"{ms:+d}: {n}" for ms, n in moved) if any(ms for ms, _ in moved) else "")
             print(f"| {name} | " + " | ".join(cols) + " |")
 
 

@@ -229,7 +229,9 @@
 //! assert!(actions.keyframe_allowed(now));
 //! // At the end of each telemetry interval: the record's `actions` object.
 //! let record = ActionsRecord::from(actions.take_stats(now + Duration::from_secs(120)));
-//! assert_eq!((record.hold.applied, record.hold.total_ms), (1, 160));
+//! assert_eq!((record.guard.applied, record.guard.total_ms), (1, 450));
+//! // The hold waits until the onset tracker has seen a few boundaries (`ActionConfig::onset`).
+//! assert_eq!(record.hold.applied, 0);
 //! # Ok(())
 //! # }
 //! ```
@@ -275,7 +277,7 @@ pub use handover_predictor::{
 pub use actions::{
     Action, ActionConfig, ActionConfigError, ActionCounter, ActionProfile, ActionStats,
     ActionWindow, ActionsHandle, BoostConfig, HandoverActions, HoldGate, MAX_ACTION_SPAN,
-    PROFILE_NAMES, UnknownProfile,
+    OnsetTracking, PROFILE_NAMES, UnknownProfile,
 };
 pub use config::{
     MAX_QUEUE_TIME_LIMIT, MIN_QUEUE_TIME_LIMIT, PacingConfig, WEBRTC_DEFAULT_QUEUE_TIME_LIMIT,

@@ -41,7 +41,15 @@ fn actions(result: &CallResult) -> Vec<ActionsRecord> {
 
 #[test]
 fn a_timed_call_holds_guards_and_boosts_once_per_forecast_handover_and_records_it() {
-    let (config, result) = starlink(timed(ActionSet::ALL), TimingError::default());
+    // The onset tracker off: it would keep the hold and the boost off for the first boundaries
+    // (the tracker has its own test below).
+    let mut untracked = ActionSet::ALL.config();
+    untracked.onset.enabled = false;
+    let policy = PolicyChoice::Timed {
+        actions: TimedActions::with_config("untracked", untracked).expect("a valid config"),
+        limit: None,
+    };
+    let (config, result) = starlink(policy, TimingError::default());
     let handovers = config
         .timeline
         .handovers
@@ -60,7 +68,7 @@ fn a_timed_call_holds_guards_and_boosts_once_per_forecast_handover_and_records_i
     let hold_ms = ActionSet::ALL.config().hold.duration_ms;
     assert_eq!(applied(|a| a.hold.total_ms), handovers * hold_ms);
     for record in &result.telemetry {
-        assert_eq!(record.policy, "timed");
+        assert_eq!(record.policy, "timed:untracked");
         record.validate().expect("a valid record");
     }
 }
@@ -99,11 +107,30 @@ fn the_timing_error_moves_the_actions_but_applies_each_as_often_and_the_call_sta
         let (_, again) = starlink(timed(ActionSet::ALL), error);
         let moved = actions(&first);
         let total =
-            |records: &[ActionsRecord]| -> u64 { records.iter().map(|a| a.hold.applied).sum() };
+            |records: &[ActionsRecord]| -> u64 { records.iter().map(|a| a.guard.applied).sum() };
         assert_eq!(total(&moved), total(&exact), "{error:?}");
         assert_eq!(moved, actions(&again), "{error:?}");
         assert_eq!(first.qoe.freeze_count, again.qoe.freeze_count, "{error:?}");
     }
+}
+
+#[test]
+fn the_onset_tracker_finds_a_forecast_50_ms_off_and_moves_the_windows_by_it() {
+    let last_shift = |error: TimingError| -> i64 {
+        let (_, result) = starlink(timed(ActionSet::ALL), error);
+        actions(&result).last().expect("records").timing_shift_ms
+    };
+    let early = |offset_ms| TimingError {
+        offset_ms,
+        jitter_ms: 0,
+    };
+    let exact = last_shift(TimingError::default());
+    assert!(exact.abs() <= 20, "exact forecast, shift {exact} ms");
+    // Early by 50 ms: the loss begins 50 ms after each predicted instant.
+    let moved = last_shift(early(-50));
+    assert!((moved - exact - 50).abs() <= 20, "{moved} against {exact}");
+    let moved = last_shift(early(50));
+    assert!((moved - exact + 50).abs() <= 20, "{moved} against {exact}");
 }
 
 #[test]

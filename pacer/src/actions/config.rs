@@ -9,6 +9,10 @@ use std::time::Duration;
 /// precise to more than that around an instant.
 pub const MAX_ACTION_SPAN: Duration = Duration::from_secs(10);
 
+/// The largest onset shift and span, ms: the offsets the onset tracker bins run from 250 ms
+/// before a predicted instant to 500 ms after it (`actions/loss_onset.rs`).
+const MAX_ONSET_MS: u64 = 250;
+
 /// One action's window around each predicted handover instant `t`: `[t + offset, t + offset +
 /// duration)`.
 ///
@@ -146,6 +150,59 @@ impl Default for HoldGate {
     }
 }
 
+/// The onset tracker: the windows follow where the path's boundary loss actually begins
+/// relative to the predicted instants, as transport feedback shows it
+/// (docs/architecture.md, "Handover-timed actions", the onset tracker).
+///
+/// Why: a real call's clock can be tens of milliseconds off the constellation's, and the hold is
+/// tuned to the 10 ms: measured on the call engine, the default hold with the forecast 50 ms
+/// early made more freezes than no hold (docs/experiments/ablation-2026-12-02.md). The first
+/// boundaries of a call pass without the hold, the boost and the duplicate (the guard and the
+/// key-frame block still apply: they do not change what is sent), and the tracker bins the loss
+/// of every reported packet by its send offset from the nearest predicted instant. Once every
+/// span the shift could start at has `min_packets` packets, every window moves, for the rest of
+/// the call, by the start of the `window_ms` span that loses most, if that span loses
+/// significantly more than all binned packets.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct OnsetTracking {
+    /// Whether the windows follow the measured onset; off, they stay where the forecast puts
+    /// them and every action applies from the first boundary.
+    pub enabled: bool,
+    /// The furthest the windows move either way, ms (at most 250; rounded down to 10 ms).
+    ///
+    /// 150 by default: three times the +-50 ms a host clock synchronised over the internet is
+    /// expected to stay within, and well inside the 15-s Starlink slot.
+    pub max_shift_ms: u64,
+    /// The width of the span whose loss places the onset, ms (10 to 250).
+    ///
+    /// 100 by default: the first 100-ms row after a Starlink slot boundary is the lossiest
+    /// (47.5 % of uplink packets, then 20.3 %), so the span that loses most starts at the onset.
+    pub window_ms: u64,
+    /// How many packets a span needs before it counts as evidence.
+    ///
+    /// 50 by default: at 45 % against 20 % loss, 50 packets give a two-proportion z of about 3;
+    /// two to three boundaries at 2.5 Mbit/s.
+    pub min_packets: u64,
+    /// How significant (two-proportion z) the lossiest span's excess over all binned packets
+    /// must be for the windows to move.
+    ///
+    /// 3 by default: about one chance in 700 of moving on noise.
+    pub min_z: f64,
+}
+
+impl Default for OnsetTracking {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            max_shift_ms: 150,
+            window_ms: 100,
+            min_packets: 50,
+            min_z: 3.0,
+        }
+    }
+}
+
 /// Which actions are applied around each predicted handover, and how.
 ///
 /// A predicted instant triggers the actions when its probability is at least
@@ -211,6 +268,9 @@ pub struct ActionConfig {
     /// A copy costs a full packet where FEC costs a fraction of one per media packet, so it
     /// pays only where the repair's lateness, not its overhead, decides.
     pub duplicate: ActionWindow,
+    /// Where the windows are placed relative to the predicted instants: moved by the measured
+    /// onset of the boundary loss.
+    pub onset: OnsetTracking,
 }
 
 impl Default for ActionConfig {
@@ -239,14 +299,17 @@ impl Default for ActionConfig {
                 offset_ms: -50,
                 duration_ms: 350,
             },
+            onset: OnsetTracking::default(),
         }
     }
 }
 
 impl ActionConfig {
-    /// Every action off: predictions are kept, nothing is applied.
+    /// Every action off, and the onset tracker too (windows, once an action is turned on, lie
+    /// exactly where the forecast puts them): predictions are kept, nothing is applied.
     pub fn disabled() -> Self {
         let mut config = Self::default();
+        config.onset.enabled = false;
         config.hold.enabled = false;
         config.guard.enabled = false;
         config.boost.enabled = false;
@@ -278,6 +341,16 @@ impl ActionConfig {
         }
         if !(0.0..=100.0).contains(&gate.min_excess_loss_pct) {
             return Err(ActionConfigError::ExcessLoss(gate.min_excess_loss_pct));
+        }
+        let onset = &self.onset;
+        if onset.max_shift_ms > MAX_ONSET_MS {
+            return Err(ActionConfigError::OnsetShift(onset.max_shift_ms));
+        }
+        if !(10..=MAX_ONSET_MS).contains(&onset.window_ms) {
+            return Err(ActionConfigError::OnsetWindow(onset.window_ms));
+        }
+        if !(onset.min_z.is_finite() && onset.min_z >= 0.0) {
+            return Err(ActionConfigError::Significance(onset.min_z));
         }
         Ok(())
     }
@@ -369,4 +442,13 @@ pub enum ActionConfigError {
     /// The hold gate's excess loss is not within [0, 100] percentage points (or is NaN).
     #[error("hold_gate.min_excess_loss_pct {0} is not within [0, 100]")]
     ExcessLoss(f64),
+    /// The onset tracker's largest shift is beyond 250 ms.
+    #[error("onset.max_shift_ms {0} is beyond 250")]
+    OnsetShift(u64),
+    /// The onset tracker's span is not within [10, 250] ms.
+    #[error("onset.window_ms {0} is not within [10, 250]")]
+    OnsetWindow(u64),
+    /// The onset tracker's significance is negative or not finite.
+    #[error("onset.min_z {0} is not a finite number at least 0")]
+    Significance(f64),
 }

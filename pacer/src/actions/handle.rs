@@ -29,7 +29,7 @@ use std::time::Instant;
 /// assert!(actions.keyframe_allowed(now));
 /// // Each telemetry interval: what was applied, then reset.
 /// let stats = actions.take_stats(now + Duration::from_secs(120));
-/// assert_eq!(stats.hold.applied, 1);
+/// assert_eq!(stats.guard.applied, 1);
 /// ```
 #[derive(Debug, Clone, Default)]
 pub struct ActionsHandle {
@@ -145,8 +145,13 @@ mod tests {
 
     #[test]
     fn a_new_configuration_at_a_decision_rebuilds_the_windows_ahead_and_keeps_the_gate() {
-        let none = ActionProfile::named("none").unwrap().config;
-        let hold = ActionProfile::named("hold160+guard+boost").unwrap().config;
+        // The onset tracker off, so that the hold applies from the first boundary.
+        let untracked = |name| {
+            let mut config = ActionProfile::named(name).unwrap().config;
+            config.onset.enabled = false;
+            config
+        };
+        let (none, hold) = (untracked("none"), untracked("hold160+guard+boost"));
         let start = Instant::now();
         let actions = ActionsHandle::new(none).unwrap();
         actions.set_predictions(start, [(start + ms(1000), 0.9), (start + ms(5000), 0.9)]);

@@ -4,6 +4,8 @@
 //! - `config`: [`ActionConfig`], each action's window around an instant and its parameters;
 //! - `schedule`: [`HandoverActions`], the sans-I/O schedule from predicted instants to windows,
 //!   with per-action counters ([`ActionStats`]);
+//! - `boundary_loss` and `loss_onset`: what transport feedback says about loss around the
+//!   predicted instants: whether the hold pays (the hold gate), and where the windows belong;
 //! - `profile`: [`ActionProfile`], the named menu of configurations a joint policy chooses from;
 //! - `handle`: [`ActionsHandle`], the schedule shared with the pacer, GoogCC and the loss
 //!   protection inside a chain.
@@ -15,11 +17,13 @@
 mod boundary_loss;
 mod config;
 mod handle;
+mod loss_onset;
 mod profile;
 mod schedule;
 
 pub use config::{
     Action, ActionConfig, ActionConfigError, ActionWindow, BoostConfig, HoldGate, MAX_ACTION_SPAN,
+    OnsetTracking,
 };
 pub use handle::ActionsHandle;
 pub use profile::{ActionProfile, PROFILE_NAMES, UnknownProfile};

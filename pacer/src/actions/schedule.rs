@@ -3,6 +3,7 @@
 
 use super::boundary_loss::BoundaryLoss;
 use super::config::{Action, ActionConfig, ActionConfigError, ActionWindow};
+use super::loss_onset::{END_OFFSET_MS, FIRST_OFFSET_MS, LossOnset};
 use std::time::{Duration, Instant};
 
 /// How long a window is kept after it ends, so that transport feedback about packets sent inside
@@ -34,6 +35,9 @@ pub struct ActionStats {
     pub keyframe_block: ActionCounter,
     /// The delayed duplicate.
     pub duplicate: ActionCounter,
+    /// How far after the predicted instants the windows were placed at the interval's end, ms
+    /// (the onset tracker's shift; negative: before them).
+    pub timing_shift_ms: i64,
 }
 
 impl ActionStats {
@@ -88,7 +92,12 @@ struct Span {
 ///
 /// let start = Instant::now();
 /// let ms = |n| Duration::from_millis(n);
-/// let mut actions = HandoverActions::new(ActionConfig::default()).unwrap();
+/// // The onset tracker off: the windows lie where the forecast puts them from the first
+/// // boundary on (with it on, the default, the hold waits for its evidence; see
+/// // `ActionConfig::onset`).
+/// let mut config = ActionConfig::default();
+/// config.onset.enabled = false;
+/// let mut actions = HandoverActions::new(config).unwrap();
 /// // Two handovers predicted, one likely and one not.
 /// actions.set_predictions(start, [(start + ms(1000), 0.9), (start + ms(2000), 0.2)]);
 /// // The default hold runs from 20 ms before the instant for 160 ms.
@@ -123,6 +132,12 @@ pub struct HandoverActions {
     boundary_loss: BoundaryLoss,
     /// The hold gate's verdict: whether hold windows are built.
     hold_open: bool,
+    /// Where the boundary loss begins relative to the predicted instants.
+    onset: LossOnset,
+    /// Whether the onset tracker has placed its shift (or is off): until then no hold, boost or
+    /// duplicate windows are built, as they change what is sent into the spans the tracker
+    /// measures.
+    onset_known: bool,
 }
 
 impl Default for HandoverActions {
@@ -141,6 +156,7 @@ impl HandoverActions {
     }
 
     fn unchecked(config: ActionConfig) -> Self {
+        let onset_known = !config.onset.enabled;
         Self {
             config,
             predictions: Vec::new(),
@@ -152,6 +168,8 @@ impl HandoverActions {
             boundary_spans: Vec::new(),
             boundary_loss: BoundaryLoss::default(),
             hold_open: true,
+            onset: LossOnset::default(),
+            onset_known,
         }
     }
 
@@ -171,6 +189,8 @@ impl HandoverActions {
         config.validate()?;
         let now = self.advance(now);
         self.config = config;
+        self.onset.update(&self.config.onset);
+        self.onset_known = !config.onset.enabled || self.onset.placed();
         self.rebuild(now);
         Ok(())
     }
@@ -189,8 +209,9 @@ impl HandoverActions {
 
     /// Transport feedback as of `now`: each packet's send instant and whether it arrived. The
     /// hold gate ([`ActionConfig::hold_gate`]) compares the loss of packets sent just after
-    /// predicted instants with the others' and, when its verdict changes, the hold windows ahead
-    /// are built again (or dropped).
+    /// predicted instants with the others', and the onset tracker ([`ActionConfig::onset`])
+    /// places the loss relative to the instants; when either's verdict changes, the windows
+    /// ahead are built again.
     pub fn record_outcomes(
         &mut self,
         now: Instant,
@@ -202,13 +223,41 @@ impl HandoverActions {
                 .iter()
                 .any(|&(start, end)| start <= sent && sent < end);
             self.boundary_loss.record(inside, !arrived);
+            if let Some(offset_ms) = self.offset_from_instant(sent) {
+                self.onset.record(offset_ms, !arrived);
+            }
         }
         let open = self.boundary_loss.hold_open(&self.config.hold_gate);
-        if open != self.hold_open {
+        let tracking = self.config.onset;
+        let moved = self.onset.update(&tracking);
+        let known = !tracking.enabled || self.onset.placed();
+        if open != self.hold_open || moved || known != self.onset_known {
             self.hold_open = open;
+            self.onset_known = known;
             let now = self.advance(now);
             self.rebuild(now);
         }
+    }
+
+    /// How far, whole ms, `sent` lies from the qualifying predicted instant it is binned
+    /// against (the first within the tracker's range), if any.
+    fn offset_from_instant(&self, sent: Instant) -> Option<i64> {
+        self.boundary_spans.iter().find_map(|&(at, _)| {
+            let offset_ms = if sent >= at {
+                i64::try_from((sent - at).as_millis()).ok()?
+            } else {
+                -i64::try_from((at - sent).as_millis()).ok()?
+            };
+            (FIRST_OFFSET_MS..END_OFFSET_MS)
+                .contains(&offset_ms)
+                .then_some(offset_ms)
+        })
+    }
+
+    /// How far after the predicted instants the windows are placed, ms (negative: before
+    /// them): the onset tracker's shift, 0 while it is off or has not moved them.
+    pub fn timing_shift_ms(&self) -> i64 {
+        self.onset.shift_ms()
     }
 
     /// Whether the hold gate lets the hold be applied now.
@@ -259,6 +308,7 @@ impl HandoverActions {
     pub fn stats(&mut self, now: Instant) -> ActionStats {
         let now = self.advance(now);
         self.account(now);
+        self.stats.timing_shift_ms = self.onset.shift_ms();
         self.stats
     }
 
@@ -326,7 +376,12 @@ impl HandoverActions {
         self.rebuild_boundary_spans(now);
         for action in Action::ALL {
             let mut window = self.config.window(action);
-            if action == Action::Hold && !self.hold_open {
+            // Until the onset is placed, nothing that changes what is sent around the instants
+            // applies: the boundaries show where the path loses the sender's usual packets.
+            let changes_sending =
+                matches!(action, Action::Hold | Action::Boost | Action::Duplicate);
+            if (changes_sending && !self.onset_known) || (action == Action::Hold && !self.hold_open)
+            {
                 window.enabled = false;
             }
             let spans = &mut self.spans[action.index()];
@@ -343,7 +398,9 @@ impl HandoverActions {
                     if !qualifies(probability, self.config.min_probability) {
                         continue;
                     }
-                    let Some((start, end)) = span_around(at, window) else {
+                    let Some((start, end)) =
+                        shifted(at, self.onset.shift_ms()).and_then(|at| span_around(at, window))
+                    else {
                         continue;
                     };
                     if end <= now {
@@ -385,6 +442,16 @@ fn qualifies(probability: f32, threshold: f32) -> bool {
     probability
         .partial_cmp(&threshold)
         .is_some_and(std::cmp::Ordering::is_ge)
+}
+
+/// `at` moved by `shift_ms` (negative: earlier), or `None` when not representable.
+fn shifted(at: Instant, shift_ms: i64) -> Option<Instant> {
+    let by = Duration::from_millis(shift_ms.unsigned_abs());
+    if shift_ms < 0 {
+        at.checked_sub(by)
+    } else {
+        at.checked_add(by)
+    }
 }
 
 /// `[at + offset, at + offset + duration)`, or `None` when empty or not representable.
@@ -542,7 +609,9 @@ mod tests {
     #[test]
     fn each_action_has_its_own_window_and_ended_windows_are_forgotten_after_a_minute() {
         let start = Instant::now();
-        let mut actions = HandoverActions::default();
+        let mut config = ActionConfig::default();
+        config.onset.enabled = false;
+        let mut actions = HandoverActions::new(config).unwrap();
         let handover = start + ms(1000);
         actions.set_predictions(start, [(handover, 0.5)]);
         assert!(actions.is_active(Action::Hold, handover - ms(20)));
@@ -651,5 +720,65 @@ mod tests {
             3 + 16,
             "every boundary after 60.5 s"
         );
+    }
+
+    #[test]
+    fn the_hold_waits_for_the_onset_evidence_then_every_window_follows_the_measured_onset() {
+        let start = Instant::now();
+        let mut actions = HandoverActions::default();
+        let boundary = |k: u64| start + Duration::from_secs(15 * k);
+        actions.set_predictions(start, (1..=10u64).map(|k| (boundary(k), 0.9)));
+        assert!(
+            holds(&actions, start).is_empty(),
+            "no evidence yet: no hold"
+        );
+        assert_eq!(actions.windows(Action::Boost).count(), 0, "nor boost");
+        let guard_starts = |actions: &HandoverActions| -> Vec<u64> {
+            actions
+                .windows(Action::Guard)
+                .map(|(s, _)| (s - start).as_millis() as u64)
+                .collect()
+        };
+        assert_eq!(
+            guard_starts(&actions)[0],
+            14_950,
+            "the guard applies meanwhile"
+        );
+        // The forecast is 50 ms early: each boundary's loss begins 50 ms after its predicted
+        // instant (half lost for 100 ms, a fifth for the next 100 ms). A packet every 5 ms.
+        let report = |k: u64| {
+            (0..150u64).map(move |j| {
+                let offset = j as i64 * 5 - 250;
+                let sent = if offset < 0 {
+                    boundary(k) - ms(offset.unsigned_abs())
+                } else {
+                    boundary(k) + ms(offset as u64)
+                };
+                let lost = match offset - 50 {
+                    0..100 => j % 2 == 0,
+                    100..200 => j % 5 == 3,
+                    _ => false,
+                };
+                (sent, !lost)
+            })
+        };
+        for k in 1..=2 {
+            actions.record_outcomes(boundary(k) + ms(1000), report(k));
+        }
+        assert!(
+            holds(&actions, start).is_empty(),
+            "two boundaries are not enough"
+        );
+        assert_eq!(actions.timing_shift_ms(), 0);
+        actions.record_outcomes(boundary(3) + ms(1000), report(3));
+        assert_eq!(actions.timing_shift_ms(), 50);
+        // Boundaries 4 to 10 get the hold, every window 50 ms later than the forecast says.
+        let expected: Vec<(u64, u64)> = (4..=10u64)
+            .map(|k| (15_000 * k + 30, 15_000 * k + 190))
+            .collect();
+        assert_eq!(holds(&actions, start), expected);
+        assert_eq!(guard_starts(&actions)[3], 60_000);
+        assert_eq!(actions.windows(Action::Boost).count(), 7);
+        assert_eq!(actions.take_stats(boundary(4)).timing_shift_ms, 50);
     }
 }

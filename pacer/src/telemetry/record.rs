@@ -326,6 +326,15 @@ pub struct ActionsRecord {
     /// so that records of calls without it read and write as before it existed.
     #[serde(default, skip_serializing_if = "ActionRecord::is_zero")]
     pub duplicate: ActionRecord,
+    /// How far after the predicted instants the windows were placed at the interval's end, ms
+    /// (the onset tracker's shift, docs/architecture.md, "Handover-timed actions"); absent when
+    /// 0, so that records of calls without a shift read and write as before it existed.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub timing_shift_ms: i64,
+}
+
+fn is_zero(value: &i64) -> bool {
+    *value == 0
 }
 
 /// One action over one interval.
@@ -363,6 +372,7 @@ impl From<crate::actions::ActionStats> for ActionsRecord {
             boost: stats.boost.into(),
             keyframe_block: stats.keyframe_block.into(),
             duplicate: stats.duplicate.into(),
+            timing_shift_ms: stats.timing_shift_ms,
         }
     }
 }

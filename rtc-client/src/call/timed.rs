@@ -99,12 +99,14 @@ impl ActionSet {
 
 /// The actions of a `timed` policy and how its name shows them: a subset of the plugin's
 /// defaults ([`ActionSet`]), or a whole [`ActionConfig`] read from a TOML file (every window,
-/// the boost's factor and the probability threshold tunable, as in the plugin).
+/// the boost's factor and the probability threshold tunable, as in the plugin). The
+/// configuration is boxed: it is the largest part of a [`PolicyChoice`](super::PolicyChoice),
+/// which is moved around by value.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TimedActions {
     /// `None` for every action at its default window; else what follows `timed:` in the name.
     label: Option<String>,
-    config: ActionConfig,
+    config: Box<ActionConfig>,
 }
 
 impl TimedActions {
@@ -117,13 +119,29 @@ impl TimedActions {
     pub fn from_set(set: ActionSet) -> Self {
         Self {
             label: (set != ActionSet::ALL).then(|| set.name()),
-            config: set.config(),
+            config: Box::new(set.config()),
         }
     }
 
-    /// The [`ActionConfig`] in a TOML file (tables `hold`, `guard`, `boost`, `keyframe_block`,
-    /// `duplicate`
-    /// and the key `min_probability`; what is left out keeps its default), checked. Its name is
+    /// A whole [`ActionConfig`], checked, under `label` (the policy's name is `timed:<label>`).
+    ///
+    /// # Errors
+    ///
+    /// What [`ActionConfig::validate`] refuses.
+    pub fn with_config(
+        label: impl Into<String>,
+        config: ActionConfig,
+    ) -> Result<Self, pacer::ActionConfigError> {
+        config.validate()?;
+        Ok(Self {
+            label: Some(label.into()),
+            config: Box::new(config),
+        })
+    }
+
+    /// The [`ActionConfig`] in a TOML file (tables `hold`, `hold_gate`, `guard`, `boost`,
+    /// `keyframe_block`, `duplicate`, `onset` and the key `min_probability`; what is left out
+    /// keeps its default), checked. Its name is
     /// the file's name, so telemetry says which file a call ran with.
     ///
     /// # Errors
@@ -139,8 +157,8 @@ impl TimedActions {
         })?;
         let config: ActionConfig = toml::from_str(&text).map_err(|e| {
             format!(
-                "{} is not an action configuration (tables hold, guard, boost, keyframe_block, duplicate; \
-                 key min_probability): {e}",
+                "{} is not an action configuration (tables hold, hold_gate, guard, boost, \
+                 keyframe_block, duplicate, onset; key min_probability): {e}",
                 path.display()
             )
         })?;
@@ -153,7 +171,7 @@ impl TimedActions {
         );
         Ok(Self {
             label: Some(label),
-            config,
+            config: Box::new(config),
         })
     }
 
@@ -164,7 +182,7 @@ impl TimedActions {
 
     /// The plugin's configuration.
     pub fn config(&self) -> ActionConfig {
-        self.config
+        *self.config
     }
 }
 

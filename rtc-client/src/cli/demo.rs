@@ -160,9 +160,13 @@ pub fn run(args: DemoArgs, epoch: Instant) -> Result<()> {
             .map(|h| format!("{h:.0}"))
             .collect();
         let acted = record.actions.map_or_else(String::new, |a| {
+            let shifted = match a.timing_shift_ms {
+                0 => String::new(),
+                ms => format!(", windows moved {ms:+} ms to the measured loss onset"),
+            };
             format!(
                 "; held media {} times ({} ms), guarded the estimator {} times, boosted FEC {} \
-                 times",
+                 times{shifted}",
                 a.hold.applied, a.hold.total_ms, a.guard.applied, a.boost.applied
             )
         });
