@@ -70,10 +70,9 @@ impl LossOnset {
     }
 
     /// One packet sent `offset_ms` after its nearest predicted instant (negative: before it),
-    /// lost or not; offsets outside the binned range, and packets after the shift was placed,
-    /// are ignored.
+    /// lost or not; offsets outside the binned range are ignored.
     pub(crate) fn record(&mut self, offset_ms: i64, lost: bool) {
-        if self.placed || !(FIRST_OFFSET_MS..END_OFFSET_MS).contains(&offset_ms) {
+        if !(FIRST_OFFSET_MS..END_OFFSET_MS).contains(&offset_ms) {
             return;
         }
         let bin = ((offset_ms - FIRST_OFFSET_MS) / BIN_MS) as usize;

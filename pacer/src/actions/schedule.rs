@@ -134,10 +134,6 @@ pub struct HandoverActions {
     hold_open: bool,
     /// Where the boundary loss begins relative to the predicted instants.
     onset: LossOnset,
-    /// Whether the onset tracker has placed its shift (or is off): until then no hold, boost or
-    /// duplicate windows are built, as they change what is sent into the spans the tracker
-    /// measures.
-    onset_known: bool,
 }
 
 impl Default for HandoverActions {
@@ -156,7 +152,6 @@ impl HandoverActions {
     }
 
     fn unchecked(config: ActionConfig) -> Self {
-        let onset_known = !config.onset.enabled;
         Self {
             config,
             predictions: Vec::new(),
@@ -169,7 +164,6 @@ impl HandoverActions {
             boundary_loss: BoundaryLoss::default(),
             hold_open: true,
             onset: LossOnset::default(),
-            onset_known,
         }
     }
 
@@ -190,7 +184,6 @@ impl HandoverActions {
         let now = self.advance(now);
         self.config = config;
         self.onset.update(&self.config.onset);
-        self.onset_known = !config.onset.enabled || self.onset.placed();
         self.rebuild(now);
         Ok(())
     }
@@ -217,26 +210,30 @@ impl HandoverActions {
         now: Instant,
         outcomes: impl IntoIterator<Item = (Instant, bool)>,
     ) {
+        let known = self.onset_known();
         for (sent, arrived) in outcomes {
             let inside = self
                 .boundary_spans
                 .iter()
                 .any(|&(start, end)| start <= sent && sent < end);
             self.boundary_loss.record(inside, !arrived);
-            if let Some(offset_ms) = self.offset_from_instant(sent) {
+            if !known && let Some(offset_ms) = self.offset_from_instant(sent) {
                 self.onset.record(offset_ms, !arrived);
             }
         }
         let open = self.boundary_loss.hold_open(&self.config.hold_gate);
-        let tracking = self.config.onset;
-        let moved = self.onset.update(&tracking);
-        let known = !tracking.enabled || self.onset.placed();
-        if open != self.hold_open || moved || known != self.onset_known {
+        let moved = self.onset.update(&self.config.onset);
+        if open != self.hold_open || moved || known != self.onset_known() {
             self.hold_open = open;
-            self.onset_known = known;
             let now = self.advance(now);
             self.rebuild(now);
         }
+    }
+
+    /// Whether the onset tracker has placed its shift, or is off: until then no hold, boost or
+    /// duplicate windows are built, as they change what is sent into the spans it measures.
+    fn onset_known(&self) -> bool {
+        !self.config.onset.enabled || self.onset.placed()
     }
 
     /// How far, whole ms, `sent` lies from the qualifying predicted instant it is binned
@@ -380,7 +377,8 @@ impl HandoverActions {
             // applies: the boundaries show where the path loses the sender's usual packets.
             let changes_sending =
                 matches!(action, Action::Hold | Action::Boost | Action::Duplicate);
-            if (changes_sending && !self.onset_known) || (action == Action::Hold && !self.hold_open)
+            if (changes_sending && !self.onset_known())
+                || (action == Action::Hold && !self.hold_open)
             {
                 window.enabled = false;
             }
