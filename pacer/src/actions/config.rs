@@ -236,9 +236,11 @@ pub struct ActionConfig {
     /// timed-2026-12-02.md): the hold's end decides. Ending at `t + 100 ms` released the backlog
     /// into the tail of the first, worst 100-ms row (47.5 % uplink loss) and cut freezes 12 %;
     /// ending at `t + 130` to `t + 160 ms` cut them 28 to 35 %, this window the most; a 220-ms
-    /// hold made more freezes than it saved (the gap becomes a freeze itself). With the forecast
-    /// 50 ms early or late, or jittered by +-50 ms, this window still cuts freezes (3, 10 and 21 %),
-    /// where the 120-ms one it replaces added 7 % when early.
+    /// hold made more freezes than it saved (the gap becomes a freeze itself). The window is
+    /// tuned to the 10 ms: at 30 calls, with the forecast 50 ms early it made 9.7 % more freezes
+    /// than no actions (docs/experiments/ablation-2026-12-02.md), which is why the onset tracker
+    /// ([`onset`](Self::onset)) places it on the measured loss (-21 % early, late or exact;
+    /// docs/experiments/onset-2026-12-02.md).
     pub hold: ActionWindow,
     /// When the hold is applied at all: only on a path that loses packets at boundaries.
     pub hold_gate: HoldGate,

@@ -7,10 +7,11 @@
 //! into the worst 100-ms row and makes more freezes than no hold at all
 //! (docs/experiments/ablation-2026-12-02.md). The sender sees where its losses fall: transport
 //! feedback says which packets were lost, and each packet's send instant says how far from the
-//! nearest predicted instant it left. The tracker keeps the loss rate per 10-ms bin of that
-//! offset and finds the `window_ms`-wide span of offsets that loses most; when that span starts
-//! at a different offset than the one in force, and the difference is significant, the windows
-//! move by it.
+//! nearest predicted instant it left. The tracker counts the packets sent and lost per 10-ms bin
+//! of that offset over the call's first boundaries (sent without the actions that change what is
+//! sent) and finds the `window_ms`-wide span of offsets that loses most; if it loses
+//! significantly more than all binned packets, every window moves by that span's start, for
+//! the rest of the call.
 
 use super::config::OnsetTracking;
 
