@@ -11,7 +11,7 @@ use handover_predictor::dish::{SimConfig, SkyTruth, SyntheticSky, serve};
 use live_support::{Answerer, Seen, config, parse_and_validate};
 use rtc_client::call::{FecChoice, PolicyChoice, TimedActions};
 use rtc_client::link::{Capacity, Delay, LinkConfig, Loss};
-use rtc_client::live::call::{CallOutcome, LinkSetup, run};
+use rtc_client::live::call::{CallOutcome, LinkSetup, LiveCallConfig, run};
 use rtc_client::live::http::{PeerUrl, request_raw};
 use rtc_client::live::signal::ErrorBody;
 use rtc_client::live::sources::HandoverSpec;
@@ -45,18 +45,7 @@ fn stepping_timeline() -> HandoverTimeline {
 async fn a_call_through_the_starlink_relay_renders_and_follows_the_policy() {
     let started = Instant::now();
     let answerer = Answerer::start().await;
-    let scenario = Scenario::load("starlink", &ScenarioPaths::workspace()).unwrap();
-    let realization = scenario.realize(3, Duration::from_secs(15)).unwrap();
-    let mut link = LinkSetup::from_realization(&realization);
-    link.timeline = stepping_timeline();
-    let config = config(
-        answerer.url(),
-        Duration::from_secs(15),
-        Duration::from_secs(5),
-        PolicyChoice::Heuristic,
-        HandoverSpec::Scenario,
-        Some(link),
-    );
+    let config = starlink_relay_call(answerer.url(), 15, PolicyChoice::Heuristic);
     let mut seen = Seen::default();
     let outcome = run(&config, |e| seen.record(e), std::future::pending())
         .await
@@ -429,22 +418,29 @@ async fn a_real_call_runs_the_joint_model_and_records_its_profile_and_inputs() {
     );
 }
 
-/// A 10-s real call over the starlink relay with the stepping truth as its forecast, two
-/// 5-s decisions: its telemetry, validated.
-async fn ten_second_starlink_call(policy: PolicyChoice) -> Vec<pacer::telemetry::IntervalRecord> {
-    let answerer = Answerer::start().await;
+/// A call of `seconds` over the starlink relay (seed 3) with the stepping truth as its forecast,
+/// a decision every 5 s.
+fn starlink_relay_call(url: String, seconds: u64, policy: PolicyChoice) -> LiveCallConfig {
+    let duration = Duration::from_secs(seconds);
     let scenario = Scenario::load("starlink", &ScenarioPaths::workspace()).unwrap();
-    let realization = scenario.realize(3, Duration::from_secs(10)).unwrap();
+    let realization = scenario.realize(3, duration).unwrap();
     let mut link = LinkSetup::from_realization(&realization);
     link.timeline = stepping_timeline();
-    let config = config(
-        answerer.url(),
-        Duration::from_secs(10),
+    config(
+        url,
+        duration,
         Duration::from_secs(5),
         policy,
         HandoverSpec::Scenario,
         Some(link),
-    );
+    )
+}
+
+/// A 10-s real call over the starlink relay with the stepping truth as its forecast, two
+/// 5-s decisions: its telemetry, validated.
+async fn ten_second_starlink_call(policy: PolicyChoice) -> Vec<pacer::telemetry::IntervalRecord> {
+    let answerer = Answerer::start().await;
+    let config = starlink_relay_call(answerer.url(), 10, policy);
     let mut seen = Seen::default();
     let outcome = run(&config, |e| seen.record(e), std::future::pending())
         .await
