@@ -457,12 +457,7 @@ fn span_around(at: Instant, window: ActionWindow) -> Option<(Instant, Instant)> 
     if window.duration_ms == 0 {
         return None;
     }
-    let offset = Duration::from_millis(window.offset_ms.unsigned_abs());
-    let start = if window.offset_ms < 0 {
-        at.checked_sub(offset)?
-    } else {
-        at.checked_add(offset)?
-    };
+    let start = shifted(at, window.offset_ms)?;
     let end = start.checked_add(Duration::from_millis(window.duration_ms))?;
     Some((start, end))
 }
