@@ -31,8 +31,9 @@
 //! `PacketReport`s ([`CwndChannel::on_feedback`]) and every process tick
 //! ([`CwndChannel::on_process`]).
 
+use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -221,7 +222,7 @@ impl PushbackController {
 /// Bytes sent and not yet reported by transport feedback.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct OutstandingData {
-    packets: HashMap<(u32, u16), (u64, Instant)>,
+    packets: FxHashMap<(u32, u16), (u64, Instant)>,
     /// Send order, for expiry; entries already reported are skipped.
     order: VecDeque<((u32, u16), Instant)>,
     bytes: u64,

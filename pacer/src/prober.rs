@@ -12,7 +12,8 @@
 //!
 //! All of it is sans-I/O: the prober is handed `now`, the channel holds no clock.
 
-use std::collections::{HashMap, VecDeque};
+use rustc_hash::FxHashMap;
+use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -212,7 +213,7 @@ impl BitrateProber {
 #[derive(Debug, Default)]
 struct ChannelState {
     requests: VecDeque<ProbeClusterConfig>,
-    sent: HashMap<(u32, u16), i32>,
+    sent: FxHashMap<(u32, u16), i32>,
     order: VecDeque<(Instant, (u32, u16))>,
 }
 

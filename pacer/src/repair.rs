@@ -18,13 +18,24 @@
 use rtc_interceptor::TaggedPacket;
 use std::collections::VecDeque;
 use std::fmt;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// A cloneable queue of repair packets from the FEC generator to the pacer. Each packet carries
 /// as `now` the instant the media packet that closed its block left the pacer.
+///
+/// The pacer asks at every event whether anything waits, and almost always nothing does, so the
+/// count is kept beside the lock and read without taking it.
 #[derive(Clone, Default)]
 pub struct RepairQueue {
-    packets: Arc<Mutex<VecDeque<TaggedPacket>>>,
+    shared: Arc<Shared>,
+}
+
+#[derive(Default)]
+struct Shared {
+    packets: Mutex<VecDeque<TaggedPacket>>,
+    /// How many packets the queue holds, updated under the lock.
+    waiting: AtomicUsize,
 }
 
 impl fmt::Debug for RepairQueue {
@@ -43,27 +54,37 @@ impl RepairQueue {
 
     fn lock(&self) -> MutexGuard<'_, VecDeque<TaggedPacket>> {
         // A panic elsewhere while the lock was held leaves a queue of whole packets: still valid.
-        self.packets.lock().unwrap_or_else(|e| e.into_inner())
+        self.shared
+            .packets
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
     }
 
     /// Repair packets waiting for the pacer.
     pub fn len(&self) -> usize {
-        self.lock().len()
+        self.shared.waiting.load(Ordering::Acquire)
     }
 
     /// Whether none waits.
     pub fn is_empty(&self) -> bool {
-        self.lock().is_empty()
+        self.len() == 0
     }
 
     /// Hands a repair packet to the pacer.
     pub fn push(&self, packet: TaggedPacket) {
-        self.lock().push_back(packet);
+        let mut packets = self.lock();
+        packets.push_back(packet);
+        self.shared.waiting.store(packets.len(), Ordering::Release);
     }
 
     /// Every waiting repair packet, in the order they were pushed.
     pub fn take(&self) -> Vec<TaggedPacket> {
-        self.lock().drain(..).collect()
+        if self.is_empty() {
+            return Vec::new();
+        }
+        let mut packets = self.lock();
+        self.shared.waiting.store(0, Ordering::Release);
+        packets.drain(..).collect()
     }
 }
 

@@ -25,7 +25,7 @@ use loss_based::SendSideBandwidthEstimation;
 use probe::{ProbeBitrateEstimator, ProbeController, ProbePacket};
 use rtc_interceptor::{BandwidthEstimator, EstimatorStats, PacketReport};
 use rtt::RttEstimator;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::time::{Duration, Instant};
 
 /// Start rate (bps): libwebrtc `api/transport/bitrate_settings.h` / `call/call_config`
@@ -224,7 +224,7 @@ struct Probing {
     controller: ProbeController,
     estimator: ProbeBitrateEstimator,
     /// `(min probes, min bytes)` of every cluster asked for, by id.
-    clusters: HashMap<i32, (u32, i64)>,
+    clusters: FxHashMap<i32, (u32, i64)>,
     /// The target last handed to the probe controller.
     last_target_bps: Option<f64>,
     started: bool,
@@ -298,7 +298,7 @@ impl GoogCc {
             channel,
             controller,
             estimator: ProbeBitrateEstimator::default(),
-            clusters: HashMap::new(),
+            clusters: FxHashMap::default(),
             last_target_bps: Some(start),
             started: false,
         };

@@ -40,10 +40,17 @@ pub const MUTABLE_EXTENSION_URIS: [&str; 4] = [
 /// layout unchanged), as libwebrtc's `RtpPacket::ZeroMutableExtensions` leaves a packet before it
 /// enters FlexFEC encoding or decoding. Extensions not present are left alone.
 pub fn with_zeroed_extensions(packet: &rtc_rtp::Packet, ids: &[u8]) -> rtc_rtp::Packet {
+    /// The longest extension value RFC 8285 allows (two-byte form), as static zeros: zeroing
+    /// borrows them instead of allocating for every packet.
+    static ZEROS: [u8; 255] = [0; 255];
     let mut packet = packet.clone();
     for &id in ids {
         if let Some(value) = packet.header.get_extension(id) {
-            let _ = packet.header.set_extension(id, vec![0; value.len()].into());
+            let zeros = match ZEROS.get(..value.len()) {
+                Some(zeros) => zeros.into(),
+                None => vec![0; value.len()].into(),
+            };
+            let _ = packet.header.set_extension(id, zeros);
         }
     }
     packet

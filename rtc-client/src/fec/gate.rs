@@ -11,6 +11,7 @@
 //! the same as when it sees everything (docs/architecture.md, "The call engine": the sim's
 //! telemetry was checked byte for byte against the ungated decoder).
 
+use pacer::with_zeroed_extensions;
 use rtc_interceptor::FlexFec03Decoder;
 use rtc_rtp::Packet;
 use std::collections::VecDeque;
@@ -23,6 +24,9 @@ const DECODER_WINDOW: u16 = 192;
 /// A `FlexFec03Decoder` that sees media packets only while a repair packet may need them.
 pub(super) struct GatedDecoder {
     decoder: FlexFec03Decoder,
+    /// The ids of the media stream's mutable header extensions, zeroed before a media packet is
+    /// decoded (as the sender protected it); held-back packets keep theirs until then.
+    mutable_extensions: Vec<u8>,
     /// Media packets not yet offered to the decoder, oldest first, at most [`DECODER_WINDOW`].
     held_back: VecDeque<Packet>,
     /// While the highest arrived sequence number has not passed this one, every media packet
@@ -31,26 +35,30 @@ pub(super) struct GatedDecoder {
 }
 
 impl GatedDecoder {
-    /// A decoder for `media_ssrc`, protected by the repair stream on `repair_ssrc`.
-    pub(super) fn new(repair_ssrc: u32, media_ssrc: u32) -> Self {
+    /// A decoder for `media_ssrc`, protected by the repair stream on `repair_ssrc`, whose
+    /// sender zeroed the header extensions `mutable_extensions` before protecting a packet.
+    pub(super) fn new(repair_ssrc: u32, media_ssrc: u32, mutable_extensions: Vec<u8>) -> Self {
         Self {
             decoder: FlexFec03Decoder::new(repair_ssrc, media_ssrc),
+            mutable_extensions,
             held_back: VecDeque::new(),
             live_until: None,
         }
     }
 
-    /// A media packet (as the repair packets protect it) arrived; `highest` is the highest
-    /// sequence number arrived so far, this one included. Returns what it made recoverable.
-    pub(super) fn media(&mut self, packet: Packet, highest: u16) -> Vec<Packet> {
+    /// A media packet arrived; `highest` is the highest sequence number arrived so far, this one
+    /// included. Returns what it made recoverable.
+    pub(super) fn media(&mut self, packet: &Packet, highest: u16) -> Vec<Packet> {
         match self.live_until {
-            Some(until) if !is_newer(until, highest) => self.decoder.decode(packet),
+            Some(until) if !is_newer(until, highest) => self
+                .decoder
+                .decode(with_zeroed_extensions(packet, &self.mutable_extensions)),
             _ => {
                 self.live_until = None;
                 if self.held_back.len() >= usize::from(DECODER_WINDOW) {
                     self.held_back.pop_front();
                 }
-                self.held_back.push_back(packet);
+                self.held_back.push_back(packet.clone());
                 Vec::new()
             }
         }
@@ -71,6 +79,7 @@ impl GatedDecoder {
         };
         let mut rebuilt = Vec::new();
         for media in self.held_back.drain(..) {
+            let media = with_zeroed_extensions(&media, &self.mutable_extensions);
             rebuilt.extend(self.decoder.decode(media));
         }
         if let Some(newest) = newest {

@@ -81,8 +81,6 @@ impl FecReceiverHandle {
 struct Protected {
     media_ssrc: u32,
     repair_ssrc: u32,
-    /// The ids of the media stream's mutable header extensions, zeroed before decoding.
-    mutable_extensions: Vec<u8>,
     decoder: GatedDecoder,
     /// Which media packets arrived and which were rebuilt.
     seen: SeenPackets,
@@ -264,8 +262,7 @@ impl Protocol<TaggedPacket, TaggedPacket, ()> for FecReceiver {
                 .fetch_add(1, Ordering::Relaxed);
         }
         let highest = stream.seen.highest.unwrap_or(sequence_number);
-        let as_protected = pacer::with_zeroed_extensions(rtp, &stream.mutable_extensions);
-        let rebuilt = stream.decoder.media(as_protected, highest);
+        let rebuilt = stream.decoder.media(rtp, highest);
         let (now, transport) = (msg.now, msg.transport);
         self.read_queue.push_back(msg);
         self.queue_rebuilt(index, now, transport, rebuilt);
@@ -309,8 +306,7 @@ impl Interceptor for FecReceiver {
         self.streams.push(Protected {
             media_ssrc: info.ssrc,
             repair_ssrc,
-            mutable_extensions,
-            decoder: GatedDecoder::new(repair_ssrc, info.ssrc),
+            decoder: GatedDecoder::new(repair_ssrc, info.ssrc, mutable_extensions),
             seen: SeenPackets::new(),
         });
     }

@@ -37,8 +37,9 @@ use rtc_rtcp::transport_feedbacks::transport_layer_nack::{
 };
 use rtc_shared::TransportContext;
 use rtc_shared::error::Error;
+use rustc_hash::FxHashMap;
 use sansio::Protocol;
-use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -215,7 +216,7 @@ struct Stream {
 /// libwebrtc's NACK requester as an interceptor (see the module documentation).
 pub struct NackGenerator {
     config: NackGeneratorConfig,
-    streams: HashMap<u32, Stream>,
+    streams: FxHashMap<u32, Stream>,
     /// The RTT measured from NACK round trips (smoothed); `None` before the first sample.
     measured_rtt: Option<Duration>,
     /// The first packet's instant: the process timer's grid starts there.
@@ -239,7 +240,7 @@ impl NackGenerator {
         handle.lock().stats.rtt = config.default_rtt;
         let generator = Self {
             config,
-            streams: HashMap::new(),
+            streams: FxHashMap::default(),
             measured_rtt: None,
             origin: None,
             next_process: None,

@@ -28,6 +28,7 @@
 pub mod generator;
 pub mod responder;
 pub mod rtx;
+mod sequence_map;
 
 pub use generator::{NackGenerator, NackGeneratorConfig, NackGeneratorHandle, NackGeneratorStats};
 pub use responder::{

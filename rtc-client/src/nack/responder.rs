@@ -20,14 +20,16 @@
 //! copies the receiving generator's RTT into it, standing in for RTCP); until then it is 100 ms.
 
 use super::rtx::rtx_encapsulate;
+use super::sequence_map::SequenceMap;
 use super::{supports_nack, unwrap_seq};
 use rtc_interceptor::{Attribute, AttributedPacket, Interceptor, Packet, StreamInfo, TaggedPacket};
 use rtc_rtcp::transport_feedbacks::transport_layer_nack::TransportLayerNack;
 use rtc_shared::TransportContext;
 use rtc_shared::error::Error;
 use rtc_shared::marshal::MarshalSize;
+use rustc_hash::FxHashMap;
 use sansio::Protocol;
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -171,13 +173,13 @@ struct LocalStream {
     rtx: Option<(u32, u8)>,
     rtx_sequence: pacer::SequenceCounter,
     newest: Option<i64>,
-    history: BTreeMap<i64, Stored>,
+    history: SequenceMap<Stored>,
 }
 
 /// libwebrtc's NACK handling on the sender as an interceptor (see the module documentation).
 pub struct NackResponder {
     config: NackResponderConfig,
-    streams: HashMap<u32, LocalStream>,
+    streams: FxHashMap<u32, LocalStream>,
     /// Whether a tap has reported anything: then the history ages from the release instants,
     /// else from the write instants.
     tapped: bool,
@@ -214,7 +216,7 @@ impl NackResponder {
         let handle = NackResponderHandle::default();
         let responder = Self {
             config,
-            streams: HashMap::new(),
+            streams: FxHashMap::default(),
             tapped: false,
             target_bps: config.initial_target_bps,
             spent: VecDeque::new(),
@@ -256,7 +258,7 @@ impl NackResponder {
             });
             if let Some((stream, seq)) = found
                 && let Some(newest) = stream.newest
-                && let Some(stored) = stream.history.get_mut(&unwrap_seq(newest, seq))
+                && let Some(stored) = stream.history.get_mut(unwrap_seq(newest, seq))
             {
                 if r.retransmission {
                     stored.last_released = Some(r.at);
@@ -270,19 +272,19 @@ impl NackResponder {
         for stream in self.streams.values_mut() {
             loop {
                 let len = stream.history.len();
-                let Some(entry) = stream.history.first_entry() else {
+                let Some(oldest) = stream.history.first() else {
                     break;
                 };
                 // libwebrtc stores a packet when it is sent, so its age counts from the release;
                 // one still in the pacer is kept.
                 let since = if self.tapped {
-                    entry.get().sent_at
+                    oldest.sent_at
                 } else {
-                    Some(entry.get().stored_at)
+                    Some(oldest.stored_at)
                 };
                 let old = since.is_some_and(|t| now.saturating_duration_since(t) > window);
                 if old || len > max {
-                    entry.remove();
+                    stream.history.pop_first();
                 } else {
                     break;
                 }
@@ -318,7 +320,7 @@ impl NackResponder {
                     shared.stats.not_in_history += 1;
                     continue;
                 };
-                let Some(stored) = stream.history.get_mut(&unwrap_seq(newest, seq)) else {
+                let Some(stored) = stream.history.get_mut(unwrap_seq(newest, seq)) else {
                     shared.stats.not_in_history += 1;
                     continue;
                 };

@@ -38,7 +38,7 @@ use rtc_rtcp::payload_feedbacks::picture_loss_indication::PictureLossIndication;
 use rtc_rtcp::transport_feedbacks::transport_layer_nack::TransportLayerNack;
 use rtc_shared::TransportContext;
 use rtc_shared::marshal::MarshalSize;
-use std::collections::HashSet;
+use rustc_hash::FxHashSet;
 use std::time::{Duration, Instant};
 
 /// How often the simulated call hands the NACK pair and the loss protection the RTT, as RTCP
@@ -82,7 +82,7 @@ pub struct SimCall {
     stale_deadlines: u64,
     sender_counts: SenderCounts,
     recovery: RecoveryCounts,
-    nacked: HashSet<i64>,
+    nacked: FxHashSet<i64>,
     last_pli: Option<Time>,
     /// The one-way delays of the latest packets sent on each link.
     forward_delay: Option<Duration>,
@@ -275,7 +275,7 @@ impl SimCall {
                 nack: config.nack,
                 ..RecoveryCounts::default()
             },
-            nacked: HashSet::new(),
+            nacked: FxHashSet::default(),
             last_pli: None,
             forward_delay: None,
             reverse_delay: None,
@@ -441,9 +441,12 @@ impl SimCall {
             self.sender.handle_read(packet).map_err(sender_err)?;
             while self.sender.poll_read().is_some() {}
         }
-        if touched {
-            self.sender.handle_timeout(instant).map_err(sender_err)?;
+        if !touched {
+            // Nothing was handed to the chain since its writes were last drained to the end, so
+            // none of its interceptors has anything to write (`poll_write` takes no instant).
+            return Ok(());
         }
+        self.sender.handle_timeout(instant).map_err(sender_err)?;
         while let Some(packet) = self.sender.poll_write() {
             let is_rtp = matches!(packet.message.packet, Packet::Rtp(_));
             let resent = is_rtp && packet.message.has(&Attribute::Retransmission);
@@ -514,11 +517,13 @@ impl SimCall {
                 .map_err(receiver_err)?;
             touched = true;
         }
-        if touched {
-            self.receiver
-                .handle_timeout(instant)
-                .map_err(receiver_err)?;
+        if !touched {
+            // As on the sender: an untouched chain has nothing to write.
+            return Ok(());
         }
+        self.receiver
+            .handle_timeout(instant)
+            .map_err(receiver_err)?;
         while let Some(packet) = self.receiver.poll_write() {
             let sent = i64::try_from(self.camera.packets_sent()).unwrap_or(i64::MAX);
             for seq in nacked_sequence_numbers(&packet.message.packet) {
