@@ -191,6 +191,8 @@ pub struct NackResponder {
     rtx_sequence: Option<pacer::SequenceCounter>,
     read_queue: VecDeque<TaggedPacket>,
     write_queue: VecDeque<TaggedPacket>,
+    /// The tap's reports being applied (see [`Self::update`]).
+    released: Vec<Released>,
 }
 
 impl NackResponder {
@@ -224,6 +226,7 @@ impl NackResponder {
             rtx_sequence: None,
             read_queue: VecDeque::new(),
             write_queue: VecDeque::new(),
+            released: Vec::new(),
         };
         let tap = RetransmissionTap {
             handle: handle.clone(),
@@ -246,8 +249,9 @@ impl NackResponder {
 
     /// Applies the tap's release reports and culls the history.
     fn update(&mut self, now: Instant) {
-        let released = std::mem::take(&mut self.handle.lock().released);
-        for r in released {
+        // Swapped with a buffer kept here, so neither side allocates per packet.
+        std::mem::swap(&mut self.released, &mut self.handle.lock().released);
+        for r in self.released.drain(..) {
             self.tapped = true;
             let found = self.streams.iter_mut().find_map(|(&ssrc, s)| {
                 if s.rtx.is_some_and(|(rtx, _)| rtx == r.ssrc) {

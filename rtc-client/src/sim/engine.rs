@@ -60,6 +60,11 @@ pub struct SimCall {
     reverse_link: Link,
     sender: BoxedInterceptor,
     receiver: BoxedInterceptor,
+    /// Each chain's last answer to `poll_timeout`, kept until something is handed to the chain
+    /// or to the handles its interceptors read (`None`: ask again). A chain's deadline moves
+    /// only then, and most events concern one side only.
+    sender_deadline: Option<Option<Time>>,
+    receiver_deadline: Option<Option<Time>>,
     handles: SenderHandles,
     nack_handles: Option<(NackGeneratorHandle, NackResponderHandle)>,
     fec_receiver: FecReceiverHandle,
@@ -247,6 +252,8 @@ impl SimCall {
             reverse_link,
             sender,
             receiver,
+            sender_deadline: None,
+            receiver_deadline: None,
             handles,
             nack_handles,
             fec_receiver: fec_receiver_handle,
@@ -300,8 +307,12 @@ impl SimCall {
         let epoch = self.epoch;
         let time_of = |i: Instant| Time::from_instant(epoch, i);
         let frame_due = Some(self.camera.next_frame_time()).filter(|&t| t < self.end);
-        let sender_due = self.sender.poll_timeout().map(time_of);
-        let receiver_due = self.receiver.poll_timeout().map(time_of);
+        let sender_due = *self
+            .sender_deadline
+            .get_or_insert_with(|| self.sender.poll_timeout().map(time_of));
+        let receiver_due = *self
+            .receiver_deadline
+            .get_or_insert_with(|| self.receiver.poll_timeout().map(time_of));
         let candidates = [
             frame_due,
             sender_due,
@@ -345,6 +356,9 @@ impl SimCall {
         if !self.controller.is_due(instant) {
             return;
         }
+        // The policy's limit and the actions' windows reach the pacer through its handle.
+        self.sender_deadline = None;
+        self.receiver_deadline = None;
         // Closed first, so that a joint policy reads the interval that just ended.
         self.close_interval(now);
         let feedback = timed::feedback(
@@ -379,6 +393,7 @@ impl SimCall {
 
     /// The camera's frame; returns whether it wrote packets into the sender chain.
     fn capture(&mut self, now: Time, instant: Instant) -> Result<bool, SimError> {
+        self.sender_deadline = None;
         self.handles
             .protection
             .set_network(self.handles.pacer.stats().target_bitrate_bps, self.rtt);
@@ -403,6 +418,8 @@ impl SimCall {
     fn report_rtt(&mut self, now: Time) {
         if now >= self.next_rtt_report {
             self.next_rtt_report = now.saturating_add(RTCP_INTERVAL);
+            self.sender_deadline = None;
+            self.receiver_deadline = None;
             let bits = self.retransmitted_bytes.saturating_mul(8);
             self.retransmitted_bytes = 0;
             self.handles
@@ -446,6 +463,7 @@ impl SimCall {
             // none of its interceptors has anything to write (`poll_write` takes no instant).
             return Ok(());
         }
+        self.sender_deadline = None;
         self.sender.handle_timeout(instant).map_err(sender_err)?;
         while let Some(packet) = self.sender.poll_write() {
             let is_rtp = matches!(packet.message.packet, Packet::Rtp(_));
@@ -521,6 +539,7 @@ impl SimCall {
             // As on the sender: an untouched chain has nothing to write.
             return Ok(());
         }
+        self.receiver_deadline = None;
         self.receiver
             .handle_timeout(instant)
             .map_err(receiver_err)?;
