@@ -1,19 +1,25 @@
 //! How fast one simulated call runs, and whether its memory stays flat.
 //!
-//! Goal: a 10-minute call at 2.5 Mbit/s in under 0.6 s on one core (1000x real time), memory flat
-//! over a simulated hour. Printed side by side, in the same run:
+//! Goal: a 10-minute call at 2.5 Mbit/s in 0.3 s on one core (2000x real time), memory flat over
+//! a simulated hour (docs/architecture.md, "Simulation speed", says where the time goes). Printed
+//! side by side, in the same run:
 //!
 //! - `call clean`: `sim::run_call` over a clean 5 Mbit/s link (the encoder at its 2.5 Mbit/s
 //!   maximum for most of the call), through the whole webrtc-rs chain;
 //! - `call starlink`: the same over the shipped starlink scenario (seed 1);
 //! - `media only`: the baseline, the same clean call's media engine and links alone (encoder,
 //!   packetizer, link, receiver with its jitter buffer, QoE meter; no interceptor chain, no
-//!   feedback), so the ratio shows what the WebRTC chain costs on top.
+//!   feedback), so the ratio shows what the WebRTC chain costs on top;
+//! - `chain floor`: the clean call's RTP packets through two webrtc-rs chains of pass-through
+//!   interceptors shaped like the call's, which is what moving packets through the chain costs
+//!   before any interceptor does anything.
 //!
-//! Each is run 5 times; the median wall time and the speed-up over real time are printed. Then a
-//! 60-minute clean call runs after a 10-minute one, and the process's peak resident memory is
-//! printed after each: flat memory means the hour adds little. Run with
-//! `cargo bench -p rtc-client --bench call`.
+//! They run in 7 rounds of the four, interleaved, after a warm-up round; each one's median wall
+//! time and speed-up over real time are printed, and the median over the rounds of the clean
+//! call's time over the media engine's (a ratio within a round cancels most of a shared
+//! machine's slow spells). Then a 60-minute clean call runs after a 10-minute one, and the
+//! process's peak resident memory is printed after each: flat memory means the hour adds little.
+//! Run with `cargo bench -p rtc-client --bench call`.
 
 use rtc_client::link::{Capacity, Delay, Link, LinkConfig, Time, Verdict};
 use rtc_client::media::encoder::{Encoder, EncoderConfig};
@@ -22,13 +28,21 @@ use rtc_client::media::qoe::QoeMeter;
 use rtc_client::media::receiver::{Receiver, ReceiverConfig};
 use rtc_client::scenario::{Scenario, ScenarioPaths};
 use rtc_client::sim::{CallConfig, run_call};
+use rtc_interceptor::{AttributedPacket, NoopInterceptor, Packet, Registry, Slot, TaggedPacket};
+use sansio::Protocol;
 use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-const RUNS: usize = 5;
+const RUNS: usize = 7;
 const TEN_MINUTES: Duration = Duration::from_secs(600);
+/// The interceptors of the default call's chains, the terminus webrtc-rs appends included: the
+/// sender's congestion control, TWCC sender, retransmission tap, pacer, NACK responder and loss
+/// protection; the receiver's reports, TWCC receiver, FEC receiver, RTX receiver and NACK
+/// generator.
+const SENDER_HOPS: usize = 6;
+const RECEIVER_HOPS: usize = 5;
 
 fn clean_link() -> LinkConfig {
     LinkConfig::new(Capacity::constant(5_000_000))
@@ -104,21 +118,67 @@ fn media_only(duration: Duration) -> u64 {
     meter.total().frames_rendered
 }
 
+/// The floor the webrtc-rs chain puts under any call: `packets` RTP packets of the clean call's
+/// size, each written into a sender chain of [`SENDER_HOPS`] pass-through interceptors and read
+/// out of a receiver chain of [`RECEIVER_HOPS`], the chains asked for their deadlines as often
+/// as the call asks. Each hop moves the 224-byte `TaggedPacket` into an interceptor's queue and
+/// back out onto the chain's belt.
+fn chain_floor(packets: u64) -> u64 {
+    let chain = |hops: usize| {
+        (0..hops)
+            .fold(Registry::new(), |registry, i| {
+                registry.with(Slot::Custom(100 + i), NoopInterceptor::new())
+            })
+            .build()
+    };
+    let (mut sender, mut receiver) = (chain(SENDER_HOPS), chain(RECEIVER_HOPS));
+    let now = Instant::now();
+    let mut delivered = 0u64;
+    for sequence_number in 0..packets {
+        let rtp = rtc_rtp::Packet {
+            header: rtc_rtp::Header {
+                version: 2,
+                sequence_number: sequence_number as u16,
+                ..Default::default()
+            },
+            payload: vec![0u8; DEFAULT_MAX_PAYLOAD].into(),
+        };
+        let packet = TaggedPacket {
+            now,
+            transport: Default::default(),
+            message: AttributedPacket::new(Packet::Rtp(rtp)),
+        };
+        sender.handle_write(packet).expect("a pass-through chain");
+        while let Some(packet) = sender.poll_write() {
+            receiver.handle_read(packet).expect("a pass-through chain");
+            while let Some(packet) = receiver.poll_read() {
+                delivered += 1;
+                black_box(&packet);
+            }
+        }
+        black_box((sender.poll_timeout(), receiver.poll_timeout()));
+    }
+    delivered
+}
+
 fn median(mut samples: Vec<Duration>) -> Duration {
     samples.sort_unstable();
     samples[samples.len() / 2]
 }
 
-fn time(name: &str, simulated: Duration, mut run: impl FnMut()) -> Duration {
-    run(); // warm-up
-    let samples: Vec<Duration> = (0..RUNS)
-        .map(|_| {
-            let started = Instant::now();
-            run();
-            started.elapsed()
-        })
-        .collect();
-    let m = median(samples.clone());
+fn median_f64(mut samples: Vec<f64>) -> f64 {
+    samples.sort_unstable_by(f64::total_cmp);
+    samples[samples.len() / 2]
+}
+
+fn timed(run: &mut dyn FnMut()) -> Duration {
+    let started = Instant::now();
+    run();
+    started.elapsed()
+}
+
+fn report(name: &str, simulated: Duration, samples: &[Duration]) -> Duration {
+    let m = median(samples.to_vec());
     println!(
         "{name:<16} median {:>8.1} ms  ({:>6.0}x real time)  min {:>8.1} ms  max {:>8.1} ms",
         m.as_secs_f64() * 1e3,
@@ -140,22 +200,77 @@ fn peak_rss_kb() -> Option<u64> {
 
 fn main() {
     // `cargo bench` passes `--bench`; a filter argument is not supported here.
-    println!("simulated 10-minute calls, {RUNS} runs each (after one warm-up):");
+    println!(
+        "simulated 10-minute calls, {RUNS} rounds of the four (after one warm-up round), \
+         interleaved so that a slow spell of the machine hits all four alike:"
+    );
     let epoch = Instant::now();
     let clean = clean_call(TEN_MINUTES);
     let starlink = starlink_call();
-    let full = time("call clean", TEN_MINUTES, || {
-        black_box(run_call(&clean, epoch).expect("the call runs"));
-    });
-    time("call starlink", TEN_MINUTES, || {
-        black_box(run_call(&starlink, epoch).expect("the call runs"));
-    });
-    let base = time("media only", TEN_MINUTES, || {
-        black_box(media_only(TEN_MINUTES));
-    });
+    let packets = run_call(&clean, epoch)
+        .expect("the call runs")
+        .rtp_packets_sent;
+    let mut runs: [(&str, Box<dyn FnMut()>); 4] = [
+        (
+            "call clean",
+            Box::new(|| {
+                black_box(run_call(&clean, epoch).expect("the call runs"));
+            }),
+        ),
+        (
+            "call starlink",
+            Box::new(|| {
+                black_box(run_call(&starlink, epoch).expect("the call runs"));
+            }),
+        ),
+        (
+            "media only",
+            Box::new(|| {
+                black_box(media_only(TEN_MINUTES));
+            }),
+        ),
+        (
+            "chain floor",
+            Box::new(|| {
+                black_box(chain_floor(packets));
+            }),
+        ),
+    ];
+    for (_, run) in runs.iter_mut() {
+        run();
+    }
+    let mut samples = [Vec::new(), Vec::new(), Vec::new(), Vec::new()];
+    for _ in 0..RUNS {
+        for (kind, (_, run)) in samples.iter_mut().zip(runs.iter_mut()) {
+            kind.push(timed(run.as_mut()));
+        }
+    }
+    for ((name, _), kind) in runs.iter().zip(&samples) {
+        report(name, TEN_MINUTES, kind);
+    }
+    let chain_cost = median_f64(
+        samples[0]
+            .iter()
+            .zip(&samples[2])
+            .map(|(call, media)| call.as_secs_f64() / media.as_secs_f64())
+            .collect(),
+    );
+    let floor_share = median_f64(
+        samples[3]
+            .iter()
+            .zip(&samples[0])
+            .map(|(floor, call)| floor.as_secs_f64() / call.as_secs_f64())
+            .collect(),
+    );
     println!(
-        "the webrtc-rs chain (GCC, TWCC, pacer, NACK, feedback link) costs {:.1}x the media engine alone",
-        full.as_secs_f64() / base.as_secs_f64()
+        "the webrtc-rs chain (GCC, TWCC, pacer, NACK, FEC, feedback link) costs {chain_cost:.1}x \
+         the media engine alone (median of the rounds' ratios)"
+    );
+    println!(
+        "passing the clean call's {packets} RTP packets through {SENDER_HOPS} + {RECEIVER_HOPS} \
+         pass-through interceptors alone takes {:.0} % of the clean call's time (median of the \
+         rounds' ratios)",
+        floor_share * 100.0
     );
 
     let before = peak_rss_kb();
