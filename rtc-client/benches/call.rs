@@ -166,10 +166,19 @@ fn median(mut samples: Vec<Duration>) -> Duration {
     samples[samples.len() / 2]
 }
 
-fn median_f64(mut samples: Vec<f64>) -> f64 {
-    samples.sort_unstable_by(f64::total_cmp);
-    samples[samples.len() / 2]
+/// The median over the rounds of `numerator / denominator`, each ratio within one round.
+fn median_ratio(numerator: &[Duration], denominator: &[Duration]) -> f64 {
+    let mut ratios: Vec<f64> = numerator
+        .iter()
+        .zip(denominator)
+        .map(|(n, d)| n.as_secs_f64() / d.as_secs_f64())
+        .collect();
+    ratios.sort_unstable_by(f64::total_cmp);
+    ratios[ratios.len() / 2]
 }
+
+/// A measurement's name and what it runs.
+type Measured<'a> = (&'static str, Box<dyn FnMut() + 'a>);
 
 fn timed(run: &mut dyn FnMut()) -> Duration {
     let started = Instant::now();
@@ -210,7 +219,7 @@ fn main() {
     let packets = run_call(&clean, epoch)
         .expect("the call runs")
         .rtp_packets_sent;
-    let mut runs: [(&str, Box<dyn FnMut()>); 4] = [
+    let mut runs: [Measured; 4] = [
         (
             "call clean",
             Box::new(|| {
@@ -248,20 +257,8 @@ fn main() {
     for ((name, _), kind) in runs.iter().zip(&samples) {
         report(name, TEN_MINUTES, kind);
     }
-    let chain_cost = median_f64(
-        samples[0]
-            .iter()
-            .zip(&samples[2])
-            .map(|(call, media)| call.as_secs_f64() / media.as_secs_f64())
-            .collect(),
-    );
-    let floor_share = median_f64(
-        samples[3]
-            .iter()
-            .zip(&samples[0])
-            .map(|(floor, call)| floor.as_secs_f64() / call.as_secs_f64())
-            .collect(),
-    );
+    let chain_cost = median_ratio(&samples[0], &samples[2]);
+    let floor_share = median_ratio(&samples[3], &samples[0]);
     println!(
         "the webrtc-rs chain (GCC, TWCC, pacer, NACK, FEC, feedback link) costs {chain_cost:.1}x \
          the media engine alone (median of the rounds' ratios)"
