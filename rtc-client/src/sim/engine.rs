@@ -313,11 +313,12 @@ impl SimCall {
         let receiver_due = *self
             .receiver_deadline
             .get_or_insert_with(|| self.receiver.poll_timeout().map(time_of));
+        let media_due = self.media_receiver.poll_timeout();
         let candidates = [
             frame_due,
             sender_due,
             receiver_due,
-            self.media_receiver.poll_timeout(),
+            media_due,
             self.controller.poll_timeout().map(time_of),
             self.forward.next_arrival(),
             self.reverse.next_arrival(),
@@ -342,12 +343,13 @@ impl SimCall {
         // history on each).
         let sender_touched = sender_due.is_some_and(|t| t <= now);
         let receiver_touched = receiver_due.is_some_and(|t| t <= now);
+        let media_touched = media_due.is_some_and(|t| t <= now);
 
         self.decide(now, instant);
         let framed = frame_due.is_some_and(|t| t <= now) && self.capture(now, instant)?;
         self.report_rtt(now);
         self.serve_sender(now, instant, sender_touched || framed)?;
-        self.serve_receiver(now, instant, receiver_touched)?;
+        self.serve_receiver(now, instant, receiver_touched, media_touched)?;
         Ok(true)
     }
 
@@ -495,6 +497,7 @@ impl SimCall {
         now: Time,
         instant: Instant,
         mut touched: bool,
+        mut media_touched: bool,
     ) -> Result<(), SimError> {
         while let Some(mut packet) = self.forward.pop_arrived(now) {
             packet.now = instant;
@@ -506,10 +509,15 @@ impl SimCall {
                 {
                     self.media_receiver
                         .on_packet(now, rtp.header.sequence_number, &rtp.payload);
+                    media_touched = true;
                 }
             }
         }
-        self.media_receiver.handle_timeout(now);
+        // The media receiver, too, is woken only at its deadline or with a packet: it acts on
+        // nothing else (its `poll_timeout` names every instant it has something to do).
+        if media_touched {
+            self.media_receiver.handle_timeout(now);
+        }
         while let Some(frame) = self.media_receiver.poll_rendered() {
             let second = usize::try_from(frame.rendered.as_nanos() / 1_000_000_000).ok();
             if let Some(count) = second.and_then(|s| self.rendered_per_second.get_mut(s)) {
