@@ -4,9 +4,10 @@
 //! its keys form one dense run. libwebrtc's `RtpPacketHistory` keeps them in a `std::deque`
 //! indexed by the sequence number's distance from the oldest for the same reason: an insert is an
 //! append and a lookup an index, where an ordered tree rebalances and moves its (large) values on
-//! every insert and removal. A key outside the run leaves empty slots for the keys between (at
-//! most 32 768, the reach of a sequence number unwrapped against the newest); the map behaves
-//! exactly as a `BTreeMap<i64, T>` would, which the property test below checks.
+//! every insert and removal. A key outside the run leaves empty slots for the keys between
+//! (bounded: a sequence number unwraps to within 32 768 of the newest, and the history culls
+//! the oldest); the map behaves exactly as a `BTreeMap<i64, T>` would, which the property test
+//! below checks.
 
 use std::collections::VecDeque;
 
