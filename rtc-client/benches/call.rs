@@ -120,9 +120,9 @@ fn media_only(duration: Duration) -> u64 {
 
 /// The floor the webrtc-rs chain puts under any call: `packets` RTP packets of the clean call's
 /// size, each written into a sender chain of [`SENDER_HOPS`] pass-through interceptors and read
-/// out of a receiver chain of [`RECEIVER_HOPS`], the chains asked for their deadlines as often
-/// as the call asks. Each hop moves the 224-byte `TaggedPacket` into an interceptor's queue and
-/// back out onto the chain's belt.
+/// out of a receiver chain of [`RECEIVER_HOPS`], both chains asked for their deadline once per
+/// packet. Each hop moves the 224-byte `TaggedPacket` into an interceptor's queue and back out
+/// onto the chain's belt.
 fn chain_floor(packets: u64) -> u64 {
     let chain = |hops: usize| {
         (0..hops)
