@@ -254,12 +254,14 @@ mod cwnd;
 mod googcc;
 mod handle;
 mod interceptor;
+pub mod nack;
 mod packet;
 mod policy;
 mod prober;
 mod protection;
 mod queue;
 mod repair;
+pub mod sender;
 mod stats;
 pub mod telemetry;
 
@@ -277,7 +279,7 @@ pub use handover_predictor::{
 pub use actions::{
     Action, ActionConfig, ActionConfigError, ActionCounter, ActionProfile, ActionStats,
     ActionWindow, ActionsHandle, BoostConfig, HandoverActions, HoldGate, MAX_ACTION_SPAN,
-    OnsetTracking, PROFILE_NAMES, UnknownProfile,
+    OnsetTracking, PROFILE_NAMES, TimingError, UnknownProfile,
 };
 pub use config::{
     MAX_QUEUE_TIME_LIMIT, MIN_QUEUE_TIME_LIMIT, PacingConfig, WEBRTC_DEFAULT_QUEUE_TIME_LIMIT,

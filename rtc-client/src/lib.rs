@@ -27,6 +27,7 @@
 pub mod call;
 pub mod experiment;
 pub mod fec;
+pub mod forecast;
 pub mod link;
 #[cfg(feature = "live")]
 pub mod live;

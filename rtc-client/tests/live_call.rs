@@ -10,11 +10,11 @@ use handover_predictor::ForecastSource;
 use handover_predictor::dish::{SimConfig, SkyTruth, SyntheticSky, serve};
 use live_support::{Answerer, Seen, config, parse_and_validate};
 use rtc_client::call::{FecChoice, PolicyChoice, TimedActions};
+use rtc_client::forecast::ForecastSpec;
 use rtc_client::link::{Capacity, Delay, LinkConfig, Loss};
 use rtc_client::live::call::{CallOutcome, LinkSetup, LiveCallConfig, run};
 use rtc_client::live::http::{PeerUrl, request_raw};
 use rtc_client::live::signal::ErrorBody;
-use rtc_client::live::sources::HandoverSpec;
 use rtc_client::scenario::orbit::End;
 use rtc_client::scenario::timeline::{Handover, HandoverTimeline};
 use rtc_client::scenario::{Scenario, ScenarioPaths};
@@ -123,7 +123,7 @@ async fn a_call_reads_the_simulated_dish_over_grpc() {
         Duration::from_secs(8),
         Duration::from_secs(3),
         PolicyChoice::Heuristic,
-        HandoverSpec::Dish(dish.local_addr().to_string()),
+        ForecastSpec::Dish(dish.local_addr().to_string()),
         None,
     );
     let mut seen = Seen::default();
@@ -159,7 +159,7 @@ async fn failing_sources_fall_back_to_2000_ms_and_the_calls_complete() {
         Duration::from_secs(5),
         Duration::from_secs(2),
         PolicyChoice::Heuristic,
-        HandoverSpec::Dish("127.0.0.1:1".into()),
+        ForecastSpec::Dish("127.0.0.1:1".into()),
         None,
     );
     let bad_tle = config(
@@ -167,7 +167,7 @@ async fn failing_sources_fall_back_to_2000_ms_and_the_calls_complete() {
         Duration::from_secs(5),
         Duration::from_secs(2),
         PolicyChoice::Heuristic,
-        HandoverSpec::Orbital {
+        ForecastSpec::OrbitalTle {
             tle: "/nonexistent/catalogue.tle".into(),
             lat: 50.67,
             lon: 4.61,
@@ -308,7 +308,7 @@ async fn lossy_live_call(answer_fec: bool) -> CallOutcome {
         Duration::from_secs(10),
         Duration::from_secs(5),
         PolicyChoice::Default,
-        HandoverSpec::None,
+        ForecastSpec::None,
         Some(link),
     );
     assert_eq!(
@@ -431,7 +431,7 @@ fn starlink_relay_call(url: String, seconds: u64, policy: PolicyChoice) -> LiveC
         duration,
         Duration::from_secs(5),
         policy,
-        HandoverSpec::Scenario,
+        ForecastSpec::Oracle,
         Some(link),
     )
 }

@@ -32,11 +32,11 @@ mod live_support;
 use live_support::{Answerer, config};
 use pacer::CwndMode;
 use rtc_client::call::{BweChoice, FecChoice, NackChoice, PolicyChoice, SenderOptions};
+use rtc_client::forecast::ForecastSpec;
 use rtc_client::link::{
     Buffer, Capacity, CapacityChange, Delay, HandoverEffect, HandoverEvent, LinkConfig, Time,
 };
 use rtc_client::live::call::{CallOutcome, LinkSetup, run};
-use rtc_client::live::sources::HandoverSpec;
 use rtc_client::scenario::timeline::HandoverTimeline;
 use std::time::{Duration, Instant};
 
@@ -93,7 +93,7 @@ struct Row {
     recovery_s: Option<f64>,
     fps: Vec<u32>,
     relay: rtc_client::live::relay::DirectionStats,
-    responder: Option<rtc_client::nack::NackResponderStats>,
+    responder: Option<pacer::nack::NackResponderStats>,
 }
 
 fn row(nack: NackChoice, outcome: &CallOutcome) -> Row {
@@ -168,7 +168,7 @@ async fn call(answerer: &Answerer, nack: NackChoice) -> Row {
         CALL,
         Duration::from_secs(10),
         PolicyChoice::Default,
-        HandoverSpec::None,
+        ForecastSpec::None,
         Some(squeeze()),
     );
     config.sender = SenderOptions {

@@ -20,6 +20,7 @@ mod handle;
 mod loss_onset;
 mod profile;
 mod schedule;
+mod timing;
 
 pub use config::{
     Action, ActionConfig, ActionConfigError, ActionWindow, BoostConfig, HoldGate, MAX_ACTION_SPAN,
@@ -28,3 +29,5 @@ pub use config::{
 pub use handle::ActionsHandle;
 pub use profile::{ActionProfile, PROFILE_NAMES, UnknownProfile};
 pub use schedule::{ActionCounter, ActionStats, HandoverActions};
+pub use timing::TimingError;
+pub(crate) use timing::TimingShift;

@@ -1,7 +1,7 @@
 //! The decision loop: every interval, a forecast in, a queue time limit out.
 
 use super::{CallFeedback, Fixed, QueuePolicy};
-use crate::actions::ActionProfile;
+use crate::actions::{ActionProfile, ActionsHandle, TimingError, TimingShift};
 use crate::{PacerHandle, clamp_queue_time_limit};
 use handover_predictor::{Forecast, HandoverSource};
 use std::fmt;
@@ -31,9 +31,9 @@ pub struct Decision {
     /// Why the decision fell back to WebRTC's 2000 ms, if it did.
     pub fallback: Option<String>,
     /// The action profile a joint policy chose (the `none` profile when it fell back); `None`
-    /// for a policy that does not choose the actions ([`QueuePolicy::controls_actions`]). The
-    /// driver applies it to the call's action schedule
-    /// ([`ActionsHandle::set_config`](crate::ActionsHandle::set_config)) at the decision.
+    /// for a policy that does not choose the actions ([`QueuePolicy::controls_actions`]). A
+    /// controller [`applying`](PolicyController::applying) the actions has set it on the
+    /// schedule ([`ActionsHandle::set_config`]) at the decision.
     pub profile: Option<ActionProfile>,
     /// What the call had measured, as handed to
     /// [`PolicyController::handle_timeout_with`] (all `None` through
@@ -89,6 +89,9 @@ pub struct PolicyController {
     policy: Box<dyn QueuePolicy>,
     fallback: Fixed,
     handle: PacerHandle,
+    /// The action schedule each decision updates, and the timing error added to its
+    /// predictions.
+    actions: Option<(ActionsHandle, TimingShift)>,
     decisions: u64,
     source_failures: u64,
     policy_failures: u64,
@@ -112,10 +115,31 @@ impl PolicyController {
             policy: Box::new(policy),
             fallback: Fixed::webrtc_default(),
             handle,
+            actions: None,
             decisions: 0,
             source_failures: 0,
             policy_failures: 0,
         }
+    }
+
+    /// Makes every decision also update `actions`: a joint policy's profile is applied, then the
+    /// forecast's predicted handovers after the decision instant replace the schedule's, each
+    /// moved by `timing_error` (its jitter drawn from `seed`). So the actions follow each
+    /// decision without the driver carrying the decision over (docs/architecture.md,
+    /// "Handover-timed actions").
+    pub fn applying(
+        mut self,
+        actions: ActionsHandle,
+        timing_error: TimingError,
+        seed: u64,
+    ) -> Self {
+        self.actions = Some((actions, TimingShift::new(timing_error, seed)));
+        self
+    }
+
+    /// Asks `source` for the forecasts from the next decision on.
+    pub fn set_source(&mut self, source: impl HandoverSource + 'static) {
+        self.source = Box::new(source);
     }
 
     /// The next decision boundary: `start` before the first decision, and afterwards always
@@ -229,6 +253,20 @@ impl PolicyController {
         let limit = self
             .handle
             .set_queue_time_limit(clamp_queue_time_limit(wanted));
+        if let Some((actions, shift)) = &mut self.actions {
+            if let Some(profile) = &profile {
+                // The menu's configurations are valid (the profile tests), so this never
+                // refuses; if it did, the schedule would keep its configuration.
+                let _ = actions.set_config(now, profile.config);
+            }
+            let t0 = forecast.t0();
+            let predictions: Vec<(Instant, f32)> = forecast
+                .handovers()
+                .iter()
+                .map(|h| (shift.shift(t0 + h.offset), h.probability))
+                .collect();
+            actions.set_predictions(now, predictions);
+        }
         let decision = Decision {
             index: self.decisions,
             at: now,
@@ -459,6 +497,36 @@ mod tests {
         let d = c.handle_timeout(start + 120 * SECOND).unwrap();
         assert_eq!(d.forecast.handover_count(), 0);
         assert_eq!(handle.queue_time_limit(), Duration::from_millis(500));
+    }
+
+    #[test]
+    fn a_controller_applying_actions_hands_each_decision_s_predictions_to_the_schedule() {
+        let start = Instant::now();
+        let source = TimelineSource::periodic(
+            "slots",
+            ForecastSource::Trace,
+            start,
+            12 * SECOND,
+            15 * SECOND,
+            117 * SECOND,
+        );
+        let actions = ActionsHandle::new(crate::ActionConfig::default()).unwrap();
+        let (c, _) = controller(start, source, Heuristic);
+        let late = TimingError {
+            offset_ms: 1000,
+            jitter_ms: 0,
+        };
+        let mut c = c.applying(actions.clone(), late, 7);
+        c.handle_timeout(start).unwrap();
+        // The guard opens at every predicted handover ([t - 50 ms, t + 400 ms)), each moved by
+        // the timing error: the first, predicted at 12 s, has not begun 12.5 s in.
+        let early = actions.take_stats(start + 12 * SECOND + Duration::from_millis(500));
+        assert_eq!(early.guard.applied, 0);
+        // All 8 of the first two minutes open, without the driver touching the schedule.
+        assert_eq!(actions.take_stats(start + 120 * SECOND).guard.applied, 8);
+        // The next decision's forecast has none.
+        c.handle_timeout(start + 120 * SECOND).unwrap();
+        assert_eq!(actions.take_stats(start + 240 * SECOND).guard.applied, 0);
     }
 
     #[test]

@@ -400,7 +400,7 @@ impl ActionsRecord {
 pub enum NackMode {
     /// webrtc-rs's stock `NackGeneratorInterceptor` and `NackResponderInterceptor`.
     Stock,
-    /// The libwebrtc-like pair with RTX (`rtc_client::nack`).
+    /// The libwebrtc-like pair with RTX (the responder: [`crate::nack`]).
     Libwebrtc,
     /// No NACK at all.
     Off,

@@ -2,13 +2,14 @@
 //! packetizer, stepped once per frame in simulated and real calls alike.
 
 use super::interval::OpenInterval;
-use super::sender::{SenderHandles, steer_encoder};
+use super::sender::steer_encoder;
 use super::streams::{VIDEO_PAYLOAD_TYPE, VIDEO_SSRC};
 use crate::link::Time;
 use crate::media::encoder::{Encoder, EncoderConfig};
 use crate::media::packetizer::{DEFAULT_MAX_PAYLOAD, MediaPacket, Packetizer};
 use pacer::CwndSnapshot;
 use pacer::PacerStats;
+use pacer::sender::SenderHandles;
 use std::time::Duration;
 
 /// Salt that separates the encoder's seed from the call seed.

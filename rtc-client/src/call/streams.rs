@@ -12,6 +12,9 @@ use crate::media::vp8::descriptor;
 use pacer::FrameInfo;
 use rtc_interceptor::{RTCPFeedback, RTPHeaderExtension, StreamInfo};
 
+/// The streams a video stream implies, bound on their own (the plugin's, [`pacer::sender`]).
+pub use pacer::sender::{fec_stream, padding_stream, rtx_stream};
+
 /// The transport-wide congestion control header extension (draft-holmer-rmcat-transport-wide-cc-
 /// extensions-01).
 pub const TRANSPORT_CC_URI: &str =
@@ -110,58 +113,6 @@ pub fn video_stream(rtx: bool, fec: bool) -> StreamInfo {
             uri: TRANSPORT_CC_URI.to_owned(),
             id: u16::from(TRANSPORT_CC_EXTENSION_ID),
         }],
-        ..Default::default()
-    }
-}
-
-/// The RTX stream a video stream names (none if it names none), bound on its own so that the
-/// TWCC sender numbers its packets and the congestion controller and the TWCC receiver record
-/// them: `video/rtx` with `apt` = the video payload type, the video stream's header extensions,
-/// transport-cc feedback and no NACK of its own.
-pub fn rtx_stream(video: &StreamInfo) -> Option<StreamInfo> {
-    let (ssrc, payload_type) = (video.ssrc_rtx?, video.payload_type_rtx?);
-    Some(StreamInfo {
-        ssrc,
-        clock_rate: video.clock_rate,
-        mime_type: "video/rtx".to_owned(),
-        payload_type,
-        sdp_fmtp_line: format!("apt={}", video.payload_type),
-        rtcp_feedback: vec![transport_cc()],
-        rtp_header_extensions: video.rtp_header_extensions.clone(),
-        ..Default::default()
-    })
-}
-
-/// The repair stream a video stream names (none if it names none), bound on its own as the RTX
-/// stream is, so that the TWCC sender numbers repair packets and the congestion controller and
-/// the TWCC receiver record them: `video/flexfec-03` with the video stream's header extensions
-/// and transport-cc feedback. Bound before the video stream, so that the pacer classes it as FEC.
-pub fn fec_stream(video: &StreamInfo) -> Option<StreamInfo> {
-    let (ssrc, payload_type) = (video.ssrc_fec?, video.payload_type_fec?);
-    Some(StreamInfo {
-        ssrc,
-        clock_rate: video.clock_rate,
-        mime_type: "video/flexfec-03".to_owned(),
-        payload_type,
-        sdp_fmtp_line: "repair-window=10000000".to_owned(),
-        rtcp_feedback: vec![transport_cc()],
-        rtp_header_extensions: video.rtp_header_extensions.clone(),
-        ..Default::default()
-    })
-}
-
-/// The padding stream ([`PADDING_SSRC`]) that carries GoogCC's probes and the congestion
-/// window's keep-alives, in `payload_type`: the video stream's codec and header extensions with
-/// transport-cc feedback, so that its packets are numbered and acknowledged; the receiver drops
-/// them before the media receiver.
-pub fn padding_stream(video: &StreamInfo, payload_type: u8) -> StreamInfo {
-    StreamInfo {
-        ssrc: PADDING_SSRC,
-        clock_rate: video.clock_rate,
-        mime_type: video.mime_type.clone(),
-        payload_type,
-        rtcp_feedback: vec![transport_cc()],
-        rtp_header_extensions: video.rtp_header_extensions.clone(),
         ..Default::default()
     }
 }

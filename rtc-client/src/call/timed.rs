@@ -1,19 +1,15 @@
-//! Handover-timed actions in a call: which actions a `timed` policy applies, the forecast's
-//! predicted handovers handed to the action schedule at every decision, and the forecast timing
-//! error a simulation can add to them (docs/architecture.md, "Handover-timed actions").
+//! Handover-timed actions in a call: which actions a `timed` policy applies
+//! (docs/architecture.md, "Handover-timed actions").
 //!
-//! The schedule itself, and the pacer hold, the estimator guard and the protection boost it
-//! drives, are the plugin's ([`pacer::ActionsHandle`]); this module only feeds it, the same way
-//! in simulated and real calls.
+//! The schedule itself, the pacer hold, the estimator guard and the protection boost it drives,
+//! and the predictions each decision hands it (with the forecast timing error a simulation can
+//! add, [`TimingError`]) are the plugin's ([`pacer::ActionsHandle`], [`pacer::PolicyController`]).
 
-use pacer::telemetry::{ActionsRecord, IntervalRecord};
-use pacer::{ActionConfig, ActionsHandle, CallFeedback, Decision};
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
-use std::time::{Duration, Instant};
+use pacer::telemetry::ActionsRecord;
+use pacer::{ActionConfig, ActionsHandle};
+use std::time::Instant;
 
-/// Salt that separates the timing-error draws from the other streams of a call seed.
-const TIMING_SEED_SALT: u64 = 0x5449_4D49_4E47_0001;
+pub use pacer::TimingError;
 
 /// The actions a `timed` policy applies at each predicted handover, each with the plugin's
 /// default window ([`ActionConfig::default`]).
@@ -186,88 +182,6 @@ impl TimedActions {
     }
 }
 
-/// An error in the forecast's timing, added to every predicted handover instant before the
-/// actions see it: a fixed offset and a uniform jitter in `[-jitter, +jitter]`, drawn per
-/// instant from the call seed. In a real call the host clock is the reference and the forecast
-/// can be off by both; a simulation adds them to show what the actions tolerate.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct TimingError {
-    /// Added to every predicted instant, ms (negative: the forecast is early).
-    pub offset_ms: i64,
-    /// Half-width of the uniform jitter, ms.
-    pub jitter_ms: u64,
-}
-
-/// Hands each decision's predicted handovers to the action schedule, with the timing error.
-#[derive(Debug)]
-pub struct PredictionFeed {
-    error: TimingError,
-    rng: ChaCha8Rng,
-}
-
-impl PredictionFeed {
-    /// A feed adding `error`, its jitter drawn from a stream of `seed`.
-    pub fn new(error: TimingError, seed: u64) -> Self {
-        Self {
-            error,
-            rng: ChaCha8Rng::seed_from_u64(seed ^ TIMING_SEED_SALT),
-        }
-    }
-
-    /// Applies `decision`'s action profile, when a joint policy chose one, then replaces the
-    /// schedule's predictions with the handovers its forecast predicts after its instant, each
-    /// moved by the timing error.
-    pub fn feed(&mut self, actions: &ActionsHandle, decision: &Decision) {
-        if let Some(profile) = decision.profile {
-            // The menu's configurations are valid (pacer's profile tests), so this never refuses;
-            // if it did, the schedule would keep its configuration.
-            let _ = actions.set_config(decision.at, profile.config);
-        }
-        let t0 = decision.forecast.t0();
-        let predictions: Vec<(Instant, f32)> = decision
-            .forecast
-            .handovers()
-            .iter()
-            .map(|h| (self.shift(t0 + h.offset), h.probability))
-            .collect();
-        actions.set_predictions(decision.at, predictions);
-    }
-
-    fn shift(&mut self, at: Instant) -> Instant {
-        let jitter = self.error.jitter_ms as i64;
-        let drawn = if jitter > 0 {
-            self.rng.random_range(-jitter..=jitter)
-        } else {
-            0
-        };
-        let moved_ms = self.error.offset_ms.saturating_add(drawn);
-        let by = Duration::from_millis(moved_ms.unsigned_abs());
-        if moved_ms >= 0 {
-            at + by
-        } else {
-            at.checked_sub(by).unwrap_or(at)
-        }
-    }
-}
-
-/// What the call has measured for a joint policy's next decision: the hold gate's boundary
-/// excess loss and the last closed interval's packet loss (docs/architecture.md, "Queue
-/// policies and decisions", joint policies). Nothing for a policy that does not read it, so
-/// that its decisions and telemetry stay as they were.
-pub fn feedback(
-    joint: bool,
-    actions: Option<&ActionsHandle>,
-    previous: Option<&IntervalRecord>,
-) -> CallFeedback {
-    if !joint {
-        return CallFeedback::default();
-    }
-    CallFeedback {
-        boundary_excess_loss_pct: actions.and_then(ActionsHandle::boundary_excess_loss_pct),
-        previous_loss_pct: previous.map(|r| r.qoe.packet_loss_pct),
-    }
-}
-
 /// The interval's action counters for telemetry, then reset; `None` when the call applies no
 /// actions.
 pub fn take_record(actions: Option<&ActionsHandle>, now: Instant) -> Option<ActionsRecord> {
@@ -354,56 +268,5 @@ mod tests {
         assert_eq!(TimedActions::all().config(), ActionSet::ALL.config());
         let some = TimedActions::from_set(ActionSet::parse("guard+boost").unwrap());
         assert_eq!(some.label(), Some("guard+boost"));
-    }
-
-    #[test]
-    fn the_timing_error_moves_each_instant_by_the_offset_and_at_most_the_jitter() {
-        let at = Instant::now() + Duration::from_secs(100);
-        let mut early = PredictionFeed::new(
-            TimingError {
-                offset_ms: -50,
-                jitter_ms: 0,
-            },
-            1,
-        );
-        assert_eq!(early.shift(at), at - Duration::from_millis(50));
-        let mut jittery = PredictionFeed::new(
-            TimingError {
-                offset_ms: 10,
-                jitter_ms: 30,
-            },
-            1,
-        );
-        let moved: Vec<i64> = (0..200)
-            .map(|_| {
-                let t = jittery.shift(at);
-                if t >= at {
-                    (t - at).as_millis() as i64
-                } else {
-                    -((at - t).as_millis() as i64)
-                }
-            })
-            .collect();
-        assert!(moved.iter().all(|&m| (-20..=40).contains(&m)), "{moved:?}");
-        assert!(moved.iter().any(|&m| m < 0) && moved.iter().any(|&m| m > 20));
-        let mut again = PredictionFeed::new(
-            TimingError {
-                offset_ms: 10,
-                jitter_ms: 30,
-            },
-            1,
-        );
-        let replay: Vec<Instant> = (0..200).map(|_| again.shift(at)).collect();
-        assert_eq!(
-            replay,
-            moved
-                .iter()
-                .map(|&m| if m >= 0 {
-                    at + Duration::from_millis(m as u64)
-                } else {
-                    at - Duration::from_millis(m.unsigned_abs())
-                })
-                .collect::<Vec<_>>()
-        );
     }
 }

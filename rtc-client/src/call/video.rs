@@ -4,9 +4,9 @@
 
 use super::camera::{Camera, FrameStep};
 use super::interval::OpenInterval;
-use super::sender::SenderHandles;
 use crate::link::Time;
 use crate::media::packetizer::MediaPacket;
+use pacer::sender::SenderHandles;
 
 /// What `call --video` parses to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -114,6 +114,16 @@ impl Video {
             Self::Synthetic(c) => c.encoder().frames_dropped(),
             #[cfg(feature = "vp8")]
             Self::Vp8(c) => c.frames_dropped(),
+        }
+    }
+
+    /// Frames the encoder dropped for congestion-window pushback (the synthetic encoder drops
+    /// one in N; the VP8 camera follows the pushback target instead, so it drops none for it).
+    pub fn frames_dropped_by_pushback(&self) -> u64 {
+        match self {
+            Self::Synthetic(c) => c.encoder().frames_dropped_by_pushback(),
+            #[cfg(feature = "vp8")]
+            Self::Vp8(_) => 0,
         }
     }
 

@@ -17,12 +17,12 @@
 
 use super::camera::FrameStep;
 use super::interval::OpenInterval;
-use super::sender::SenderHandles;
 use super::streams::{VIDEO_PAYLOAD_TYPE, VIDEO_SSRC};
 use crate::link::Time;
 use crate::media::packetizer::{DEFAULT_MAX_PAYLOAD, MediaPacket};
 use crate::media::vp8::pattern::TestPattern;
 use pacer::CwndMode;
+use pacer::sender::SenderHandles;
 use rtc_rtp::codec::vp8::Vp8Payloader;
 use rtc_rtp::packetizer::Payloader;
 use std::time::Duration;

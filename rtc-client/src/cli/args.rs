@@ -13,8 +13,8 @@ use rtc_client::call::{
 };
 use rtc_client::experiment::batch::{self, FinishedCall};
 use rtc_client::experiment::run::{CallSettings, CallSpec};
+use rtc_client::forecast::{ForecastError, ForecastSpec};
 use rtc_client::scenario::{Scenario, ScenarioPaths};
-use rtc_client::sim::HandoverChoice;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -158,37 +158,19 @@ impl SenderArgs {
     }
 }
 
-/// Where the policy's handover forecast comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum HandoverArg {
-    /// The scenario's ground-truth handover timeline for the next 120 s (evaluation only).
-    Oracle,
-    /// The paper's live predictor: the last 120 s of handovers, repeated (8 evenly spaced ones
-    /// before 120 s were seen).
-    Mirror,
-    /// SGP4 over the scenario's own constellation, at both ends (orbit scenarios only, such as
-    /// sparse-leo).
-    Orbital,
-    /// Every slot boundary with the switch probability learned from the boundaries already
-    /// passed (on paths without slots, the orbital instants).
-    Calibrated,
+/// A forecast spec for a simulated call ([`ForecastSpec::parse`], refusing the sources only a
+/// real call has).
+pub fn parse_sim_forecast(text: &str) -> Result<ForecastSpec, String> {
+    let spec = ForecastSpec::parse(text)?;
+    if spec.needs_real_time() {
+        return Err(ForecastError::NotInSimulation(spec.name()).to_string());
+    }
+    Ok(spec)
 }
 
-impl HandoverArg {
-    /// The simulator's choice.
-    pub fn choice(self) -> HandoverChoice {
-        match self {
-            Self::Oracle => HandoverChoice::Oracle,
-            Self::Mirror => HandoverChoice::Mirror,
-            Self::Orbital => HandoverChoice::Orbital,
-            Self::Calibrated => HandoverChoice::Calibrated,
-        }
-    }
-
-    /// The forecast's name, as `--handover` writes it.
-    pub fn as_str(self) -> &'static str {
-        self.choice().as_str()
-    }
+/// A forecast spec for a real call ([`ForecastSpec::parse`]).
+pub fn parse_forecast(text: &str) -> Result<ForecastSpec, String> {
+    ForecastSpec::parse(text)
 }
 
 /// Which bandwidth estimator the call runs.
@@ -381,8 +363,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "DURATION", default_value = "120s", value_parser = parse_interval)]
     pub interval: Duration,
     /// Handover forecast the policies read (as `sim --handover`).
-    #[arg(long, value_enum, default_value_t = HandoverArg::Oracle)]
-    pub handover: HandoverArg,
+    #[arg(long, value_name = "SOURCE", default_value = "oracle", value_parser = parse_sim_forecast)]
+    pub handover: ForecastSpec,
     #[command(flatten)]
     pub timing: TimingArgs,
     /// The sender of every call (as `sim`'s flags, recorded in the telemetry): each flag given
@@ -414,7 +396,7 @@ impl RunArgs {
 
     /// `--handover` as written on the command line.
     pub fn handover_name(&self) -> String {
-        self.handover.choice().as_str().to_owned()
+        self.handover.name()
     }
 
     /// What every call shares.
@@ -422,7 +404,7 @@ impl RunArgs {
         CallSettings {
             duration: self.duration,
             interval: self.interval,
-            handover: self.handover.choice(),
+            handover: self.handover.clone(),
             sender: self.sender.overrides(),
             timing_error: self.timing.error(),
         }

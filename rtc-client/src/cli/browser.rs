@@ -6,12 +6,12 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
 use pacer::telemetry::TelemetryWriter;
 use rtc_client::call::{PolicyChoice, SenderOptions, VideoChoice};
+use rtc_client::forecast::ForecastSpec;
 use rtc_client::live::answer::{AnswerConfig, AnswerEvent, AnswerServer};
 use rtc_client::live::call::{LinkSetup, LiveCallConfig, StatusEvent, run as run_call};
 use rtc_client::live::chromium::{self, Chromium};
 use rtc_client::live::http::{PeerUrl, request};
 use rtc_client::live::signal::{QoeQuery, QoeSnapshot};
-use rtc_client::live::sources::HandoverSpec;
 use rtc_client::live::web::{WebConfig, WebHandle, WebLink};
 use rtc_client::scenario::Scenario;
 use serde_json::{Value, json};
@@ -48,8 +48,8 @@ pub struct BrowserArgs {
     #[arg(long, value_name = "POLICY", default_value = "default", value_parser = parse_policy)]
     policy: PolicyChoice,
     /// Handover source of our sender's policy (receive direction), as `call --handover`.
-    #[arg(long, value_name = "SOURCE", default_value = "none", value_parser = HandoverSpec::parse)]
-    handover: HandoverSpec,
+    #[arg(long, value_name = "SOURCE", default_value = "none", value_parser = super::args::parse_forecast)]
+    handover: ForecastSpec,
     /// Decision interval of our sender's policy, 1 s to 120 s.
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_interval)]
     decision_interval: Duration,

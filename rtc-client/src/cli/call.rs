@@ -5,10 +5,10 @@ use anyhow::{Context, Result};
 use clap::Args;
 use pacer::telemetry::TelemetryWriter;
 use rtc_client::call::{PolicyChoice, SenderOptions, VideoChoice};
+use rtc_client::forecast::ForecastSpec;
 use rtc_client::live::call::{
     CallOutcome, LinkSetup, LiveCallConfig, StatusEvent, run as run_call,
 };
-use rtc_client::live::sources::HandoverSpec;
 use rtc_client::live::status::{process_cpu_time, summary};
 use rtc_client::scenario::Scenario;
 use std::fs::File;
@@ -36,8 +36,8 @@ pub struct CallArgs {
     /// the dish detector's verdicts), orbital:TLE@LAT,LON, dish:ADDR (a dish's gRPC API, real or
     /// simulated) or scenario (the --link scenario's truth). A source that fails falls back to
     /// 2000 ms and the call goes on.
-    #[arg(long, value_name = "SOURCE", default_value = "none", value_parser = HandoverSpec::parse)]
-    handover: HandoverSpec,
+    #[arg(long, value_name = "SOURCE", default_value = "none", value_parser = super::args::parse_forecast)]
+    handover: ForecastSpec,
     /// Emulate this scenario's links between the peers (a shipped name or a .toml file): an
     /// in-process UDP relay applies its forward link to the media and its reverse link to the
     /// feedback, in real time.

@@ -13,8 +13,9 @@ use clap::Args;
 use pacer::CUMULATIVE_NORM;
 use plotters::prelude::*;
 use rtc_client::call::PolicyChoice;
+use rtc_client::forecast::ForecastSpec;
 use rtc_client::scenario::Scenario;
-use rtc_client::sim::{CallConfig, CallResult, HandoverChoice, run_call};
+use rtc_client::sim::{CallConfig, CallResult, run_call};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -89,7 +90,7 @@ pub fn run(args: DemoArgs, epoch: Instant) -> Result<()> {
         }
         for (row, policy) in rows.iter_mut().zip([PolicyChoice::Default, aware.clone()]) {
             let mut config = CallConfig::from_realization(&realization, policy);
-            config.handover = HandoverChoice::Calibrated;
+            config.handover = ForecastSpec::Calibrated;
             let result = run_call(&config, epoch)
                 .with_context(|| format!("the call over {SCENARIO} (seed {seed}) failed"))?;
             row.results.push(result);

@@ -1,14 +1,15 @@
 //! `rtc-client sim`: run one simulated call over a scenario and report its QoE.
 
 use super::args::{
-    HandoverArg, PathArgs, SenderArgs, TimingArgs, parse_duration, parse_interval, parse_policy,
-    policy_name,
+    PathArgs, SenderArgs, TimingArgs, parse_duration, parse_interval, parse_policy,
+    parse_sim_forecast, policy_name,
 };
 use anyhow::{Context, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use pacer::telemetry::{IntervalRecord, QoeRecord, TelemetryWriter};
 use rtc_client::call::PolicyChoice;
+use rtc_client::forecast::ForecastSpec;
 use rtc_client::scenario::Scenario;
 use rtc_client::sim::{CallConfig, CallResult, run_call};
 use serde::Serialize;
@@ -36,9 +37,13 @@ pub struct SimArgs {
     /// such as traces/actions/default.toml, timed@fixed:200 takes another policy's limit).
     #[arg(long, value_name = "POLICY", default_value = "default", value_parser = parse_policy)]
     policy: PolicyChoice,
-    /// Handover forecast the policy reads.
-    #[arg(long, value_enum, default_value_t = HandoverArg::Oracle)]
-    handover: HandoverArg,
+    /// Handover forecast the policy reads: oracle (the scenario's ground truth for the next 120
+    /// s, evaluation only), mirror (the paper's predictor: the last 120 s of handovers,
+    /// repeated), orbital (SGP4 over the scenario's own constellation, at both ends; orbit
+    /// scenarios such as sparse-leo), calibrated (every slot boundary with the switch rate
+    /// learned from the boundaries already passed) or none.
+    #[arg(long, value_name = "SOURCE", default_value = "oracle", value_parser = parse_sim_forecast)]
+    handover: ForecastSpec,
     #[command(flatten)]
     timing: TimingArgs,
     #[command(flatten)]
@@ -155,7 +160,7 @@ struct SimReport<'a> {
     call_id: &'a str,
     seed: u64,
     policy: String,
-    handover: &'static str,
+    handover: String,
     nack: &'static str,
     bwe: &'static str,
     cwnd: &'static str,
@@ -188,7 +193,7 @@ pub fn run(args: SimArgs, epoch: Instant) -> Result<()> {
         .with_context(|| format!("cannot build the scenario {}", scenario.origin))?;
     let mut config = CallConfig::from_realization(&realization, args.policy.clone());
     config.decision_interval = args.interval;
-    config.handover = args.handover.choice();
+    config.handover = args.handover.clone();
     config.timing_error = args.timing.error();
     // The flags over the scenario file's [sender] table (already in the realisation) over the
     // defaults.
@@ -224,7 +229,7 @@ pub fn run(args: SimArgs, epoch: Instant) -> Result<()> {
         call_id: &config.call_id,
         seed: args.seed,
         policy: policy_name(&args.policy),
-        handover: args.handover.as_str(),
+        handover: args.handover.name(),
         nack: config.nack.as_str(),
         bwe: config.bwe.as_str(),
         cwnd: config.sender().cwnd_name(),

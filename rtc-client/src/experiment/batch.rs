@@ -228,7 +228,7 @@ pub fn run_calls(
                 scenario,
                 policies[spec.policy].clone(),
                 spec.seed,
-                settings,
+                &settings,
                 epoch,
             )?;
             let bytes = telemetry_bytes(scenario, spec.seed, &result)?;

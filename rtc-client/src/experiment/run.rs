@@ -5,8 +5,9 @@
 //! are put back in the order of the plan (scenario, policy, seed), never in completion order.
 
 use crate::call::{PolicyChoice, SenderOverrides, TimingError};
+use crate::forecast::ForecastSpec;
 use crate::scenario::{Scenario, ScenarioError};
-use crate::sim::{CallConfig, CallResult, HandoverChoice, SimError, run_call};
+use crate::sim::{CallConfig, CallResult, SimError, run_call};
 use pacer::telemetry::{TelemetryError, TelemetryWriter};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -77,14 +78,14 @@ pub struct CallSpec {
 }
 
 /// What every call of a plan shares.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct CallSettings {
     /// Call length.
     pub duration: Duration,
     /// Decision interval.
     pub interval: Duration,
     /// Where the policy's handover forecast comes from.
-    pub handover: HandoverChoice,
+    pub handover: ForecastSpec,
     /// The sender options the command line sets (`--bwe`, `--nack`, `--cwnd`,
     /// `--keyframe-flush`); each call lays them over its scenario file's `[sender]` table and the
     /// defaults.
@@ -135,7 +136,7 @@ pub fn simulate(
     scenario: &Scenario,
     policy: PolicyChoice,
     seed: u64,
-    settings: CallSettings,
+    settings: &CallSettings,
     epoch: Instant,
 ) -> Result<CallResult, CallError> {
     let realization = scenario
@@ -147,7 +148,7 @@ pub fn simulate(
         })?;
     let mut config = CallConfig::from_realization(&realization, policy);
     config.decision_interval = settings.interval;
-    config.handover = settings.handover;
+    config.handover = settings.handover.clone();
     config.timing_error = settings.timing_error;
     config.set_sender(realization.sender.overridden_by(&settings.sender));
     run_call(&config, epoch).map_err(|source| CallError::Sim {

@@ -423,6 +423,64 @@ fn caller_epoch(epoch_unix_ns: Option<u64>) -> Instant {
     }
 }
 
+impl CallState {
+    /// The receiver at `now`: renders what is due into the meter and the per-second counts, and
+    /// says whether a PLI goes out (the receiver's own, or the NACK generator's key-frame
+    /// request when the receiver is not asking already and the last PLI is at least the
+    /// receiver's spacing old, as in the simulator).
+    fn serve(&mut self, now: Time, generator: Option<&NackGeneratorHandle>) -> bool {
+        self.receiver.handle_timeout(now);
+        while let Some(frame) = self.receiver.poll_rendered() {
+            self.meter.on_rendered(&frame);
+            self.rendered_this_second += 1;
+            // Seconds of the caller's clock; a day bounds a clock gone wrong.
+            let second = usize::try_from(now.as_millis() / 1000).unwrap_or(usize::MAX);
+            if second < 86_400 {
+                if self.rendered_per_second.len() <= second {
+                    self.rendered_per_second.resize(second + 1, 0);
+                }
+                self.rendered_per_second[second] += 1;
+            }
+        }
+        let mut pli = self.receiver.poll_pli(now);
+        // The generator's key-frame request becomes a PLI only when the receiver is not
+        // asking already and the last PLI is at least the receiver's spacing old (as sim).
+        if let Some(generator) = generator
+            && generator.take_key_frame_request()
+        {
+            let spaced = self.last_pli.is_none_or(|t| {
+                now.saturating_duration_since(t) >= self.receiver.config().pli_interval
+            });
+            if !pli && !self.receiver.waiting_for_key_frame() && spaced {
+                pli = true;
+            }
+        }
+        if pli {
+            self.last_pli = Some(now);
+            self.plis_sent += 1;
+        }
+        pli
+    }
+
+    /// The status line of the second that just ended, with `bytes` received in it.
+    fn second_line(&mut self, elapsed: Duration, bytes: u64) -> String {
+        self.fps_last_second = std::mem::take(&mut self.rendered_this_second);
+        let total = self.meter.total();
+        format!(
+            "t={:>3}s {:>3} fps {:>6.0} kbit/s received, {} frames, {} freezes, delay p95 {} ms, {} PLIs",
+            elapsed.as_secs(),
+            self.fps_last_second,
+            bytes as f64 * 8.0 / 1000.0,
+            total.frames_rendered,
+            total.freeze_count,
+            total
+                .delay_percentile(95.0)
+                .map_or("-".to_owned(), |d| d.as_millis().to_string()),
+            self.plis_sent,
+        )
+    }
+}
+
 /// The call's receive loop; returns why it ended.
 #[allow(clippy::too_many_arguments)]
 async fn receive(
@@ -504,64 +562,14 @@ async fn receive(
                 {
                     generator.set_rtt(Some(rtt));
                 }
-                let line = {
-                    let mut s = lock(state);
-                    s.fps_last_second = std::mem::take(&mut s.rendered_this_second);
-                    let total = s.meter.total();
-                    format!(
-                        "t={:>3}s {:>3} fps {:>6.0} kbit/s received, {} frames, {} freezes, delay p95 {} ms, {} PLIs",
-                        started.elapsed().as_secs(),
-                        s.fps_last_second,
-                        bytes_this_second as f64 * 8.0 / 1000.0,
-                        total.frames_rendered,
-                        total.freeze_count,
-                        total
-                            .delay_percentile(95.0)
-                            .map_or("-".to_owned(), |d| d.as_millis().to_string()),
-                        s.plis_sent,
-                    )
-                };
+                let line = lock(state).second_line(started.elapsed(), bytes_this_second);
                 bytes_this_second = 0;
                 (server.report)(AnswerEvent::Second { call_id: call_id.to_owned(), line });
             }
             () = wake => {}
         }
         let now = time(Instant::now());
-        let pli = {
-            let mut s = lock(state);
-            let s = &mut *s;
-            s.receiver.handle_timeout(now);
-            while let Some(frame) = s.receiver.poll_rendered() {
-                s.meter.on_rendered(&frame);
-                s.rendered_this_second += 1;
-                // Seconds of the caller's clock; a day bounds a clock gone wrong.
-                let second = usize::try_from(now.as_millis() / 1000).unwrap_or(usize::MAX);
-                if second < 86_400 {
-                    if s.rendered_per_second.len() <= second {
-                        s.rendered_per_second.resize(second + 1, 0);
-                    }
-                    s.rendered_per_second[second] += 1;
-                }
-            }
-            let mut pli = s.receiver.poll_pli(now);
-            // The generator's key-frame request becomes a PLI only when the receiver is not
-            // asking already and the last PLI is at least the receiver's spacing old (as sim).
-            if let Some(generator) = &generator
-                && generator.take_key_frame_request()
-            {
-                let spaced = s.last_pli.is_none_or(|t| {
-                    now.saturating_duration_since(t) >= s.receiver.config().pli_interval
-                });
-                if !pli && !s.receiver.waiting_for_key_frame() && spaced {
-                    pli = true;
-                }
-            }
-            if pli {
-                s.last_pli = Some(now);
-                s.plis_sent += 1;
-            }
-            pli
-        };
+        let pli = lock(state).serve(now, generator.as_ref());
         if pli {
             let pli =
                 rtc::rtcp::payload_feedbacks::picture_loss_indication::PictureLossIndication {

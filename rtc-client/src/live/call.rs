@@ -27,28 +27,32 @@ use super::LiveError;
 use super::answer::ice_rtt;
 use super::http::{PeerUrl, request};
 use super::peer::{
-    CallerHandles, Events, build_peer, sender_chain, set_local_and_gather, video_track,
+    CallerChain, Events, build_peer, sender_chain, set_local_and_gather, video_track,
 };
-use super::relay::{RelaySockets, RelayStats};
+use super::relay::{Relay, RelaySockets, RelayStats};
 use super::signal::{
     AnswerResponse, OfferRequest, QoeQuery, QoeSnapshot, SessionDescription, candidates,
     rewrite_candidates,
 };
-use super::sources::{self, HandoverSpec};
 use super::status::StatusLine;
-use crate::call::interval::{CallLabels, FecTotals, OpenInterval, observe};
+use crate::call::core::{CallCore, CallEvent, FarEnd};
+use crate::call::interval::{CallLabels, FecTotals};
 use crate::call::streams::rtp_of;
-use crate::call::timed::{self, PredictionFeed, TimingError};
+use crate::call::timed::TimingError;
 use crate::call::video::{Video, VideoChoice};
 use crate::call::{NackChoice, PolicyChoice, SenderOptions};
+use crate::forecast::{self, ForecastInputs, ForecastSpec};
 use crate::link::{Link, LinkConfig, Time};
 use crate::scenario::build::Realization;
 use crate::scenario::timeline::HandoverTimeline;
 use handover_predictor::{HandoverSource, NoHandovers};
+use pacer::Decision;
+use pacer::sender::HandoverAwareSender;
 use pacer::telemetry::{IntervalRecord, QoeRecord};
-use pacer::{Decision, PolicyController};
 use std::future::Future;
 use std::net::IpAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use webrtc::media_stream::track_local::TrackLocal;
 use webrtc::peer_connection::{PeerConnection, RTCPeerConnectionState, RTCSessionDescription};
@@ -81,6 +85,20 @@ pub struct LinkSetup {
 }
 
 impl LinkSetup {
+    /// The forward and reverse links.
+    ///
+    /// # Errors
+    ///
+    /// [`LiveError::Link`] naming the direction whose configuration is invalid.
+    pub fn links(&self) -> Result<(Link, Link), LiveError> {
+        Ok((
+            Link::new(self.forward.clone(), self.forward_seed)
+                .map_err(|e| LiveError::Link(format!("forward: {e}")))?,
+            Link::new(self.reverse.clone(), self.reverse_seed)
+                .map_err(|e| LiveError::Link(format!("reverse: {e}")))?,
+        ))
+    }
+
     /// The links and truth of a realised scenario.
     pub fn from_realization(r: &Realization) -> Self {
         Self {
@@ -104,7 +122,7 @@ pub struct LiveCallConfig {
     /// The queue policy.
     pub policy: PolicyChoice,
     /// Where the policy's forecast comes from.
-    pub handover: HandoverSpec,
+    pub handover: ForecastSpec,
     /// The emulated link, if any (none: the peers talk directly).
     pub link: Option<LinkSetup>,
     /// The decision interval.
@@ -156,7 +174,7 @@ pub struct CallOutcome {
     /// The pacer's queue time limit when that longest queue was seen, ms.
     pub queue_limit_at_max_ms: f64,
     /// The libwebrtc-like responder's counters at the end ([`NackChoice::Libwebrtc`]).
-    pub nack_responder: Option<crate::nack::NackResponderStats>,
+    pub nack_responder: Option<pacer::nack::NackResponderStats>,
     /// What loss protection did: repair packets sent (and their bytes, with the media bytes
     /// beside them), and at the receiver repair packets received and packets recovered.
     pub fec: FecTotals,
@@ -189,24 +207,27 @@ pub async fn run(
     let time = |i: Instant| Time::from_instant(epoch, i);
 
     // The links first: a bad configuration fails before any network work.
-    let links = match &config.link {
-        Some(l) => Some((
-            Link::new(l.forward.clone(), l.forward_seed)
-                .map_err(|e| LiveError::Link(format!("forward: {e}")))?,
-            Link::new(l.reverse.clone(), l.reverse_seed)
-                .map_err(|e| LiveError::Link(format!("reverse: {e}")))?,
-        )),
-        None => None,
-    };
-    let source = sources::build(
+    let links = config.link.as_ref().map(LinkSetup::links).transpose()?;
+    let source = forecast::build(
         &config.handover,
-        config.link.as_ref().map(|l| &l.timeline),
+        ForecastInputs {
+            scenario: config.link.as_ref().map_or("live", |l| &l.scenario),
+            timeline: config.link.as_ref().map(|l| &l.timeline),
+            orbits: None,
+            real_time: true,
+        },
         epoch,
-    )?;
+    )
+    .map_err(|e| LiveError::Config(e.to_string()))?;
 
     // Peer connection and offer.
     // Real VP8 is what a browser receives: no padding stream then (see `sender_chain`).
-    let (media, registry, handles) = sender_chain(
+    let CallerChain {
+        media,
+        registry,
+        sender: control,
+        pli,
+    } = sender_chain(
         config.sender,
         config.policy.actions(),
         config.video != VideoChoice::Vp8,
@@ -221,127 +242,45 @@ pub async fn run(
         peer.add_track(track.clone() as std::sync::Arc<dyn TrackLocal>)
             .await
             .map_err(LiveError::webrtc)?;
-        let offer = peer.create_offer(None).await.map_err(LiveError::webrtc)?;
-        let offer = set_local_and_gather(peer.as_ref(), &events, offer).await?;
-        let mut offer_sdp = offer.sdp;
-        let relay_sockets = match &links {
-            Some(_) => {
-                let sockets = RelaySockets::bind(config.local_ip).await?;
-                let caller = *candidates(&offer_sdp)
-                    .first()
-                    .ok_or_else(|| LiveError::Signalling("the offer has no candidate".into()))?;
-                offer_sdp = rewrite_candidates(&offer_sdp, sockets.answerer_facing()?)
-                    .map_err(|e| LiveError::Signalling(e.to_string()))?;
-                Some((sockets, caller))
-            }
-            None => None,
-        };
-
-        // Signalling.
-        let request_body = OfferRequest {
-            offer: SessionDescription {
-                kind: "offer".into(),
-                sdp: offer_sdp,
-            },
-            nack: Some(config.sender.nack.as_str().to_owned()),
-            epoch_unix_ns,
-            label: Some(format!(
-                "{} / {}",
-                config.policy.name(),
-                config.handover.name()
-            )),
-        };
-        let response = request(
-            &peer_url,
-            "POST",
-            "/calls",
-            Some(&request_body),
-            SIGNALLING_TIMEOUT,
-        )
-        .await?;
-        if response.status != 201 {
-            return Err(LiveError::Signalling(format!(
-                "the answerer refused the offer ({}): {}",
-                response.status,
-                response.text()
-            )));
-        }
-        let answer: AnswerResponse = response.json()?;
-        let mut answer_sdp = answer.answer.sdp;
-        let relay = match (relay_sockets, links) {
-            (Some((sockets, caller)), Some((forward, reverse))) => {
-                let answerer = *candidates(&answer_sdp)
-                    .first()
-                    .ok_or_else(|| LiveError::Signalling("the answer has no candidate".into()))?;
-                answer_sdp = rewrite_candidates(&answer_sdp, sockets.caller_facing()?)
-                    .map_err(|e| LiveError::Signalling(e.to_string()))?;
-                Some(sockets.start(caller, answerer, forward, reverse, epoch))
-            }
-            _ => None,
-        };
+        let (offer_sdp, relay_sockets) =
+            offer(config, peer.as_ref(), &events, links.is_some()).await?;
+        let answer = signal(config, &peer_url, offer_sdp, epoch_unix_ns).await?;
+        let (answer_sdp, relay) =
+            relay_answer(answer.answer.sdp.clone(), relay_sockets, links, epoch)?;
         let answer_description = RTCSessionDescription::answer(answer_sdp).map_err(|e| {
             LiveError::Signalling(format!("the answerer sent a malformed answer: {e}"))
         })?;
         peer.set_remote_description(answer_description)
             .await
             .map_err(LiveError::webrtc)?;
-        let connected = match tokio::time::timeout(
-            CONNECT_TIMEOUT,
-            connection.wait_for(|s| {
-                matches!(
-                    s,
-                    RTCPeerConnectionState::Connected
-                        | RTCPeerConnectionState::Failed
-                        | RTCPeerConnectionState::Closed
-                )
-            }),
-        )
-        .await
-        {
-            Ok(Ok(state)) => Some(*state),
-            _ => None,
-        };
-        match connected {
-            Some(RTCPeerConnectionState::Connected) => {}
-            Some(state) => {
-                return Err(LiveError::Webrtc(format!("the peer connection is {state}")));
-            }
-            None => return Err(LiveError::ConnectTimeout(CONNECT_TIMEOUT)),
-        }
+        wait_connected(&mut connection).await?;
         let setup_time = epoch.elapsed();
-        let truth: Box<dyn HandoverSource> = match &config.link {
-            Some(l) => Box::new(l.timeline.oracle(epoch)),
-            None => Box::new(NoHandovers),
-        };
+        let core = start_core(
+            config,
+            control,
+            source,
+            epoch,
+            format!(
+                "live-{}-{}",
+                epoch_unix_ns.map_or(0, |ns| ns / 1_000_000),
+                answer.call_id
+            ),
+        )?;
         let mut sender = SenderLoop {
             config,
             epoch,
             peer_url: &peer_url,
             call_id: answer.call_id.clone(),
-            labels: CallLabels {
-                call_id: format!(
-                    "live-{}-{}",
-                    epoch_unix_ns.map_or(0, |ns| ns / 1_000_000),
-                    answer.call_id
-                ),
-                scenario: config
-                    .link
-                    .as_ref()
-                    .map_or_else(|| "live".to_owned(), |l| l.scenario.clone()),
-                seed: config.seed,
-                sender: config.sender,
-            },
-            handles: handles.clone(),
-            truth,
+            pli,
             path_rtt: relay.as_ref().map(|r| {
                 Box::new(r.path_rtt_reader()) as Box<dyn Fn() -> Option<Duration> + Send + Sync>
             }),
-            receiver_fec: (0, 0),
+            far: LiveFarEnd::default(),
         };
         let result = sender
             .run(
                 track,
-                source,
+                core,
                 &mut connection,
                 peer.as_ref(),
                 setup_time,
@@ -373,6 +312,154 @@ pub async fn run(
     outcome
 }
 
+/// The offer, gathered (non-trickle), and with a link the relay's sockets, bound, with the
+/// offer's candidate rewritten to the relay's answerer-facing address (the caller's own
+/// candidate kept beside them).
+async fn offer(
+    config: &LiveCallConfig,
+    peer: &dyn PeerConnection,
+    events: &Events,
+    relayed: bool,
+) -> Result<(String, Option<(RelaySockets, std::net::SocketAddr)>), LiveError> {
+    let offer = peer.create_offer(None).await.map_err(LiveError::webrtc)?;
+    let offer = set_local_and_gather(peer, events, offer).await?;
+    let mut offer_sdp = offer.sdp;
+    if !relayed {
+        return Ok((offer_sdp, None));
+    }
+    let sockets = RelaySockets::bind(config.local_ip).await?;
+    let caller = *candidates(&offer_sdp)
+        .first()
+        .ok_or_else(|| LiveError::Signalling("the offer has no candidate".into()))?;
+    offer_sdp = rewrite_candidates(&offer_sdp, sockets.answerer_facing()?)
+        .map_err(|e| LiveError::Signalling(e.to_string()))?;
+    Ok((offer_sdp, Some((sockets, caller))))
+}
+
+/// With a link: the answer's candidate rewritten to the relay's caller-facing address, and the
+/// relay started between the two candidates; without one, the answer as it came.
+fn relay_answer(
+    mut answer_sdp: String,
+    sockets: Option<(RelaySockets, std::net::SocketAddr)>,
+    links: Option<(Link, Link)>,
+    epoch: Instant,
+) -> Result<(String, Option<Relay>), LiveError> {
+    let (Some((sockets, caller)), Some((forward, reverse))) = (sockets, links) else {
+        return Ok((answer_sdp, None));
+    };
+    let answerer = *candidates(&answer_sdp)
+        .first()
+        .ok_or_else(|| LiveError::Signalling("the answer has no candidate".into()))?;
+    answer_sdp = rewrite_candidates(&answer_sdp, sockets.caller_facing()?)
+        .map_err(|e| LiveError::Signalling(e.to_string()))?;
+    let relay = sockets.start(caller, answerer, forward, reverse, epoch);
+    Ok((answer_sdp, Some(relay)))
+}
+
+/// POSTs the offer to the answerer and reads its answer.
+async fn signal(
+    config: &LiveCallConfig,
+    peer_url: &PeerUrl,
+    offer_sdp: String,
+    epoch_unix_ns: Option<u64>,
+) -> Result<AnswerResponse, LiveError> {
+    let request_body = OfferRequest {
+        offer: SessionDescription {
+            kind: "offer".into(),
+            sdp: offer_sdp,
+        },
+        nack: Some(config.sender.nack.as_str().to_owned()),
+        epoch_unix_ns,
+        label: Some(format!(
+            "{} / {}",
+            config.policy.name(),
+            config.handover.name()
+        )),
+    };
+    let response = request(
+        peer_url,
+        "POST",
+        "/calls",
+        Some(&request_body),
+        SIGNALLING_TIMEOUT,
+    )
+    .await?;
+    if response.status != 201 {
+        return Err(LiveError::Signalling(format!(
+            "the answerer refused the offer ({}): {}",
+            response.status,
+            response.text()
+        )));
+    }
+    response.json()
+}
+
+/// Waits until the peer connection is connected, or says why it is not.
+async fn wait_connected(
+    connection: &mut tokio::sync::watch::Receiver<RTCPeerConnectionState>,
+) -> Result<(), LiveError> {
+    let connected = match tokio::time::timeout(
+        CONNECT_TIMEOUT,
+        connection.wait_for(|s| {
+            matches!(
+                s,
+                RTCPeerConnectionState::Connected
+                    | RTCPeerConnectionState::Failed
+                    | RTCPeerConnectionState::Closed
+            )
+        }),
+    )
+    .await
+    {
+        Ok(Ok(state)) => Some(*state),
+        _ => None,
+    };
+    match connected {
+        Some(RTCPeerConnectionState::Connected) => Ok(()),
+        Some(state) => Err(LiveError::Webrtc(format!("the peer connection is {state}"))),
+        None => Err(LiveError::ConnectTimeout(CONNECT_TIMEOUT)),
+    }
+}
+
+/// The call core of a connected call: the policy set on the installed sender from `epoch`, the
+/// camera started now, the scenario's truth (or no handovers without a link) for telemetry.
+fn start_core(
+    config: &LiveCallConfig,
+    mut control: HandoverAwareSender,
+    source: Box<dyn HandoverSource>,
+    epoch: Instant,
+    call_id: String,
+) -> Result<CallCore, LiveError> {
+    let truth: Box<dyn HandoverSource> = match &config.link {
+        Some(l) => Box::new(l.timeline.oracle(epoch)),
+        None => Box::new(NoHandovers),
+    };
+    let labels = CallLabels {
+        call_id,
+        scenario: config
+            .link
+            .as_ref()
+            .map_or_else(|| "live".to_owned(), |l| l.scenario.clone()),
+        seed: config.seed,
+        sender: config.sender,
+    };
+    control.set_policy(
+        epoch,
+        config.decision_interval,
+        source,
+        config.policy.build(config.seed),
+        TimingError::default(),
+        config.seed,
+    );
+    let video = Video::new(
+        config.video,
+        config.seed,
+        Time::from_instant(epoch, Instant::now()),
+    )
+    .map_err(LiveError::Config)?;
+    Ok(CallCore::new(epoch, labels, control, video, truth))
+}
+
 /// What [`run`] tells its caller while the call runs.
 #[derive(Debug)]
 pub enum StatusEvent<'a> {
@@ -396,16 +483,42 @@ struct SenderLoop<'a> {
     epoch: Instant,
     peer_url: &'a PeerUrl,
     call_id: String,
-    /// What the telemetry names; its `call_id` is unique across runs
-    /// (`live-<epoch ms>-<answerer's id>`).
-    labels: CallLabels,
-    handles: CallerHandles,
-    truth: Box<dyn HandoverSource>,
+    /// Set when a PLI arrives; the encoder takes it.
+    pli: Arc<AtomicBool>,
     /// With a link: the round trip through the emulated links now (queueing included).
     path_rtt: Option<Box<dyn Fn() -> Option<Duration> + Send + Sync>>,
-    /// The receiver's FEC counts at its last QoE answer: repair packets received, packets
-    /// recovered.
-    receiver_fec: (u64, u64),
+    /// The answerer as the call core reads it, from its last QoE answer.
+    far: LiveFarEnd,
+}
+
+/// The answerer's side of an interval, read through the signalling side channel before the core
+/// closes the interval, and its FEC counts at its last answer.
+#[derive(Default)]
+struct LiveFarEnd {
+    snapshot: Option<QoeSnapshot>,
+    fec: (u64, u64),
+}
+
+impl LiveFarEnd {
+    fn answered(&mut self, snapshot: Option<QoeSnapshot>) {
+        if let Some(s) = &snapshot {
+            self.fec = (s.fec_repair_received, s.fec_recovered);
+        }
+        self.snapshot = snapshot;
+    }
+}
+
+impl FarEnd for LiveFarEnd {
+    fn fec_received(&self) -> (u64, u64) {
+        self.fec
+    }
+
+    fn take_interval_qoe(&mut self, _packets_sent: u64) -> QoeRecord {
+        self.snapshot
+            .take()
+            .and_then(|s| s.interval)
+            .unwrap_or_default()
+    }
 }
 
 impl SenderLoop<'_> {
@@ -429,65 +542,80 @@ impl SenderLoop<'_> {
         response.json().ok()
     }
 
-    /// Closes the open interval, if there is one, at `now` (`counts`: packets sent and frames
-    /// dropped so far): its record goes to `on_status`, then into `telemetry`.
-    async fn close_open(
-        &mut self,
-        open: &mut Option<OpenInterval>,
-        now: Time,
-        counts: (u64, u64),
-        telemetry: &mut Vec<IntervalRecord>,
-        on_status: &mut impl FnMut(StatusEvent<'_>),
+    /// Reads the answerer's side of the interval the core closes at `now`, if it closes one.
+    async fn read_far_end(&mut self, core: &CallCore, now: Time, closing: bool) {
+        if (closing || core.decision_due(now)) && core.interval_open() {
+            let snapshot = self.qoe(core.video().packets_sent(), true).await;
+            self.far.answered(snapshot);
+        }
+    }
+
+    /// Hands the core's events to `on_status`.
+    fn report(core: &mut CallCore, on_status: &mut impl FnMut(StatusEvent<'_>)) {
+        while let Some(event) = core.poll_event() {
+            match event {
+                CallEvent::Decision(i) => on_status(StatusEvent::Decision(&core.decisions()[i])),
+                CallEvent::Interval(i) => on_status(StatusEvent::Interval(&core.telemetry()[i])),
+            }
+        }
+    }
+
+    /// The RTT now (the ICE checks', or the emulated path's when longer), handed to the NACK
+    /// responder and the core, and the last second's retransmission rate to the protection.
+    async fn second_tick(
+        &self,
+        core: &mut CallCore,
+        peer: &dyn PeerConnection,
+        resent_at_last: &mut u64,
     ) {
-        if let Some(interval) = open.take() {
-            let record = self.close(interval, now, counts.0, counts.1).await;
-            on_status(StatusEvent::Interval(&record));
-            telemetry.push(record);
+        // The ICE checks' RTT did not follow the queueing delay of a squeezed link
+        // (tests/live_nack.rs: the history culled packets before their NACKs came); with a link,
+        // the round trip through it now is taken when longer, as the simulator hands the
+        // responder the links' delays.
+        let path = self.path_rtt.as_ref().and_then(|f| f());
+        let measured = match (ice_rtt(peer).await, path) {
+            (Some(i), Some(p)) => Some(i.max(p)),
+            (i, p) => i.or(p),
+        };
+        let handles = core.handles().clone();
+        if let Some(rtt) = measured {
+            if let Some(responder) = &handles.nack {
+                responder.set_rtt(rtt);
+            }
+            core.set_rtt(rtt);
+        }
+        if let Some(responder) = &handles.nack {
+            let resent = responder.stats().retransmission_bytes;
+            let bits = resent.saturating_sub(*resent_at_last) * 8;
+            *resent_at_last = resent;
+            handles.protection.set_nack_rate(bits);
         }
     }
 
-    /// The loss protection's counters so far: the sender's from its protection handle, the
-    /// receiver's from its last QoE answer.
-    fn fec_totals(&self) -> FecTotals {
-        let (received, recovered) = self.receiver_fec;
-        FecTotals::new(&self.handles.sender.protection.stats(), received, recovered)
-    }
-
-    /// Closes `open` at `now` into a telemetry record, with the receiver's QoE read through the
-    /// side channel.
-    async fn close(
-        &mut self,
-        open: OpenInterval,
-        now: Time,
-        packets_sent: u64,
-        frames_dropped: u64,
-    ) -> IntervalRecord {
-        let snapshot = self.qoe(packets_sent, true).await;
-        if let Some(s) = &snapshot {
-            self.receiver_fec = (s.fec_repair_received, s.fec_recovered);
+    /// The status line of the second that just ended.
+    async fn status_line(&self, core: &CallCore, bytes_at_last_second: &mut u64) -> StatusLine {
+        let snapshot = self.qoe(core.video().packets_sent(), false).await;
+        let stats = core.handles().pacer.stats();
+        let bytes = core.video().bytes_encoded();
+        let bitrate = bytes.saturating_sub(*bytes_at_last_second) as f64 * 8.0 / 1000.0;
+        *bytes_at_last_second = bytes;
+        StatusLine {
+            elapsed: self.epoch.elapsed(),
+            target_kbps: core.handles().target_bps() / 1000.0,
+            bitrate_kbps: bitrate,
+            fps: snapshot.as_ref().map(|s| s.fps_last_second),
+            freezes: snapshot.as_ref().map(|s| s.freezes),
+            limit_ms: u64::try_from(stats.queue_time_limit.as_millis()).unwrap_or(u64::MAX),
+            queue_ms: u64::try_from(stats.expected_queue_time.as_millis()).unwrap_or(u64::MAX),
+            source: StatusLine::source_state(core.decisions().last()),
         }
-        let qoe = snapshot.and_then(|s| s.interval).unwrap_or_default();
-        let observed = observe(self.truth.as_mut(), open.start().to_instant(self.epoch));
-        open.close(
-            now,
-            &self.labels,
-            qoe,
-            observed,
-            &self.handles.sender.pacer.stats(),
-            frames_dropped,
-            self.fec_totals(),
-            timed::take_record(
-                self.handles.sender.actions.as_ref(),
-                now.to_instant(self.epoch),
-            ),
-        )
     }
 
     #[allow(clippy::too_many_arguments)]
     async fn run(
         &mut self,
-        track: std::sync::Arc<webrtc::media_stream::track_local::static_rtp::TrackLocalStaticRTP>,
-        source: Box<dyn HandoverSource>,
+        track: Arc<webrtc::media_stream::track_local::static_rtp::TrackLocalStaticRTP>,
+        mut core: CallCore,
         connection: &mut tokio::sync::watch::Receiver<RTCPeerConnectionState>,
         peer: &dyn PeerConnection,
         setup_time: Duration,
@@ -499,31 +627,10 @@ impl SenderLoop<'_> {
             call_id: &self.call_id,
             setup: setup_time,
         });
-        let config = self.config;
         let epoch = self.epoch;
-        let end = epoch + config.duration;
-        let handle = self.handles.sender.pacer.clone();
-        let mut controller = PolicyController::new(
-            epoch,
-            config.decision_interval,
-            source,
-            config.policy.build(config.seed),
-            handle.clone(),
-        );
-        let mut camera = Video::new(config.video, config.seed, time(Instant::now()))
-            .map_err(LiveError::Config)?;
-        let mut predictions = PredictionFeed::new(TimingError::default(), config.seed);
-        let mut media = Vec::new();
-        let mut telemetry = Vec::new();
-        let mut decisions: Vec<Decision> = Vec::new();
-        let mut open: Option<OpenInterval> = None;
-        let mut plis = 0u64;
-        let mut target_range = (f64::INFINITY, 0.0f64);
-        // (longest expected queue, ms; the limit then, ms)
-        let mut max_queue = (0.0f64, 0.0f64);
+        let end = epoch + self.config.duration;
         let mut bytes_at_last_second = 0u64;
-        let mut rtt = Duration::ZERO;
-        let mut resent_bytes_at_last_second = 0u64;
+        let mut resent_at_last_second = 0u64;
         let mut second = tokio::time::interval_at(
             tokio::time::Instant::now() + Duration::from_secs(1),
             Duration::from_secs(1),
@@ -532,13 +639,9 @@ impl SenderLoop<'_> {
         tokio::pin!(cancel);
 
         loop {
-            let frame_at = camera.next_frame_time().to_instant(epoch);
-            let decision_at = controller.poll_timeout();
-            let next = [Some(frame_at), decision_at, Some(end)]
-                .into_iter()
-                .flatten()
-                .min()
-                .unwrap_or(end);
+            let next = core
+                .poll_timeout()
+                .map_or(end, |t| t.to_instant(epoch).min(end));
             tokio::select! {
                 () = &mut cancel => {
                     ended_by = "interrupted".into();
@@ -555,39 +658,8 @@ impl SenderLoop<'_> {
                     continue;
                 }
                 _ = second.tick() => {
-                    // The ICE checks' RTT did not follow the queueing delay of a squeezed link
-                    // (tests/live_nack.rs: the history culled packets before their NACKs came);
-                    // with a link, the round trip through it now is taken when longer, as the
-                    // simulator hands the responder the links' delays.
-                    let path = self.path_rtt.as_ref().and_then(|f| f());
-                    let measured = match (ice_rtt(peer).await, path) {
-                        (Some(i), Some(p)) => Some(i.max(p)),
-                        (i, p) => i.or(p),
-                    };
-                    if let (Some(responder), Some(rtt)) = (&self.handles.responder, measured) {
-                        responder.set_rtt(rtt);
-                    }
-                    rtt = measured.unwrap_or(rtt);
-                    if let Some(responder) = &self.handles.responder {
-                        let resent = responder.stats().retransmission_bytes;
-                        let bits = resent.saturating_sub(resent_bytes_at_last_second) * 8;
-                        resent_bytes_at_last_second = resent;
-                        self.handles.sender.protection.set_nack_rate(bits);
-                    }
-                    let snapshot = self.qoe(camera.packets_sent(), false).await;
-                    let stats = handle.stats();
-                    let bytes = camera.bytes_encoded();
-                    let line = StatusLine {
-                        elapsed: epoch.elapsed(),
-                        target_kbps: self.handles.sender.target_bps() / 1000.0,
-                        bitrate_kbps: bytes.saturating_sub(bytes_at_last_second) as f64 * 8.0 / 1000.0,
-                        fps: snapshot.as_ref().map(|s| s.fps_last_second),
-                        freezes: snapshot.as_ref().map(|s| s.freezes),
-                        limit_ms: u64::try_from(stats.queue_time_limit.as_millis()).unwrap_or(u64::MAX),
-                        queue_ms: u64::try_from(stats.expected_queue_time.as_millis()).unwrap_or(u64::MAX),
-                        source: StatusLine::source_state(decisions.last()),
-                    };
-                    bytes_at_last_second = bytes;
+                    self.second_tick(&mut core, peer, &mut resent_at_last_second).await;
+                    let line = self.status_line(&core, &mut bytes_at_last_second).await;
                     on_status(StatusEvent::Status(&line));
                     continue;
                 }
@@ -598,125 +670,55 @@ impl SenderLoop<'_> {
                 break;
             }
             let now = time(now_instant);
-
-            // Decision boundary: close the interval, open the next one.
-            let due = controller.is_due(now_instant);
-            if due {
-                // Closed first, so that a joint policy reads the interval that just ended.
-                self.close_open(
-                    &mut open,
-                    now,
-                    (camera.packets_sent(), camera.frames_dropped()),
-                    &mut telemetry,
-                    on_status,
-                )
-                .await;
+            if self.pli.swap(false, Ordering::Relaxed) {
+                core.on_key_frame_request();
             }
-            let decided = due
-                .then(|| {
-                    let feedback = timed::feedback(
-                        controller.controls_actions(),
-                        self.handles.sender.actions.as_ref(),
-                        telemetry.last(),
-                    );
-                    controller.handle_timeout_with(now_instant, feedback)
-                })
-                .flatten();
-            if let Some(decision) = decided {
-                on_status(StatusEvent::Decision(&decision));
-                if let Some(actions) = &self.handles.sender.actions {
-                    predictions.feed(actions, &decision);
-                }
-                decisions.push(decision.clone());
-                open = Some(OpenInterval::open(
-                    decision,
-                    now,
-                    &handle.stats(),
-                    camera.frames_dropped(),
-                    self.fec_totals(),
-                ));
+            self.read_far_end(&core, now, false).await;
+            if let Err(e) = core.handle_timeout(now, time(end), &mut self.far) {
+                ended_by = format!("the encoder failed: {e}");
+                break;
             }
-
-            // The camera (as the simulator's frame step).
-            if camera.next_frame_time() <= now {
-                if self
-                    .handles
-                    .pli
-                    .swap(false, std::sync::atomic::Ordering::Relaxed)
-                {
-                    plis += 1;
-                    camera.request_key_frame();
-                }
-                self.handles
-                    .sender
-                    .protection
-                    .set_network(handle.stats().target_bitrate_bps, rtt);
-                let step =
-                    match camera.capture(now, &self.handles.sender, open.as_mut(), &mut media) {
-                        Ok(step) => step,
-                        Err(e) => {
-                            ended_by = format!("the encoder failed: {e}");
-                            break;
-                        }
-                    };
-                let queue_ms = step.stats.expected_queue_time.as_secs_f64() * 1000.0;
-                if queue_ms > max_queue.0 {
-                    max_queue = (queue_ms, step.stats.queue_time_limit.as_secs_f64() * 1000.0);
-                }
-                target_range = (
-                    target_range.0.min(step.target_bps),
-                    target_range.1.max(step.target_bps),
-                );
-                for packet in media.drain(..) {
-                    if let Err(e) = track.write_rtp(rtp_of(packet)).await {
-                        ended_by = format!("the track refused a packet: {e}");
-                    }
+            Self::report(&mut core, on_status);
+            for packet in core.transmits() {
+                if let Err(e) = track.write_rtp(rtp_of(packet)).await {
+                    ended_by = format!("the track refused a packet: {e}");
                 }
             }
         }
 
         let now = time(Instant::now().min(end));
-        self.close_open(
-            &mut open,
-            now,
-            (camera.packets_sent(), camera.frames_dropped()),
-            &mut telemetry,
-            on_status,
-        )
-        .await;
-        let last = self.qoe(camera.packets_sent(), false).await;
+        self.read_far_end(&core, now, true).await;
+        core.finish(now, &mut self.far);
+        Self::report(&mut core, on_status);
+        let last = self.qoe(core.video().packets_sent(), false).await;
         let rendered_per_second = last
             .as_ref()
             .map(|s| s.rendered_per_second.clone())
             .unwrap_or_default();
-        if let Some(s) = &last {
-            self.receiver_fec = (s.fec_repair_received, s.fec_recovered);
-        }
-        let qoe = last.map(|s| s.total).unwrap_or_default();
-        let fec = self.fec_totals();
+        let qoe = last.as_ref().map(|s| s.total).unwrap_or_default();
+        self.far.answered(last);
+        let fec = core.fec_totals(&self.far);
+        let counts = core.counts();
+        let video = core.video();
         Ok(CallOutcome {
             call_id: self.call_id.clone(),
             setup_time,
             duration: epoch.elapsed(),
             ended_by,
-            telemetry,
-            decisions,
+            decisions: core.decisions().to_vec(),
             qoe,
-            frames_encoded: camera.frames_encoded(),
-            key_frames: camera.key_frames(),
-            media_packets: camera.packets_sent(),
-            plis_received: plis,
-            target_range_bps: if target_range.0.is_finite() {
-                target_range
-            } else {
-                (0.0, 0.0)
-            },
+            frames_encoded: video.frames_encoded(),
+            key_frames: video.key_frames(),
+            media_packets: video.packets_sent(),
+            plis_received: counts.key_frame_requests,
+            target_range_bps: counts.target_range_bps.unwrap_or((0.0, 0.0)),
             relay: None,
             rendered_per_second,
-            max_pacer_queue_ms: max_queue.0,
-            queue_limit_at_max_ms: max_queue.1,
-            nack_responder: self.handles.responder.as_ref().map(|r| r.stats()),
+            max_pacer_queue_ms: counts.max_queue_ms.0,
+            queue_limit_at_max_ms: counts.max_queue_ms.1,
+            nack_responder: core.handles().nack.as_ref().map(|r| r.stats()),
             fec,
+            telemetry: core.take_telemetry(),
         })
     }
 }

@@ -3,49 +3,29 @@
 //!
 //! # The sender chain (the caller)
 //!
-//! As the simulator builds it ([`crate::call::sender`]), in webrtc-rs's slots:
-//! `configure_rtcp_reports` (sender and receiver reports), then `configure_congestion_control`
-//! with transport-wide feedback (it registers `transport-cc` and the TWCC header extension in the
-//! media engine), whose slots are then filled with this project's pieces: the congestion
-//! controller over the estimator wrapper that publishes the target and feeds the congestion
-//! window ([`crate::call::sender::ObservedEstimator`]), the TWCC sender, the [`HandoverAwarePacer`](pacer::HandoverAwarePacer) at
-//! `Slot::Pacer` with its congestion window, probe channel and key-frame flushing, and the NACK
-//! pair ([`NackChoice`]): the libwebrtc-like responder with its tap and RTX, webrtc-rs's stock
-//! pair (`configure_nack`), or none.
-//!
-//! A peer connection binds one stream per encoding: the video stream, naming its RTX SSRC. The
-//! simulator also binds the RTX and the probe-padding streams on their own so that the TWCC
-//! sender numbers their packets and the congestion controller records them; [`BindAlso`] does
-//! the same here around those two interceptors, so retransmissions and probes are acknowledged
-//! and counted by the estimator as in the simulator.
+//! The call's sender chain ([`crate::call::chains`]): the plugin's install for a peer
+//! connection ([`pacer::sender`]), which adds webrtc-rs's RTCP sender and receiver reports and
+//! binds the RTX, repair and padding streams with the video stream (a peer connection binds one
+//! stream per encoding), after webrtc-rs's `configure_congestion_control` has registered
+//! transport-wide feedback and its header extension in the media engine; then the PLI tap.
 //!
 //! # The receiver chain (the answerer)
 //!
-//! `configure_rtcp_reports`, `configure_twcc_receiver_only`, and the NACK generator matching the
-//! caller's: the libwebrtc-like generator behind the RTX receiver, webrtc-rs's stock generator
-//! (`configure_nack`), or none.
+//! The call's receiver chain ([`crate::call::chains::receiver_chain`]) with webrtc-rs's sender
+//! reports, and the media engine's codecs and feedback for the caller's choices.
 
 use super::LiveError;
-use crate::call::sender::{PacedSender, PaddingStream, SenderHandles, paced_sender};
+use crate::call::chains::{self, CallPadding, ReceiverHandles};
 use crate::call::streams::{
-    MAX_NACKS_PER_PACKET, PADDING_SSRC, VIDEO_FEC_PAYLOAD_TYPE, VIDEO_FEC_SSRC, VIDEO_PAYLOAD_TYPE,
-    VIDEO_RTX_PAYLOAD_TYPE, VIDEO_RTX_SSRC, VIDEO_SSRC, fec_stream, padding_stream, rtx_stream,
+    VIDEO_FEC_PAYLOAD_TYPE, VIDEO_FEC_SSRC, VIDEO_PAYLOAD_TYPE, VIDEO_RTX_PAYLOAD_TYPE,
+    VIDEO_RTX_SSRC, VIDEO_SSRC,
 };
 use crate::call::{NackChoice, SenderOptions};
-use crate::fec::{
-    FEC_RECEIVER_SLOT, FecReceiver, FecReceiverHandle, OrderedReceiverReports,
-    RECEIVER_REPORT_SLOT, TWCC_RECEIVER_SLOT,
-};
-use crate::nack::{
-    NackGenerator, NackGeneratorHandle, NackResponder, NackResponderHandle, RTX_RECEIVER_SLOT,
-    RtxReceiver, TAP_SLOT,
-};
-use pacer::FEC_GENERATOR_SLOT;
+use crate::fec::FecReceiverHandle;
+use crate::nack::NackGeneratorHandle;
+use pacer::sender::{ChainKind, HandoverAwareSender};
 use rtc::ice::mdns::MulticastDnsMode;
-use rtc::interceptor::{
-    CongestionControlBuilder, Gcc, Interceptor, NackGeneratorBuilder, NackResponderBuilder,
-    SenderReportBuilder, StreamInfo, TaggedPacket, TwccReceiverBuilder, TwccSenderBuilder,
-};
+use rtc::interceptor::{Gcc, Interceptor, StreamInfo, TaggedPacket};
 use rtc::media_stream::MediaStreamTrack;
 use rtc::peer_connection::configuration::media_engine::{
     MIME_TYPE_FLEX_FEC03, MIME_TYPE_RTX, MIME_TYPE_VP8,
@@ -70,7 +50,7 @@ use webrtc::peer_connection::{
     CongestionFeedback, MediaEngine, PeerConnection, PeerConnectionBuilder,
     PeerConnectionEventHandler, RTCIceGatheringState, RTCPeerConnectionState,
     RTCSessionDescription, Registry, SettingEngineBuilder, Slot, configure_congestion_control,
-    configure_nack, configure_rtcp_reports, configure_twcc_receiver_only,
+    configure_nack, configure_twcc_receiver_only,
 };
 
 /// Where [`PliTap`] sits on the sender: past every webrtc-rs slot (the last is
@@ -144,110 +124,60 @@ pub fn media_engine(rtx: bool, fec: bool) -> Result<MediaEngine, LiveError> {
     Ok(media)
 }
 
-/// What the caller keeps of its chain: the handles into it.
-#[derive(Clone)]
-pub struct CallerHandles {
-    /// The pacer's, the estimator's and the congestion window's.
-    pub sender: SenderHandles,
-    /// The libwebrtc-like responder's handle ([`NackChoice::Libwebrtc`]).
-    pub responder: Option<NackResponderHandle>,
+/// The caller's media engine, interceptor registry, installed sender and PLI flag.
+pub struct CallerChain {
+    /// VP8, RTX with libwebrtc's NACK, FlexFEC-03 with FEC on; transport-cc feedback.
+    pub media: MediaEngine,
+    /// The interceptors.
+    pub registry: Registry,
+    /// The installed sender (its handles, and the policy once given one).
+    pub sender: HandoverAwareSender,
     /// Set when a PLI arrives; the encoder takes it.
     pub pli: Arc<AtomicBool>,
 }
 
-/// The caller's media engine and interceptor registry (see the module documentation), and the
-/// handles into the chain.
+/// The caller's media engine and interceptor registry (see the module documentation): the
+/// call's sender chain ([`crate::call::chains`], the plugin's install for a peer connection)
+/// and the PLI tap. With `padding`, the pacer pads on a stream of its own in the negotiated VP8
+/// payload type: padding-only packets that the receiver's TWCC records and then drops. Without
+/// it (towards a browser: Chromium 156 stopped decoding the video when packets of an SSRC it was
+/// never told of arrived in its payload type) padding goes on the negotiated RTX stream, as
+/// libwebrtc sends it; without RTX, probes carry media only.
 ///
 /// # Errors
 ///
-/// [`LiveError::Webrtc`] if webrtc-rs refuses the configuration.
+/// [`LiveError::Webrtc`] if webrtc-rs refuses the configuration, [`LiveError::Config`] if the
+/// handover-timed actions are not a valid configuration.
 pub fn sender_chain(
     setup: SenderOptions,
     actions: Option<pacer::ActionConfig>,
     padding: bool,
-) -> Result<(MediaEngine, Registry, CallerHandles), LiveError> {
+) -> Result<CallerChain, LiveError> {
     let rtx = setup.nack == NackChoice::Libwebrtc;
     let mut media = media_engine(rtx, setup.fec.is_on())?;
-    // Between our own peers the padding stream rides in the negotiated VP8 payload type: the
-    // pacer's probes and keep-alives are padding-only packets that the receiver's TWCC records
-    // and then drops. Without `padding` (towards a browser: Chromium 156 stopped decoding the
-    // video when packets of an SSRC it was never told of arrived in its payload type) padding
-    // goes on the negotiated RTX stream, as libwebrtc sends it (`RTPSender::GeneratePadding`):
-    // RTX payload padding numbered from one sequence that the pacer and the NACK responder's
-    // retransmissions share (SRTP's replay check would drop packets of a second counter on the
-    // same SSRC). Without RTX, probes carry media only.
-    let rtx_padding = (!padding && rtx).then(pacer::SequenceCounter::new);
-    let padding_stream = match &rtx_padding {
-        Some(sequence) => Some(PaddingStream {
-            ssrc: VIDEO_RTX_SSRC,
-            payload_type: VIDEO_RTX_PAYLOAD_TYPE,
-            rtx_sequence: Some(sequence.clone()),
-        }),
-        None => padding.then_some(PaddingStream {
-            ssrc: PADDING_SSRC,
-            payload_type: VIDEO_PAYLOAD_TYPE,
-            rtx_sequence: None,
-        }),
-    };
-    let PacedSender {
-        protection,
-        pacer,
-        estimator,
-        handles,
-        ..
-    } = paced_sender(
-        setup.bwe,
-        setup.cwnd,
-        setup.keyframe_flush,
-        setup.fec,
-        setup.nack != NackChoice::Off,
-        padding_stream,
-        actions,
-    )
-    .map_err(|e| LiveError::Config(format!("the handover-timed actions: {e}")))?;
-
-    let mut registry = configure_rtcp_reports(Registry::new());
-    // Registers transport-cc and the TWCC header extension; its placeholder slots are replaced
-    // just below.
-    registry = configure_congestion_control(
-        registry,
+    // Registers transport-cc and the TWCC header extension; the install replaces its
+    // placeholder slots.
+    let mut registry = configure_congestion_control(
+        Registry::new(),
         Gcc::default(),
         CongestionFeedback::Twcc,
         &mut media,
     )
     .map_err(LiveError::webrtc)?;
-    registry = registry
-        .with(
-            Slot::CongestionControl,
-            BindAlso::new(CongestionControlBuilder::new(estimator).build()),
-        )
-        .with(
-            Slot::TwccSender,
-            BindAlso::new(TwccSenderBuilder::new().build()),
-        )
-        .with(Slot::Pacer, pacer)
-        .with(FEC_GENERATOR_SLOT, protection);
-    let pli = Arc::new(AtomicBool::new(false));
-    let mut responder_handle = None;
     match setup.nack {
-        NackChoice::Stock => {
-            registry = configure_nack(registry, &mut media)
-                .with(Slot::NackResponder, NackResponderBuilder::new().build());
-        }
-        NackChoice::Libwebrtc => {
-            register_nack_feedback(&mut media);
-            let (responder, handle, tap) = NackResponder::new();
-            let responder = match &rtx_padding {
-                Some(sequence) => responder.with_rtx_sequence(sequence.clone()),
-                None => responder,
-            };
-            registry = registry
-                .with(TAP_SLOT, tap)
-                .with(Slot::NackResponder, responder);
-            responder_handle = Some(handle);
-        }
+        NackChoice::Stock => registry = configure_nack(registry, &mut media),
+        NackChoice::Libwebrtc => register_nack_feedback(&mut media),
         NackChoice::Off => {}
     }
+    let padding = if padding {
+        CallPadding::Own
+    } else {
+        CallPadding::Rtx
+    };
+    let (registry, sender) =
+        chains::sender_chain(registry, setup, actions, padding, ChainKind::PeerConnection)
+            .map_err(|e| LiveError::Config(format!("the handover-timed actions: {e}")))?;
+    let pli = Arc::new(AtomicBool::new(false));
     // The receiver-side pieces the helpers place (TWCC receiver, stock NACK generator) idle on
     // a send-only peer.
     let registry = registry.with(
@@ -257,15 +187,12 @@ pub fn sender_chain(
             ..PliTap::default()
         },
     );
-    Ok((
+    Ok(CallerChain {
         media,
         registry,
-        CallerHandles {
-            sender: handles,
-            responder: responder_handle,
-            pli,
-        },
-    ))
+        sender,
+        pli,
+    })
 }
 
 /// `a=rtcp-fb:* nack` and `nack pli` for video, as `configure_nack` registers them.
@@ -299,9 +226,8 @@ pub struct ReceiverChain {
 }
 
 /// The answerer's media engine and registry for the caller's NACK choice, with FlexFEC-03 when
-/// `fec` (an answerer without it answers a FEC offer without FEC, and the call runs without).
-/// The receiver reports and the TWCC receiver sit wire-ward of the FEC receiver, as in the
-/// simulator ([`crate::fec`]).
+/// `fec` (an answerer without it answers a FEC offer without FEC, and the call runs without):
+/// the call's receiver chain ([`crate::call::chains::receiver_chain`]) for a peer connection.
 ///
 /// # Errors
 ///
@@ -311,37 +237,19 @@ pub fn receiver_chain(nack: NackChoice, fec: bool) -> Result<ReceiverChain, Live
     // The transport-cc feedback and header extension as webrtc-rs registers them; its TWCC
     // receiver goes at this project's slot instead of the default one.
     configure_twcc_receiver_only(Registry::new(), &mut media).map_err(LiveError::webrtc)?;
-    let (fec_receiver, fec_handle) = FecReceiver::new();
-    let mut registry = Registry::new()
-        .with(RECEIVER_REPORT_SLOT, OrderedReceiverReports::default())
-        .with(Slot::SenderReport, SenderReportBuilder::new().build())
-        .with(TWCC_RECEIVER_SLOT, TwccReceiverBuilder::new().build())
-        .with(FEC_RECEIVER_SLOT, fec_receiver);
-    let mut handle = None;
     match nack {
-        NackChoice::Stock => {
-            registry = configure_nack(registry, &mut media).with(
-                Slot::NackGenerator,
-                NackGeneratorBuilder::new()
-                    .with_max_nacks_per_packet(MAX_NACKS_PER_PACKET)
-                    .build(),
-            );
-        }
-        NackChoice::Libwebrtc => {
-            register_nack_feedback(&mut media);
-            let (generator, generator_handle) = NackGenerator::new();
-            registry = registry
-                .with(RTX_RECEIVER_SLOT, RtxReceiver::new())
-                .with(Slot::NackGenerator, generator);
-            handle = Some(generator_handle);
-        }
+        // The stock pair's feedback registrations (its interceptors are replaced).
+        NackChoice::Stock => drop(configure_nack(Registry::new(), &mut media)),
+        NackChoice::Libwebrtc => register_nack_feedback(&mut media),
         NackChoice::Off => {}
     }
+    let (registry, ReceiverHandles { generator, fec }) =
+        chains::receiver_chain(nack, ChainKind::PeerConnection);
     Ok(ReceiverChain {
         media,
         registry,
-        generator: handle,
-        fec: fec_handle,
+        generator,
+        fec,
     })
 }
 
@@ -468,104 +376,6 @@ pub async fn set_local_and_gather(
     peer.local_description()
         .await
         .ok_or_else(|| LiveError::Signalling("no local description after gathering".into()))
-}
-
-/// The extra streams a video binding implies: its RTX stream, its FlexFEC-03 repair stream and
-/// the probe-padding stream, with the video stream's header extensions and transport-wide
-/// feedback only, as the simulator binds them ([`rtx_stream`], [`fec_stream`],
-/// [`padding_stream`]); the padding rides in the video payload type.
-fn implied_streams(video: &StreamInfo) -> Vec<StreamInfo> {
-    let mut out: Vec<StreamInfo> = [rtx_stream(video), fec_stream(video)]
-        .into_iter()
-        .flatten()
-        .collect();
-    out.push(padding_stream(video, video.payload_type));
-    out
-}
-
-/// An interceptor that, when the video stream is bound, also binds the streams it implies
-/// (`implied_streams`) on the interceptor it wraps, first (see the module documentation).
-pub struct BindAlso<I> {
-    inner: I,
-}
-
-impl<I> BindAlso<I> {
-    /// Wraps `inner`.
-    pub fn new(inner: I) -> Self {
-        Self { inner }
-    }
-}
-
-impl<I: Interceptor> Protocol<TaggedPacket, TaggedPacket, ()> for BindAlso<I> {
-    type Rout = TaggedPacket;
-    type Wout = TaggedPacket;
-    type Eout = ();
-    type Error = RtcError;
-    type Time = Instant;
-
-    fn handle_read(&mut self, msg: TaggedPacket) -> Result<(), Self::Error> {
-        self.inner.handle_read(msg)
-    }
-
-    fn poll_read(&mut self) -> Option<Self::Rout> {
-        self.inner.poll_read()
-    }
-
-    fn handle_write(&mut self, msg: TaggedPacket) -> Result<(), Self::Error> {
-        self.inner.handle_write(msg)
-    }
-
-    fn poll_write(&mut self) -> Option<Self::Wout> {
-        self.inner.poll_write()
-    }
-
-    fn handle_event(&mut self, evt: ()) -> Result<(), Self::Error> {
-        self.inner.handle_event(evt)
-    }
-
-    fn poll_event(&mut self) -> Option<Self::Eout> {
-        self.inner.poll_event()
-    }
-
-    fn handle_timeout(&mut self, now: Instant) -> Result<(), Self::Error> {
-        self.inner.handle_timeout(now)
-    }
-
-    fn poll_timeout(&mut self) -> Option<Instant> {
-        self.inner.poll_timeout()
-    }
-
-    fn close(&mut self) -> Result<(), Self::Error> {
-        self.inner.close()
-    }
-}
-
-impl<I: Interceptor> Interceptor for BindAlso<I> {
-    fn bind_local_stream(&mut self, info: &StreamInfo) {
-        if info.ssrc == VIDEO_SSRC {
-            for extra in implied_streams(info) {
-                self.inner.bind_local_stream(&extra);
-            }
-        }
-        self.inner.bind_local_stream(info);
-    }
-
-    fn unbind_local_stream(&mut self, info: &StreamInfo) {
-        self.inner.unbind_local_stream(info);
-        if info.ssrc == VIDEO_SSRC {
-            for extra in implied_streams(info) {
-                self.inner.unbind_local_stream(&extra);
-            }
-        }
-    }
-
-    fn bind_remote_stream(&mut self, info: &StreamInfo) {
-        self.inner.bind_remote_stream(info);
-    }
-
-    fn unbind_remote_stream(&mut self, info: &StreamInfo) {
-        self.inner.unbind_remote_stream(info);
-    }
 }
 
 /// Picks PLIs and FIRs (RFC 4585 section 6.3.1, RFC 5104 section 4.3.1: both ask for a key

@@ -30,7 +30,7 @@
 //! (the simulated call lets its media receiver, which already asks for key frames for frames it
 //! cannot complete, be the one PLI source, see `crate::sim`).
 
-use super::{supports_nack, unwrap_seq};
+use pacer::nack::{supports_nack, unwrap_seq};
 use rtc_interceptor::{Attribute, AttributedPacket, Interceptor, Packet, StreamInfo, TaggedPacket};
 use rtc_rtcp::transport_feedbacks::transport_layer_nack::{
     TransportLayerNack, nack_pairs_from_sequence_numbers,

@@ -3,6 +3,7 @@
 use crate::call::{
     BweChoice, CallLabels, FecChoice, NackChoice, PolicyChoice, SenderOptions, TimingError,
 };
+use crate::forecast::{ForecastError, ForecastSpec};
 use crate::link::{LinkConfig, LinkConfigError};
 use crate::scenario::build::Realization;
 use crate::scenario::orbit::OrbitPredictorInputs;
@@ -11,32 +12,6 @@ use chrono::{DateTime, Utc};
 use pacer::CwndMode;
 use pacer::DEFAULT_DECISION_INTERVAL;
 use std::time::Duration;
-
-/// Where the policy's forecast comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum HandoverChoice {
-    /// The ground truth.
-    #[default]
-    Oracle,
-    /// The last 120 s of ground truth, repeated.
-    Mirror,
-    /// SGP4 over the scenario's constellation.
-    Orbital,
-    /// Every slot boundary with the switch rate learned from the past of the truth.
-    Calibrated,
-}
-
-impl HandoverChoice {
-    /// The name `--handover` takes and reports print.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Oracle => "oracle",
-            Self::Mirror => "mirror",
-            Self::Orbital => "orbital",
-            Self::Calibrated => "calibrated",
-        }
-    }
-}
 
 /// Everything one simulated call needs.
 #[derive(Debug, Clone)]
@@ -65,7 +40,7 @@ pub struct CallConfig {
     /// The decision interval (default [`DEFAULT_DECISION_INTERVAL`], 120 s).
     pub decision_interval: Duration,
     /// Where the policy's forecast comes from (default: the oracle).
-    pub handover: HandoverChoice,
+    pub handover: ForecastSpec,
     /// The scenario's orbits and the call's UTC start, for the orbital forecast.
     pub orbits: Option<(OrbitPredictorInputs, DateTime<Utc>)>,
     /// Which NACK pair recovers losses (default: [`NackChoice::Libwebrtc`]).
@@ -107,7 +82,7 @@ impl CallConfig {
             duration,
             policy: PolicyChoice::Default,
             decision_interval: DEFAULT_DECISION_INTERVAL,
-            handover: HandoverChoice::Oracle,
+            handover: ForecastSpec::Oracle,
             orbits: None,
             nack: NackChoice::default(),
             bwe: BweChoice::default(),
@@ -135,7 +110,7 @@ impl CallConfig {
             duration: realization.duration,
             policy,
             decision_interval: DEFAULT_DECISION_INTERVAL,
-            handover: HandoverChoice::Oracle,
+            handover: ForecastSpec::Oracle,
             orbits: realization
                 .orbit
                 .as_ref()
@@ -199,16 +174,17 @@ pub enum SimError {
         /// The chain's error.
         message: String,
     },
-    /// `--handover orbital` over a scenario without orbits.
-    #[error(
-        "the scenario {0} has no orbits to propagate (its handovers are drawn, not computed): \
-         use the oracle or mirror forecast"
-    )]
-    NoOrbits(String),
+    /// The forecast cannot apply to the call (`orbital` over a scenario without orbits, a
+    /// source that needs a real call).
+    #[error(transparent)]
+    Forecast(#[from] ForecastError),
     /// The call is too long to represent as an [`Instant`](std::time::Instant) offset.
     #[error("call duration {0:?} is out of range")]
     Duration(Duration),
     /// The policy's handover-timed actions are not a valid configuration.
     #[error("the handover-timed actions: {0}")]
     Actions(#[from] pacer::ActionConfigError),
+    /// The encoder failed.
+    #[error("the encoder failed: {0}")]
+    Encoder(String),
 }

@@ -2,37 +2,30 @@
 //! [`SimCall::step`] serves the next event, [`SimCall::finish`] closes the last interval and
 //! counts (the module documentation of [`crate::sim`] describes what runs).
 
-use super::config::{CallConfig, HandoverChoice, SimError};
+use super::config::{CallConfig, SimError};
 use super::in_flight::InFlight;
 use super::result::{CallResult, RecoveryCounts, SenderCounts};
 use crate::call::NackChoice;
 use crate::call::camera::Camera;
-use crate::call::interval::{CallLabels, FecTotals, OpenInterval, ms, observe};
-use crate::call::sender::{PacedSender, PaddingStream, SenderHandles, paced_sender};
+use crate::call::chains::{CallPadding, ReceiverHandles, receiver_chain, sender_chain};
+use crate::call::core::{CallCore, FarEnd};
+use crate::call::interval::{FecTotals, ms};
 use crate::call::streams::{
-    MAX_NACKS_PER_PACKET, PADDING_PAYLOAD_TYPE, PADDING_SSRC, RECEIVER_SSRC, VIDEO_FEC_SSRC,
-    VIDEO_SSRC, fec_stream, padding_stream, rtp_of, rtx_stream, video_stream,
+    PADDING_PAYLOAD_TYPE, PADDING_SSRC, RECEIVER_SSRC, VIDEO_FEC_SSRC, VIDEO_SSRC, fec_stream,
+    padding_stream, rtp_of, rtx_stream, video_stream,
 };
-use crate::call::timed::{self, PredictionFeed};
-use crate::fec::{
-    FEC_RECEIVER_SLOT, FecReceiver, FecReceiverHandle, OrderedReceiverReports,
-    RECEIVER_REPORT_SLOT, TWCC_RECEIVER_SLOT,
-};
+use crate::call::video::Video;
+use crate::fec::FecReceiverHandle;
+use crate::forecast::{self, ForecastInputs};
 use crate::link::{Link, Time};
-use crate::media::packetizer::MediaPacket;
 use crate::media::qoe::QoeMeter;
 use crate::media::receiver::{Receiver, ReceiverConfig};
-use crate::nack::{
-    NackGenerator, NackGeneratorHandle, NackResponder, NackResponderHandle, RTX_RECEIVER_SLOT,
-    RtxReceiver, TAP_SLOT,
-};
-use crate::scenario::sources::{BothEnds, TruthCalibrated, TruthMirror};
-use handover_predictor::{HandoverSource, TimelineSource};
-use pacer::{Decision, FEC_GENERATOR_SLOT, PolicyController};
+use crate::nack::NackGeneratorHandle;
+use pacer::nack::NackResponderHandle;
+use pacer::sender::{ChainKind, SenderHandles};
+use pacer::telemetry::QoeRecord;
 use rtc_interceptor::{
-    Attribute, AttributedPacket, BoxedInterceptor, CongestionControlBuilder, NackGeneratorBuilder,
-    NackResponderBuilder, Packet, Registry, Slot, TaggedPacket, TwccReceiverBuilder,
-    TwccSenderBuilder,
+    Attribute, AttributedPacket, BoxedInterceptor, Interceptor, Packet, Registry, TaggedPacket,
 };
 use rtc_rtcp::payload_feedbacks::picture_loss_indication::PictureLossIndication;
 use rtc_rtcp::transport_feedbacks::transport_layer_nack::TransportLayerNack;
@@ -52,7 +45,6 @@ const MIN_IMMEDIATE_TIMEOUT: Duration = Duration::from_millis(1);
 /// One simulated call in progress.
 pub struct SimCall {
     epoch: Instant,
-    labels: CallLabels,
     end: Time,
     now: Time,
     first: bool,
@@ -68,24 +60,17 @@ pub struct SimCall {
     handles: SenderHandles,
     nack_handles: Option<(NackGeneratorHandle, NackResponderHandle)>,
     fec_receiver: FecReceiverHandle,
-    camera: Camera,
-    media: Vec<MediaPacket>,
+    /// The sending side: the installed sender and its policy, the camera, the intervals.
+    core: CallCore,
     media_receiver: Receiver,
     meter: QoeMeter,
-    controller: PolicyController,
-    /// Hands each decision's predicted handovers to the timed actions, if the call runs any.
-    predictions: PredictionFeed,
-    truth: TimelineSource,
     forward: InFlight<TaggedPacket>,
     reverse: InFlight<TaggedPacket>,
-    open: Option<OpenInterval>,
-    telemetry: Vec<pacer::telemetry::IntervalRecord>,
-    decisions: Vec<Decision>,
     rendered_per_second: Vec<u32>,
     max_frame_delay_ms_per_second: Vec<u32>,
     rtp_packets_sent: u64,
     stale_deadlines: u64,
-    sender_counts: SenderCounts,
+    cwnd: pacer::CwndMode,
     recovery: RecoveryCounts,
     nacked: FxHashSet<i64>,
     last_pli: Option<Time>,
@@ -93,8 +78,6 @@ pub struct SimCall {
     forward_delay: Option<Duration>,
     reverse_delay: Option<Duration>,
     next_rtt_report: Time,
-    /// The RTT of the last report (the sum of the latest one-way delays).
-    rtt: Duration,
     /// Retransmission bytes sent since the last report, for the NACK rate.
     retransmitted_bytes: u64,
 }
@@ -121,8 +104,8 @@ impl SimCall {
     /// # Errors
     ///
     /// [`SimError::Link`] for an invalid link configuration, [`SimError::Duration`] for a
-    /// duration beyond what an [`Instant`] offset can hold, [`SimError::NoOrbits`] for an
-    /// orbital forecast over a scenario without orbits.
+    /// duration beyond what an [`Instant`] offset can hold, [`SimError::Forecast`] for a
+    /// forecast that cannot apply to the call (`orbital` over a scenario without orbits).
     pub fn new(config: &CallConfig, epoch: Instant) -> Result<Self, SimError> {
         let forward_link =
             Link::new(config.forward.clone(), config.forward_seed).map_err(|source| {
@@ -142,62 +125,16 @@ impl SimCall {
             return Err(SimError::Duration(config.duration));
         }
 
-        let PacedSender {
-            protection,
-            pacer,
-            estimator,
-            handles,
-            padding,
-        } = paced_sender(
-            config.bwe,
-            config.cwnd,
-            config.keyframe_flush,
-            config.fec,
-            config.nack != NackChoice::Off,
-            Some(PaddingStream {
-                ssrc: PADDING_SSRC,
-                payload_type: PADDING_PAYLOAD_TYPE,
-                rtx_sequence: None,
-            }),
+        let (sender, mut control) = sender_chain(
+            Registry::new(),
+            config.sender(),
             config.policy.actions(),
+            CallPadding::Own,
+            ChainKind::Direct,
         )?;
-        let mut sender = Registry::new()
-            .with(
-                Slot::CongestionControl,
-                CongestionControlBuilder::new(estimator).build(),
-            )
-            .with(Slot::TwccSender, TwccSenderBuilder::new().build())
-            .with(Slot::Pacer, pacer)
-            .with(FEC_GENERATOR_SLOT, protection);
-        let (fec_receiver, fec_receiver_handle) = FecReceiver::new();
-        let mut receiver = Registry::new()
-            .with(RECEIVER_REPORT_SLOT, OrderedReceiverReports::default())
-            .with(TWCC_RECEIVER_SLOT, TwccReceiverBuilder::new().build())
-            .with(FEC_RECEIVER_SLOT, fec_receiver);
-        let mut nack_handles = None;
-        match config.nack {
-            NackChoice::Stock => {
-                sender = sender.with(Slot::NackResponder, NackResponderBuilder::new().build());
-                receiver = receiver.with(
-                    Slot::NackGenerator,
-                    NackGeneratorBuilder::new()
-                        .with_max_nacks_per_packet(MAX_NACKS_PER_PACKET)
-                        .build(),
-                );
-            }
-            NackChoice::Libwebrtc => {
-                let (responder, responder_handle, tap) = NackResponder::new();
-                sender = sender
-                    .with(TAP_SLOT, tap)
-                    .with(Slot::NackResponder, responder);
-                let (generator, generator_handle) = NackGenerator::new();
-                receiver = receiver
-                    .with(RTX_RECEIVER_SLOT, RtxReceiver::new())
-                    .with(Slot::NackGenerator, generator);
-                nack_handles = Some((generator_handle, responder_handle));
-            }
-            NackChoice::Off => {}
-        }
+        let (receiver, ReceiverHandles { generator, fec }) =
+            receiver_chain(config.nack, ChainKind::Direct);
+        let nack_handles = generator.zip(control.handles().nack.clone());
         let mut sender: BoxedInterceptor = Box::new(sender.build());
         let mut receiver: BoxedInterceptor = Box::new(receiver.build());
         let video = video_stream(config.nack == NackChoice::Libwebrtc, config.fec.is_on());
@@ -210,41 +147,46 @@ impl SimCall {
             sender.bind_local_stream(&stream);
             receiver.bind_remote_stream(&stream);
         }
-        if padding {
-            let padding = padding_stream(&video, PADDING_PAYLOAD_TYPE);
+        if control.pads() {
+            let padding = padding_stream(&video, PADDING_SSRC, PADDING_PAYLOAD_TYPE);
             sender.bind_local_stream(&padding);
             receiver.bind_remote_stream(&padding);
         }
         sender.bind_local_stream(&video);
         receiver.bind_remote_stream(&video);
 
-        let source: Box<dyn HandoverSource> = match config.handover {
-            HandoverChoice::Oracle => Box::new(config.timeline.oracle(epoch)),
-            HandoverChoice::Mirror => Box::new(TruthMirror::new(&config.timeline, epoch)),
-            HandoverChoice::Orbital => match &config.orbits {
-                Some((inputs, start)) => Box::new(BothEnds::new(inputs, epoch, *start)),
-                None => return Err(SimError::NoOrbits(config.scenario.clone())),
-            },
-            HandoverChoice::Calibrated => Box::new(TruthCalibrated::new(
-                &config.timeline,
-                config
+        let source = forecast::build(
+            &config.handover,
+            ForecastInputs {
+                scenario: &config.scenario,
+                timeline: Some(&config.timeline),
+                orbits: config
                     .orbits
                     .as_ref()
                     .map(|(inputs, start)| (inputs, *start)),
-                epoch,
-            )),
-        };
-        let controller = PolicyController::new(
+                real_time: false,
+            },
+            epoch,
+        )?;
+        control.set_policy(
             epoch,
             config.decision_interval,
             source,
             config.policy.build(config.seed),
-            handles.pacer.clone(),
+            config.timing_error,
+            config.seed,
+        );
+        let handles = control.handles().clone();
+        let core = CallCore::new(
+            epoch,
+            config.labels(),
+            control,
+            Video::Synthetic(Box::new(Camera::new(config.seed, Time::ZERO))),
+            Box::new(config.timeline.oracle(epoch)),
         );
         let seconds = usize::try_from(config.duration.as_secs()).unwrap_or(usize::MAX);
         Ok(Self {
             epoch,
-            labels: config.labels(),
             end: Time::ZERO.saturating_add(config.duration),
             now: Time::ZERO,
             first: true,
@@ -256,28 +198,17 @@ impl SimCall {
             receiver_deadline: None,
             handles,
             nack_handles,
-            fec_receiver: fec_receiver_handle,
-            camera: Camera::new(config.seed, Time::ZERO),
-            media: Vec::new(),
+            fec_receiver: fec,
+            core,
             media_receiver: Receiver::new(ReceiverConfig::default()),
             meter: QoeMeter::new(),
-            controller,
-            predictions: PredictionFeed::new(config.timing_error, config.seed),
-            truth: config.timeline.oracle(epoch),
             forward: InFlight::default(),
             reverse: InFlight::default(),
-            open: None,
-            telemetry: Vec::new(),
-            decisions: Vec::new(),
             rendered_per_second: vec![0u32; seconds.min(1 << 24)],
             max_frame_delay_ms_per_second: vec![0u32; seconds.min(1 << 24)],
             rtp_packets_sent: 0,
             stale_deadlines: 0,
-            sender_counts: SenderCounts {
-                cwnd: Some(config.cwnd),
-                min_pushback_ratio: 1.0,
-                ..SenderCounts::default()
-            },
+            cwnd: config.cwnd,
             recovery: RecoveryCounts {
                 nack: config.nack,
                 ..RecoveryCounts::default()
@@ -287,7 +218,6 @@ impl SimCall {
             forward_delay: None,
             reverse_delay: None,
             next_rtt_report: Time::ZERO.saturating_add(RTCP_INTERVAL),
-            rtt: Duration::ZERO,
             retransmitted_bytes: 0,
         })
     }
@@ -306,7 +236,6 @@ impl SimCall {
     pub fn step(&mut self) -> Result<bool, SimError> {
         let epoch = self.epoch;
         let time_of = |i: Instant| Time::from_instant(epoch, i);
-        let frame_due = Some(self.camera.next_frame_time()).filter(|&t| t < self.end);
         let sender_due = *self
             .sender_deadline
             .get_or_insert_with(|| self.sender.poll_timeout().map(time_of));
@@ -315,11 +244,10 @@ impl SimCall {
             .get_or_insert_with(|| self.receiver.poll_timeout().map(time_of));
         let media_due = self.media_receiver.poll_timeout();
         let candidates = [
-            frame_due,
+            self.core.poll_timeout(),
             sender_due,
             receiver_due,
             media_due,
-            self.controller.poll_timeout().map(time_of),
             self.forward.next_arrival(),
             self.reverse.next_arrival(),
         ];
@@ -345,42 +273,41 @@ impl SimCall {
         let receiver_touched = receiver_due.is_some_and(|t| t <= now);
         let media_touched = media_due.is_some_and(|t| t <= now);
 
-        self.decide(now, instant);
-        let framed = frame_due.is_some_and(|t| t <= now) && self.capture(now, instant)?;
+        let framed = self.serve_core(now, instant)?;
         self.report_rtt(now);
         self.serve_sender(now, instant, sender_touched || framed)?;
         self.serve_receiver(now, instant, receiver_touched, media_touched)?;
         Ok(true)
     }
 
-    /// At a decision boundary: closes the interval, opens the next one.
-    fn decide(&mut self, now: Time, instant: Instant) {
-        if !self.controller.is_due(instant) {
-            return;
+    /// The sending side's decision and frame, if due; returns whether the frame wrote packets
+    /// into the sender chain.
+    fn serve_core(&mut self, now: Time, instant: Instant) -> Result<bool, SimError> {
+        let mut far = SimFarEnd {
+            meter: &mut self.meter,
+            media_receiver: &self.media_receiver,
+            fec_receiver: &self.fec_receiver,
+        };
+        let served = self
+            .core
+            .handle_timeout(now, self.end, &mut far)
+            .map_err(SimError::Encoder)?;
+        if served.decided {
+            // The policy's limit and the actions' windows reach the pacer through its handle.
+            self.sender_deadline = None;
+            self.receiver_deadline = None;
         }
-        // The policy's limit and the actions' windows reach the pacer through its handle.
-        self.sender_deadline = None;
-        self.receiver_deadline = None;
-        // Closed first, so that a joint policy reads the interval that just ended.
-        self.close_interval(now);
-        let feedback = timed::feedback(
-            self.controller.controls_actions(),
-            self.handles.actions.as_ref(),
-            self.telemetry.last(),
-        );
-        if let Some(decision) = self.controller.handle_timeout_with(instant, feedback) {
-            if let Some(actions) = &self.handles.actions {
-                self.predictions.feed(actions, &decision);
-            }
-            self.decisions.push(decision.clone());
-            self.open = Some(OpenInterval::open(
-                decision,
-                now,
-                &self.handles.pacer.stats(),
-                self.camera.encoder().frames_dropped(),
-                self.fec_totals(),
-            ));
+        if served.framed {
+            self.sender_deadline = None;
         }
+        let mut wrote = false;
+        for packet in self.core.transmits() {
+            wrote = true;
+            self.sender
+                .handle_write(tagged(instant, Packet::Rtp(rtp_of(packet))))
+                .map_err(sender_err)?;
+        }
+        Ok(wrote)
     }
 
     /// The loss protection's counters so far, the sender's and the receiver's.
@@ -391,28 +318,6 @@ impl SimCall {
             received.repair_received,
             received.recovered(),
         )
-    }
-
-    /// The camera's frame; returns whether it wrote packets into the sender chain.
-    fn capture(&mut self, now: Time, instant: Instant) -> Result<bool, SimError> {
-        self.sender_deadline = None;
-        self.handles
-            .protection
-            .set_network(self.handles.pacer.stats().target_bitrate_bps, self.rtt);
-        let step = self
-            .camera
-            .capture(now, &self.handles, self.open.as_mut(), &mut self.media);
-        let counts = &mut self.sender_counts;
-        counts.min_pushback_ratio = counts.min_pushback_ratio.min(step.window.pushback_ratio);
-        counts.max_outstanding_bytes = counts
-            .max_outstanding_bytes
-            .max(step.window.outstanding_bytes);
-        for packet in self.media.drain(..) {
-            self.sender
-                .handle_write(tagged(instant, Packet::Rtp(rtp_of(packet))))
-                .map_err(sender_err)?;
-        }
-        Ok(step.encoded)
     }
 
     /// The RTT an RTCP report would carry, to both ends of the NACK pair and to the loss
@@ -428,7 +333,7 @@ impl SimCall {
                 .protection
                 .set_nack_rate((bits as f64 / RTCP_INTERVAL.as_secs_f64()) as u64);
             if let (Some(f), Some(r)) = (self.forward_delay, self.reverse_delay) {
-                self.rtt = f + r;
+                self.core.set_rtt(f + r);
                 if let Some((generator, responder)) = &self.nack_handles {
                     generator.set_rtt(Some(f + r));
                     responder.set_rtt(f + r);
@@ -455,7 +360,7 @@ impl SimCall {
                     .iter()
                     .any(|p| p.as_any().is::<PictureLossIndication>())
             {
-                self.camera.request_key_frame();
+                self.core.on_key_frame_request();
             }
             self.sender.handle_read(packet).map_err(sender_err)?;
             while self.sender.poll_read().is_some() {}
@@ -552,10 +457,10 @@ impl SimCall {
             .handle_timeout(instant)
             .map_err(receiver_err)?;
         while let Some(packet) = self.receiver.poll_write() {
-            let sent = i64::try_from(self.camera.packets_sent()).unwrap_or(i64::MAX);
+            let sent = i64::try_from(self.core.video().packets_sent()).unwrap_or(i64::MAX);
             for seq in nacked_sequence_numbers(&packet.message.packet) {
                 self.recovery.nack_requests += 1;
-                self.nacked.insert(crate::nack::unwrap_seq(sent, seq));
+                self.nacked.insert(pacer::nack::unwrap_seq(sent, seq));
             }
             if let Some(arrival) = self
                 .reverse_link
@@ -590,34 +495,16 @@ impl SimCall {
         due
     }
 
-    /// Closes the open interval, if any, at `now` into its telemetry record.
-    fn close_interval(&mut self, now: Time) {
-        let Some(interval) = self.open.take() else {
-            return;
-        };
-        self.meter.on_packet_counts(
-            self.camera.packets_sent(),
-            self.media_receiver.stats().packets_received,
-        );
-        let qoe = self.meter.take_interval().to_record();
-        let at = self.at(interval.start());
-        let observed = observe(&mut self.truth, at);
-        let fec = self.fec_totals();
-        self.telemetry.push(interval.close(
-            now,
-            &self.labels,
-            qoe,
-            observed,
-            &self.handles.pacer.stats(),
-            self.camera.encoder().frames_dropped(),
-            fec,
-            timed::take_record(self.handles.actions.as_ref(), self.at(now)),
-        ));
-    }
-
     /// Closes the last interval at the call's end and gathers the call's counts.
     pub fn finish(mut self) -> CallResult {
-        self.close_interval(self.end);
+        self.core.finish(
+            self.end,
+            &mut SimFarEnd {
+                meter: &mut self.meter,
+                media_receiver: &self.media_receiver,
+                fec_receiver: &self.fec_receiver,
+            },
+        );
         let mut recovery = self.recovery;
         recovery.nacked_packets = self.nacked.len() as u64;
         if let Some((generator, responder)) = &self.nack_handles {
@@ -635,23 +522,33 @@ impl SimCall {
         recovery.fec_recovered = fec.packets_recovered;
         recovery.fec_share_pct = fec.share_pct();
         let stats = self.handles.pacer.stats();
-        let encoder = self.camera.encoder();
-        let mut sender = self.sender_counts;
-        sender.frames_dropped_by_pushback = encoder.frames_dropped_by_pushback();
-        sender.congested = stats.congested_time;
-        sender.keepalives = stats.keepalives_sent;
-        sender.packets_flushed = stats.packets_flushed;
+        let counts = self.core.counts();
+        let video = self.core.video();
+        let sender = SenderCounts {
+            cwnd: Some(self.cwnd),
+            frames_dropped_by_pushback: video.frames_dropped_by_pushback(),
+            congested: stats.congested_time,
+            keepalives: stats.keepalives_sent,
+            packets_flushed: stats.packets_flushed,
+            min_pushback_ratio: counts.min_pushback_ratio,
+            max_outstanding_bytes: counts.max_outstanding_bytes,
+        };
+        let (frames_encoded, key_frames, media_packets) = (
+            video.frames_encoded(),
+            video.key_frames(),
+            video.packets_sent(),
+        );
         CallResult {
             sender,
-            telemetry: self.telemetry,
+            telemetry: self.core.take_telemetry(),
             qoe: self.meter.total(),
             rendered_per_second: self.rendered_per_second,
             max_frame_delay_ms_per_second: self.max_frame_delay_ms_per_second,
-            decisions: self.decisions,
-            frames_encoded: encoder.frames_encoded(),
-            key_frames: encoder.key_frames(),
+            decisions: self.core.decisions().to_vec(),
+            frames_encoded,
+            key_frames,
             plis_sent: self.media_receiver.stats().plis_sent + recovery.nack_plis,
-            media_packets: self.camera.packets_sent(),
+            media_packets,
             rtp_packets_sent: self.rtp_packets_sent,
             stale_deadlines: self.stale_deadlines,
             recovery,
@@ -690,4 +587,25 @@ fn wire_size(packet: &Packet) -> u32 {
         _ => 0,
     };
     u32::try_from(bytes).unwrap_or(u32::MAX)
+}
+
+/// The simulated receiver as the call core reads it: the QoE meter over the media receiver's
+/// frames, and the FEC receiver's counts.
+struct SimFarEnd<'a> {
+    meter: &'a mut QoeMeter,
+    media_receiver: &'a Receiver,
+    fec_receiver: &'a FecReceiverHandle,
+}
+
+impl FarEnd for SimFarEnd<'_> {
+    fn fec_received(&self) -> (u64, u64) {
+        let received = self.fec_receiver.stats();
+        (received.repair_received, received.recovered())
+    }
+
+    fn take_interval_qoe(&mut self, packets_sent: u64) -> QoeRecord {
+        self.meter
+            .on_packet_counts(packets_sent, self.media_receiver.stats().packets_received);
+        self.meter.take_interval().to_record()
+    }
 }

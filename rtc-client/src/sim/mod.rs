@@ -63,7 +63,7 @@ mod engine;
 mod in_flight;
 mod result;
 
-pub use config::{CallConfig, HandoverChoice, SimError};
+pub use config::{CallConfig, SimError};
 pub use engine::{RTCP_INTERVAL, SimCall};
 pub use in_flight::InFlight;
 pub use result::{CallResult, RecoveryCounts, SenderCounts};
@@ -81,7 +81,7 @@ use std::time::Instant;
 /// # Errors
 ///
 /// [`SimError::Link`] for an invalid link configuration, [`SimError::Duration`] for a duration
-/// beyond what an [`Instant`] offset can hold, [`SimError::NoOrbits`] for an orbital forecast
+/// beyond what an [`Instant`] offset can hold, [`SimError::Forecast`] for an orbital forecast
 /// without orbits, [`SimError::Chain`] if an interceptor chain refuses a packet.
 pub fn run_call(config: &CallConfig, epoch: Instant) -> Result<CallResult, SimError> {
     let mut call = SimCall::new(config, epoch)?;

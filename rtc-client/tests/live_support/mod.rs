@@ -7,9 +7,9 @@ use pacer::CwndMode;
 use pacer::Decision;
 use pacer::telemetry::IntervalRecord;
 use rtc_client::call::{BweChoice, FecChoice, NackChoice, PolicyChoice, SenderOptions};
+use rtc_client::forecast::ForecastSpec;
 use rtc_client::live::answer::{AnswerConfig, AnswerEvent, AnswerServer};
 use rtc_client::live::call::{LinkSetup, LiveCallConfig, StatusEvent};
-use rtc_client::live::sources::HandoverSpec;
 use rtc_client::live::status::StatusLine;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -80,7 +80,7 @@ pub fn config(
     duration: Duration,
     interval: Duration,
     policy: PolicyChoice,
-    handover: HandoverSpec,
+    handover: ForecastSpec,
     link: Option<LinkSetup>,
 ) -> LiveCallConfig {
     LiveCallConfig {
