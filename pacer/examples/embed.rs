@@ -30,9 +30,10 @@
 
 use anyhow::{Context, Result, bail, ensure};
 use handover_predictor::predict::{Calibrated, SLOT};
+use pacer::cwnd::frame_drop_interval;
 use pacer::sender::{ChainKind, HandoverAwareSender, SenderConfig, SenderHandles};
 use pacer::telemetry::ActionsRecord;
-use pacer::{ActionConfig, OnnxPolicy, PacerStats, TimingError, frame_drop_interval};
+use pacer::{ActionConfig, OnnxPolicy, PacerStats};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rtc::ice::mdns::MulticastDnsMode;
@@ -161,8 +162,6 @@ async fn main() -> Result<()> {
         DECISION_INTERVAL,
         Calibrated::grid(first_boundary, SLOT)?,
         policy,
-        TimingError::default(),
-        SEED,
     );
     let (stop_policy, stopped) = oneshot::channel();
     let policy = tokio::spawn(run_policy(sender, stopped));

@@ -311,7 +311,7 @@ struct State {
 /// or in the pacer, which holds media while outstanding data fills the window.
 ///
 /// The pacer records what it releases ([`on_sent`](Self::on_sent); give it the channel with
-/// [`HandoverAwarePacerBuilder::congestion_window`](crate::HandoverAwarePacerBuilder::congestion_window)).
+/// [`HandoverAwarePacerBuilder::congestion_window`](crate::pacing::HandoverAwarePacerBuilder::congestion_window)).
 /// A wrapper around the application's bandwidth estimator hands the channel every feedback's
 /// reports ([`on_feedback`](Self::on_feedback)) and every process tick
 /// ([`on_process`](Self::on_process)), since webrtc-rs boxes the estimator inside its

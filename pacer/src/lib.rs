@@ -5,34 +5,84 @@
 //! default): when the queue would take longer than that, it drains faster than the estimate.
 //! The paper "Dynamic Pacing for Real-time Satellite Traffic" shows that no single limit suits a
 //! satellite path: stable periods want a short queue, handover-heavy periods a long one. This
-//! crate provides:
+//! crate provides, each in its module:
 //!
-//! - [`PacingController`]: a sans-I/O pacer with libwebrtc's semantics (debt-based leaky bucket,
-//!   pacing factor, priority classes, queue time limit with the drain rule, expected queue time,
-//!   encoder-pause signal), generic over the packet payload;
-//! - [`HandoverAwarePacer`]: the webrtc-rs interceptor for `Slot::Pacer` that wraps it, built
-//!   together with a [`PacerHandle`] that sets the limit while a call runs;
-//! - the policy seam: [`QueuePolicy`] and [`PolicyController`], which choose a limit every
-//!   decision interval from a handover [`Forecast`] (the forecast contract is re-exported here:
-//!   [`Forecast`], [`HandoverSource`], [`TimelineSource`], [`NoHandovers`], ...);
-//! - [`GoogCc`]: a libwebrtc-faithful GoogCC bandwidth estimator for webrtc-rs, which probes
-//!   through the pacer, and libwebrtc's congestion window ([`CwndChannel`]);
-//! - loss protection: [`LossProtection`], an interceptor that drives webrtc-rs's FlexFEC-03
-//!   encoder with libwebrtc's adaptive FEC, below the TWCC sender ([`FEC_GENERATOR_SLOT`]) with
-//!   its repair packets going back to the pacer through a [`RepairQueue`], or at
-//!   `Slot::FecEncoder`; built with a [`ProtectionHandle`], and its sans-I/O parts
-//!   ([`ProtectionController`], [`BlockGenerator`]);
-//! - handover-timed actions ([`HandoverActions`], shared through an [`ActionsHandle`]): around
-//!   each predicted handover instant the pacer holds media, [`GoogCc`] ignores what the
-//!   handover does to delay and loss, [`LossProtection`] boosts FEC, and the encoder is told not
-//!   to schedule a key frame;
-//! - the telemetry records every call writes and the trainer reads ([`telemetry`]), and the
-//!   model card of a learned policy ([`card`]).
+//! - [`sender`]: the whole handover-aware sender in one install ([`SenderConfig::install`]):
+//!   the pacer, GoogCC, the congestion window, loss protection, the NACK/RTX responder and the
+//!   handover-timed actions go into a webrtc-rs `Registry`, and one [`HandoverAwareSender`]
+//!   reads them and runs a policy;
+//! - [`pacing`]: [`PacingController`], a sans-I/O pacer with libwebrtc's semantics (debt-based
+//!   leaky bucket, pacing factor, priority classes, queue time limit with the drain rule,
+//!   expected queue time, encoder-pause signal), generic over the packet payload, and
+//!   [`HandoverAwarePacer`], its webrtc-rs interceptor for `Slot::Pacer`, built together with a
+//!   [`PacerHandle`] that sets the limit while a call runs;
+//! - [`policy`]: the policy seam, [`QueuePolicy`] and [`PolicyController`], which choose a limit
+//!   every decision interval from a handover [`Forecast`] (the contract is re-exported in
+//!   [`forecast`]);
+//! - [`googcc`]: [`GoogCc`], a libwebrtc-faithful GoogCC bandwidth estimator for webrtc-rs,
+//!   which probes through the pacer; [`cwnd`]: libwebrtc's congestion window;
+//! - [`protection`]: [`LossProtection`], an interceptor that drives webrtc-rs's FlexFEC-03
+//!   encoder with libwebrtc's adaptive FEC, below the TWCC sender ([`FEC_GENERATOR_SLOT`]), its
+//!   repair packets going back to the pacer;
+//! - [`nack`]: libwebrtc's NACK responder with its packet history and RTX;
+//! - [`actions`]: handover-timed actions, shared through an [`ActionsHandle`]: around each
+//!   predicted handover instant the pacer holds media, [`GoogCc`] ignores what the handover does
+//!   to delay and loss, [`LossProtection`] boosts FEC, and the encoder is told not to schedule a
+//!   key frame;
+//! - [`telemetry`]: the records every call writes and the trainer reads, and [`card`], the
+//!   model card of a learned policy.
 //!
 //! Nothing in the core reads a clock: every entry point takes `now`, so the same code runs in a
 //! real call and in a virtual-time simulation.
 //!
-//! # Three ways to use it
+//! # Four ways to use it
+//!
+//! ## The whole handover-aware sender: one install
+//!
+//! [`SenderConfig::install`] puts the pacer, GoogCC, the congestion window, loss protection,
+//! the NACK/RTX responder and the handover-timed actions into the registry, and returns one
+//! [`HandoverAwareSender`]. Give it a forecast source and a policy, and drive its timer: every
+//! decision sets the queue time limit and hands the forecast's predicted handovers to the
+//! actions, inside the plugin. `pacer/examples/embed.rs` runs a whole call this way over a
+//! Starlink-like uplink and prints what the actions did.
+//!
+//! ```
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use pacer::forecast::NoHandovers;
+//! use pacer::sender::ChainKind;
+//! use pacer::{ActionConfig, DEFAULT_DECISION_INTERVAL, Heuristic, SenderConfig};
+//! use rtc::interceptor::{Gcc, Registry};
+//! use rtc::peer_connection::configuration::interceptor_registry::{
+//!     CongestionFeedback, configure_congestion_control,
+//! };
+//! use rtc::peer_connection::configuration::media_engine::MediaEngine;
+//! use std::time::{Duration, Instant};
+//!
+//! let mut media_engine = MediaEngine::default();
+//! // Transport-wide feedback and its header extension; the install replaces the placeholders.
+//! let registry = configure_congestion_control(
+//!     Registry::new(),
+//!     Gcc::default(),
+//!     CongestionFeedback::Twcc,
+//!     &mut media_engine,
+//! )?;
+//! let config = SenderConfig {
+//!     actions: Some(ActionConfig::default()),
+//!     ..SenderConfig::default()
+//! };
+//! let (registry, mut sender) = config.install(registry, ChainKind::PeerConnection)?;
+//! // ... build the peer connection with `media_engine` and `registry`.
+//!
+//! let start = Instant::now();
+//! sender.set_policy(start, DEFAULT_DECISION_INTERVAL, NoHandovers, Heuristic);
+//! // The application's timer: at `poll_timeout`, `handle_timeout`.
+//! let decision = sender.handle_timeout(start).expect("the first decision is due at the start");
+//! assert_eq!(decision.queue_time_limit, Duration::from_millis(500)); // no handover ahead
+//! assert_eq!(sender.handles().pacer.queue_time_limit(), Duration::from_millis(500));
+//! assert_eq!(sender.poll_timeout(), Some(start + DEFAULT_DECISION_INTERVAL));
+//! # Ok(())
+//! # }
+//! ```
 //!
 //! ## In a webrtc-rs call: the interceptor at `Slot::Pacer` and its handle
 //!
@@ -43,14 +93,11 @@
 //! decision boundary (120 s by default) it asks a [`HandoverSource`] for a forecast, asks a
 //! [`QueuePolicy`] for a limit, clamps it to [50 ms, 10 s] and sets it through the handle. A
 //! failing source or policy falls back to WebRTC's 2000 ms and says why in the [`Decision`].
-//! `pacer/examples/embed.rs` runs a whole call this way on loopback.
 //!
 //! ```
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! use pacer::{
-//!     DEFAULT_DECISION_INTERVAL, HandoverAwarePacer, Heuristic, NoHandovers, PacingConfig,
-//!     PolicyController,
-//! };
+//! use pacer::{DEFAULT_DECISION_INTERVAL, HandoverAwarePacer, Heuristic, PacingConfig, PolicyController};
+//! use pacer::forecast::NoHandovers;
 //! use rtc::interceptor::{Gcc, Registry, Slot};
 //! use rtc::peer_connection::configuration::interceptor_registry::{
 //!     CongestionFeedback, configure_congestion_control,
@@ -138,17 +185,18 @@
 //!
 //! [`GoogCc`] implements webrtc-rs's `BandwidthEstimator`, so it takes the place of webrtc-rs's
 //! own `Gcc` in `configure_congestion_control` (or `CongestionControlBuilder`). Built with
-//! [`GoogCc::with_probing`], it shares a [`ProbeChannel`] with the pacer: the estimator posts
+//! [`GoogCc::with_probing`], it shares a [`ProbeChannel`](pacing::ProbeChannel) with the pacer: the estimator posts
 //! probe clusters, the pacer sends them (queued media first, then padding on the padding SSRC of
 //! its [`PacingConfig`]) and records which packets were probes, and the estimator reads the
-//! probes' results from the feedback. A [`GoogCcHandle`] taken before the estimator is boxed
+//! probes' results from the feedback. A [`GoogCcHandle`](googcc::GoogCcHandle) taken before the estimator is boxed
 //! into the chain shows its state. The padding SSRC must also be bound as a local stream with
 //! the transport-wide-cc header extension, so that the chain numbers and reports padding; the
 //! "Probing" section of [`GoogCc`] has the details.
 //!
 //! ```
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! use pacer::{GoogCc, GoogCcConfig, HandoverAwarePacer, PacingConfig, ProbeChannel};
+//! use pacer::{GoogCc, GoogCcConfig, HandoverAwarePacer, PacingConfig};
+//! use pacer::pacing::ProbeChannel;
 //! use rtc::interceptor::{Registry, Slot};
 //! use rtc::peer_connection::configuration::interceptor_registry::{
 //!     CongestionFeedback, configure_congestion_control,
@@ -186,14 +234,14 @@
 //! protects key frames, and from an RTT of 20 ms on delta frames too, with forward error
 //! correction, and lets NACK repair the rest.
 //! [`LossProtection`] does the same, as media leaves (below the TWCC sender, at
-//! [`FEC_GENERATOR_SLOT`], handing repair packets to the pacer through a [`RepairQueue`]) or at
-//! webrtc-rs's `Slot::FecEncoder`: its [`ProtectionController`]
+//! [`FEC_GENERATOR_SLOT`], handing repair packets to the pacer through a [`RepairQueue`](pacing::RepairQueue)) or at
+//! webrtc-rs's `Slot::FecEncoder`: its [`ProtectionController`](protection::ProtectionController)
 //! (libwebrtc's `FecControllerDefault` with the hybrid NACK/FEC method and `kFecRateTable`) turns
 //! the loss of the receiver reports, the target, RTT, frame rate and resolution into protection
-//! factors, and its [`BlockGenerator`] (libwebrtc's `UlpfecGenerator`) decides which media packets
+//! factors, and its [`BlockGenerator`](protection::BlockGenerator) (libwebrtc's `UlpfecGenerator`) decides which media packets
 //! each block of FlexFEC repair packets protects. The driver sets the target and RTT through the
-//! [`ProtectionHandle`], reads cumulative [`ProtectionStats`], and asks it for the media target
-//! that leaves protection its measured share ([`media_target_bps`]). [`FecMode`] also offers a
+//! [`ProtectionHandle`](protection::ProtectionHandle), reads cumulative [`ProtectionStats`](protection::ProtectionStats), and asks it for the media target
+//! that leaves protection its measured share ([`media_target_bps`](protection::media_target_bps)). [`FecMode`] also offers a
 //! fixed block shape and no FEC at all.
 //!
 //! # Handover-timed actions
@@ -206,10 +254,7 @@
 //!
 //! ```
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! use pacer::{
-//!     ActionConfig, ActionsHandle, FecMode, GoogCc, GoogCcConfig, HandoverAwarePacer,
-//!     LossProtection, PacingConfig, telemetry::ActionsRecord,
-//! };
+//! use pacer::{ActionConfig, ActionsHandle, FecMode, GoogCc, GoogCcConfig, HandoverAwarePacer, LossProtection, PacingConfig, telemetry::ActionsRecord};
 //! use std::time::{Duration, Instant};
 //!
 //! let actions = ActionsHandle::new(ActionConfig::default())?;
@@ -247,63 +292,30 @@
 #![forbid(unsafe_code)]
 #![warn(unreachable_pub, unnameable_types)]
 
-mod actions;
-mod config;
-mod controller;
-mod cwnd;
-mod googcc;
-mod handle;
-mod interceptor;
+pub mod actions;
+pub mod cwnd;
+pub mod forecast;
+pub mod googcc;
 pub mod nack;
-mod packet;
-mod policy;
-mod prober;
-mod protection;
-mod queue;
-mod repair;
+pub mod pacing;
+pub mod policy;
+pub mod protection;
 pub mod sender;
-mod stats;
 pub mod telemetry;
 
 pub use policy::card;
 
-/// The forecast contract: what a [`QueuePolicy`] decides from and a [`HandoverSource`] produces
-/// (docs/architecture.md, "The forecast contract"). Re-exported so that an application can feed
-/// the policy controller without depending on handover-predictor itself.
-pub use handover_predictor::{
-    BIT_PROBABILITY, CUMULATIVE_NORM, Forecast, ForecastError, ForecastSource, HORIZON_STEPS,
-    HandoverSource, HandoverSteps, HandoverTiming, NoHandovers, PredictedHandover, SourceError,
-    TimelineSource,
-};
-
-pub use actions::{
-    Action, ActionConfig, ActionConfigError, ActionCounter, ActionProfile, ActionStats,
-    ActionWindow, ActionsHandle, BoostConfig, HandoverActions, HoldGate, MAX_ACTION_SPAN,
-    OnsetTracking, PROFILE_NAMES, TimingError, UnknownProfile,
-};
-pub use config::{
-    MAX_QUEUE_TIME_LIMIT, MIN_QUEUE_TIME_LIMIT, PacingConfig, WEBRTC_DEFAULT_QUEUE_TIME_LIMIT,
-    clamp_queue_time_limit,
-};
-pub use controller::{FrameInfo, KeepAlive, PacingController, Padding, Released};
-pub use cwnd::{CwndChannel, CwndConfig, CwndMode, CwndSnapshot, frame_drop_interval};
-pub use googcc::{BandwidthUsage, GoogCc, GoogCcConfig, GoogCcHandle, GoogCcSnapshot};
-pub use handle::PacerHandle;
-pub use interceptor::{FrameInfoFn, HandoverAwarePacer, HandoverAwarePacerBuilder};
-pub use packet::PacketKind;
-pub use policy::{
-    COLLECTION_ACTIONS_MS, CallFeedback, Choice, DEFAULT_DECISION_INTERVAL, Decision,
-    FEEDBACK_FEATURES, FEEDBACK_WIDTH, Fixed, Heuristic, PolicyController, PolicyError,
-    QueuePolicy, Random, RandomJoint,
+pub use actions::{ActionConfig, ActionProfile, ActionsHandle};
+pub use cwnd::CwndMode;
+pub use forecast::{Forecast, HandoverSource};
+pub use googcc::{GoogCc, GoogCcConfig};
+pub use pacing::{
+    HandoverAwarePacer, PacerHandle, PacerStats, PacingConfig, PacingController, PacketKind,
 };
 #[cfg(feature = "learned")]
-pub use policy::{LoadError, OnnxPolicy};
-pub use prober::{ProbeChannel, ProbeClusterConfig};
-pub use protection::{
-    Block, BlockGenerator, BlockShape, FEC_GENERATOR_SLOT, FecMode, LossFilter, LossProtection,
-    LossProtectionBuilder, MAX_BLOCK_MEDIA_PACKETS, MUTABLE_EXTENSION_URIS, PacketInfo, Protection,
-    ProtectionController, ProtectionHandle, ProtectionInputs, ProtectionStats, fec_rate_table,
-    media_target_bps, with_zeroed_extensions, without_header_extension,
+pub use policy::OnnxPolicy;
+pub use policy::{
+    DEFAULT_DECISION_INTERVAL, Decision, Fixed, Heuristic, PolicyController, QueuePolicy,
 };
-pub use repair::{RepairQueue, SequenceCounter};
-pub use stats::PacerStats;
+pub use protection::{FEC_GENERATOR_SLOT, FecMode, LossProtection};
+pub use sender::{HandoverAwareSender, SenderConfig, SenderHandles};

@@ -3,10 +3,9 @@
 
 mod scripted;
 
-use pacer::{
-    CwndChannel, CwndConfig, CwndMode, FrameInfo, HandoverAwarePacer, PacingConfig,
-    PacingController, PacketKind,
-};
+use pacer::cwnd::{CwndChannel, CwndConfig};
+use pacer::pacing::FrameInfo;
+use pacer::{CwndMode, HandoverAwarePacer, PacingConfig, PacingController, PacketKind};
 use rtc_interceptor::{Interceptor, Packet, StreamInfo};
 use sansio::Protocol;
 use std::time::{Duration, Instant};

@@ -6,7 +6,8 @@ mod googcc_sim;
 mod probing_chain;
 
 use googcc_sim::{Path, Run, simulate};
-use pacer::{BandwidthUsage, GoogCc, GoogCcConfig};
+use pacer::googcc::BandwidthUsage;
+use pacer::{GoogCc, GoogCcConfig};
 use rtc_interceptor::{BandwidthEstimator, CongestionControlBuilder, Registry, Slot};
 use std::time::Duration;
 

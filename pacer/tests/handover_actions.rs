@@ -6,10 +6,12 @@
 
 mod scripted;
 
+use pacer::actions::{Action, ActionWindow};
+use pacer::pacing::FrameInfo;
+use pacer::protection::ProtectionHandle;
 use pacer::{
-    Action, ActionConfig, ActionWindow, ActionsHandle, FecMode, FrameInfo, GoogCc, GoogCcConfig,
-    HandoverAwarePacer, LossProtection, PacingConfig, PacingController, PacketKind,
-    ProtectionHandle,
+    ActionConfig, ActionsHandle, FecMode, GoogCc, GoogCcConfig, HandoverAwarePacer, LossProtection,
+    PacingConfig, PacingController, PacketKind,
 };
 use rtc_interceptor::{
     AttributedPacket, BandwidthEstimator, Interceptor, Packet, PacketReport, RTCPFeedback,
@@ -287,7 +289,7 @@ fn keep_alives_are_not_held_and_a_probe_cluster_waits_for_the_holds_end() {
     pacer.set_hold_windows(start, [(start + ms(100), start + ms(220))]);
     pacer.create_probe_cluster(
         start + ms(150),
-        pacer::ProbeClusterConfig::new(1, 3_000_000),
+        pacer::pacing::ProbeClusterConfig::new(1, 3_000_000),
     );
     pacer.enqueue(start + ms(150), VIDEO, PacketKind::Video, 1000, 1);
     assert!(pacer.poll_send(start + ms(150)).is_none());

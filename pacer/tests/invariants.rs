@@ -9,10 +9,8 @@
 //! one invariant over that trace. The model is the test's, not the crate's: priority levels,
 //! FIFO order and byte totals are tracked here independently.
 
-use pacer::{
-    MAX_QUEUE_TIME_LIMIT, MIN_QUEUE_TIME_LIMIT, PacerStats, PacingConfig, PacingController,
-    PacketKind, clamp_queue_time_limit,
-};
+use pacer::pacing::{MAX_QUEUE_TIME_LIMIT, MIN_QUEUE_TIME_LIMIT, clamp_queue_time_limit};
+use pacer::{PacerStats, PacingConfig, PacingController, PacketKind};
 use proptest::prelude::*;
 use proptest::test_runner::FileFailurePersistence;
 use std::collections::BTreeMap;

@@ -1,6 +1,7 @@
 //! Exact release schedules of the sans-I/O pacing controller.
 
-use pacer::{PacerStats, PacingConfig, PacingController, PacketKind, Released};
+use pacer::pacing::Released;
+use pacer::{PacerStats, PacingConfig, PacingController, PacketKind};
 use std::time::{Duration, Instant};
 
 const MBPS: u64 = 1_000_000;

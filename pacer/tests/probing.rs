@@ -6,7 +6,8 @@
 #[path = "googcc_sim/probing_chain.rs"]
 mod probing_chain;
 
-use pacer::{PacingConfig, PacingController, ProbeClusterConfig};
+use pacer::pacing::ProbeClusterConfig;
+use pacer::{PacingConfig, PacingController};
 use std::time::{Duration, Instant};
 
 fn ms(n: u64) -> Duration {

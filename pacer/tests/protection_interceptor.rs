@@ -1,10 +1,11 @@
 //! `LossProtection` inside a webrtc-rs interceptor chain: receiver reports in, media and FlexFEC
 //! repair packets out, and webrtc-rs's FlexFEC decoder recovering what a lossy path dropped.
 
-use pacer::{
-    BlockGenerator, BlockShape, FecMode, FrameInfo, LossProtection, PacketInfo, Protection,
-    ProtectionHandle, without_header_extension,
+use pacer::pacing::FrameInfo;
+use pacer::protection::{
+    BlockGenerator, BlockShape, PacketInfo, Protection, ProtectionHandle, without_header_extension,
 };
+use pacer::{FecMode, LossProtection};
 use rtc_interceptor::{
     AttributedPacket, FlexFec03Decoder, FlexFec03SendBuilder, Interceptor, Packet, RTCPFeedback,
     RTPHeaderExtension, Registry, Slot, StreamInfo, TaggedPacket, TwccSenderBuilder,

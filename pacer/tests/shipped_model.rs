@@ -3,7 +3,9 @@
 
 #![cfg(feature = "learned")]
 
-use pacer::{CallFeedback, Forecast, ForecastSource, HandoverSteps, OnnxPolicy, QueuePolicy};
+use pacer::forecast::{ForecastSource, HandoverSteps};
+use pacer::policy::CallFeedback;
+use pacer::{Forecast, OnnxPolicy, QueuePolicy};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 

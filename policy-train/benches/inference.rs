@@ -18,11 +18,12 @@
 //! argument) criterion runs each benchmark once and the loop is cut to a few runs.
 
 use criterion::Criterion;
+use pacer::OnnxPolicy;
 use pacer::card::{
     CARD_SCHEMA, CrossValidation, Golden, INPUT_NAME, ModelCard, OPSET, OUTPUT_NAME, TensorSpec,
     Training,
 };
-use pacer::{CUMULATIVE_NORM, HORIZON_STEPS, OnnxPolicy};
+use pacer::forecast::{CUMULATIVE_NORM, HORIZON_STEPS};
 use policy_train::export::{self, Weight};
 use policy_train::model::PolicyNet;
 use policy_train::train::logits_of;

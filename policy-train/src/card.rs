@@ -6,13 +6,14 @@ use crate::expert::Expert;
 use crate::logs::LogFile as ReadLog;
 use crate::model::PolicyNet;
 use crate::train::{Hyper, TrainReport, logits_with};
+use pacer::ActionProfile;
 use pacer::card::{
     CARD_SCHEMA, CardProfile, ClusterCard, CrossValidation, Golden, INPUT_NAME, JOINT_CARD_SCHEMA,
     LogFile, ModelCard, OPSET, OUTPUT_NAME, TELEMETRY_INPUT_NAME, TelemetrySpec, TensorSpec,
     Training,
 };
-use pacer::{ActionProfile, CallFeedback, FEEDBACK_FEATURES, FEEDBACK_WIDTH};
-use pacer::{CUMULATIVE_NORM, HORIZON_STEPS, HandoverSteps};
+use pacer::forecast::{CUMULATIVE_NORM, HORIZON_STEPS, HandoverSteps};
+use pacer::policy::{CallFeedback, FEEDBACK_FEATURES, FEEDBACK_WIDTH};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 

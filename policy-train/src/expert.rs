@@ -27,7 +27,7 @@
 //! timed-2026-12-02.md: a hold cuts freezes on the first and makes them on the second). The
 //! one-standard-error rule then takes, among the pairs within one standard error of the best,
 //! the smallest limit, then the least intrusive profile in menu order
-//! ([`pacer::PROFILE_NAMES`]). The deployed actions are the distinct pairs.
+//! ([`pacer::actions::PROFILE_NAMES`]). The deployed actions are the distinct pairs.
 //!
 //! Why the default differs from the paper: a limit only changes an interval when the pacer's
 //! queue reaches it, so within a cluster most limits produce the same calls and their mean rewards
@@ -43,7 +43,7 @@ use linfa::DatasetBase;
 use linfa::prelude::*;
 use linfa_clustering::KMeans;
 use ndarray::Array2;
-use pacer::HORIZON_STEPS;
+use pacer::forecast::HORIZON_STEPS;
 use pacer::telemetry::IntervalRecord;
 use rand_xoshiro::Xoshiro256Plus;
 use rand_xoshiro::rand_core::SeedableRng;
@@ -333,11 +333,14 @@ impl Expert {
                 .collect();
             let (action_ms, profile) = if joint {
                 let (limit, profile) =
-                    label_of(&pairs, rule, (pacer::COLLECTION_ACTIONS_MS[11], 0));
-                (limit, Some(pacer::PROFILE_NAMES[profile].to_owned()))
+                    label_of(&pairs, rule, (pacer::policy::COLLECTION_ACTIONS_MS[11], 0));
+                (
+                    limit,
+                    Some(pacer::actions::PROFILE_NAMES[profile].to_owned()),
+                )
             } else {
                 (
-                    label_of(&rewards, rule, pacer::COLLECTION_ACTIONS_MS[11]),
+                    label_of(&rewards, rule, pacer::policy::COLLECTION_ACTIONS_MS[11]),
                     None,
                 )
             };
@@ -352,7 +355,7 @@ impl Expert {
                     .into_iter()
                     .map(|((limit_ms, p), stat)| JointReward {
                         limit_ms,
-                        profile: pacer::PROFILE_NAMES[p].to_owned(),
+                        profile: pacer::actions::PROFILE_NAMES[p].to_owned(),
                         stat,
                     })
                     .collect(),
@@ -400,7 +403,7 @@ impl Expert {
                 .into_iter()
                 .map(|(limit_ms, p)| JointAction {
                     limit_ms,
-                    profile: pacer::PROFILE_NAMES[p].to_owned(),
+                    profile: pacer::actions::PROFILE_NAMES[p].to_owned(),
                 })
                 .collect(),
             k_choice,

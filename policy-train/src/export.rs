@@ -12,8 +12,8 @@
 //! is deterministic: the same weights give the same bytes.
 
 use crate::model::{D_MODEL, FF_WIDTH, HEADS, LAYERS, LN_EPS};
-use pacer::HORIZON_STEPS;
 use pacer::card::{INPUT_NAME, OPSET, OUTPUT_NAME, TELEMETRY_INPUT_NAME};
+use pacer::forecast::HORIZON_STEPS;
 use prost::Message;
 use std::collections::HashMap;
 use tract_onnx::pb;

@@ -240,7 +240,7 @@ fn run(cli: Cli) -> Result<()> {
                 &a.dir.join("weights.ot"),
                 expert.actions_ms.len(),
                 if expert.is_joint() {
-                    pacer::FEEDBACK_WIDTH
+                    pacer::policy::FEEDBACK_WIDTH
                 } else {
                     0
                 },

@@ -8,7 +8,7 @@
 //! gives one logit per deployed action. 79 k parameters for 5 actions.
 //!
 //! A joint network ([`PolicyNet::with_telemetry`]) also reads the call's own measurements
-//! (`pacer::CallFeedback::features`, `F` values): they are appended to every step's input, so the
+//! (`pacer::policy::CallFeedback::features`, `F` values): they are appended to every step's input, so the
 //! first embedding layer takes `2 + F` values per step. Every position, and so the attention
 //! between them, then sees whether this path's boundaries lose packets beside when they come;
 //! the export splits that layer's weight in two, so the ONNX graph takes the measurements as a
@@ -24,7 +24,7 @@
 //! in the same session, and fits the training set as well (5-fold accuracy 0.998 with either
 //! count on the 60-hour set; `models/training.json`).
 
-use pacer::HORIZON_STEPS;
+use pacer::forecast::HORIZON_STEPS;
 use tch::nn::{self, Module};
 use tch::{Kind, Tensor};
 

@@ -17,8 +17,9 @@
 
 use crate::expert::Expert;
 use crate::model::{PolicyNet, parameter_count};
+use pacer::forecast::HORIZON_STEPS;
+use pacer::policy::{CallFeedback, FEEDBACK_WIDTH};
 use pacer::telemetry::IntervalRecord;
-use pacer::{CallFeedback, FEEDBACK_WIDTH, HORIZON_STEPS};
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;

@@ -6,7 +6,8 @@
 
 use crate::export::weights_of;
 use crate::model::PolicyNet;
-use pacer::{HORIZON_STEPS, HandoverSteps, OnnxPolicy};
+use pacer::OnnxPolicy;
+use pacer::forecast::{HORIZON_STEPS, HandoverSteps};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
@@ -74,7 +75,7 @@ pub fn reference_check(python: &Path, card_path: &Path) -> Result<serde_json::Va
 pub enum VerifyError {
     /// The loader refused the model.
     #[error(transparent)]
-    Load(#[from] pacer::LoadError),
+    Load(#[from] pacer::policy::LoadError),
     /// The ONNX file could not be read back.
     #[error("cannot read the weights back from {path}: {message}")]
     Weights {
@@ -115,7 +116,7 @@ pub fn verify(card_path: &Path, seed: u64) -> Result<Verification, VerifyError> 
     })?;
     let vs = nn::VarStore::new(Device::Cpu);
     let telemetry = if card.is_joint() {
-        pacer::FEEDBACK_WIDTH
+        pacer::policy::FEEDBACK_WIDTH
     } else {
         0
     };

@@ -5,7 +5,9 @@
 mod support;
 
 use pacer::card::{JOINT_CARD_SCHEMA, ModelCard};
-use pacer::{CallFeedback, Forecast, ForecastSource, HandoverSteps, OnnxPolicy, QueuePolicy};
+use pacer::forecast::{ForecastSource, HandoverSteps};
+use pacer::policy::CallFeedback;
+use pacer::{Forecast, OnnxPolicy, QueuePolicy};
 use policy_train::expert::Expert;
 use std::time::Instant;
 use support::Scratch;

@@ -33,5 +33,6 @@ pub mod link;
 pub mod live;
 pub mod media;
 pub mod nack;
+pub mod rng;
 pub mod scenario;
 pub mod sim;

@@ -12,7 +12,7 @@ use live_support::{Answerer, Seen, config, parse_and_validate};
 use rtc_client::call::{FecChoice, PolicyChoice, TimedActions};
 use rtc_client::forecast::ForecastSpec;
 use rtc_client::link::{Capacity, Delay, LinkConfig, Loss};
-use rtc_client::live::call::{CallOutcome, LinkSetup, LiveCallConfig, run};
+use rtc_client::live::call::{LinkSetup, LiveCallConfig, LiveCallOutcome, run};
 use rtc_client::live::http::{PeerUrl, request_raw};
 use rtc_client::live::signal::ErrorBody;
 use rtc_client::scenario::orbit::End;
@@ -290,7 +290,7 @@ async fn signalling_refuses_bad_input_with_the_reason() {
 
 /// A 10-s call through the relay over 5 Mbit/s with 60 ms each way and 5 % Bernoulli loss on the
 /// forward link, to an answerer that accepts FlexFEC-03 (`answer_fec`) or not.
-async fn lossy_live_call(answer_fec: bool) -> CallOutcome {
+async fn lossy_live_call(answer_fec: bool) -> LiveCallOutcome {
     let answerer = Answerer::with_fec(answer_fec).await;
     let one_way = Delay::constant(Duration::from_millis(60));
     let link = LinkSetup {

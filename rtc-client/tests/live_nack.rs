@@ -36,7 +36,7 @@ use rtc_client::forecast::ForecastSpec;
 use rtc_client::link::{
     Buffer, Capacity, CapacityChange, Delay, HandoverEffect, HandoverEvent, LinkConfig, Time,
 };
-use rtc_client::live::call::{CallOutcome, LinkSetup, run};
+use rtc_client::live::call::{LinkSetup, LiveCallOutcome, run};
 use rtc_client::scenario::timeline::HandoverTimeline;
 use std::time::{Duration, Instant};
 
@@ -96,7 +96,7 @@ struct Row {
     responder: Option<pacer::nack::NackResponderStats>,
 }
 
-fn row(nack: NackChoice, outcome: &CallOutcome) -> Row {
+fn row(nack: NackChoice, outcome: &LiveCallOutcome) -> Row {
     let relay = outcome
         .relay
         .expect("the call went through the relay")

@@ -16,10 +16,8 @@
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
-use pacer::{
-    MAX_QUEUE_TIME_LIMIT, MIN_QUEUE_TIME_LIMIT, PacingConfig, PacingController, PacketKind,
-    clamp_queue_time_limit,
-};
+use pacer::{PacingConfig, PacingController, PacketKind};
+use pacer::pacing::{MAX_QUEUE_TIME_LIMIT, MIN_QUEUE_TIME_LIMIT, clamp_queue_time_limit};
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 

@@ -385,7 +385,7 @@ pub enum Action {
 }
 
 impl Action {
-    /// Every action, in the order of [`ActionStats`](crate::ActionStats)' fields.
+    /// Every action, in the order of [`ActionStats`](crate::actions::ActionStats)' fields.
     pub const ALL: [Action; 5] = [
         Action::Hold,
         Action::Guard,

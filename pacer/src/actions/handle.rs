@@ -1,6 +1,6 @@
 //! The application's way into the action schedule while a call runs.
 //!
-//! As with [`PacerHandle`](crate::PacerHandle) and [`ProtectionHandle`](crate::ProtectionHandle),
+//! As with [`PacerHandle`](crate::PacerHandle) and [`ProtectionHandle`](crate::protection::ProtectionHandle),
 //! the components that apply the actions live inside a webrtc-rs chain, which passes nothing but
 //! packets across its boundary; the schedule is shared state captured at build time. The driver
 //! writes predictions and the configuration, the pacer, the estimator and the protection read
@@ -13,9 +13,9 @@ use std::time::Instant;
 
 /// A cloneable, thread-safe handle on one [`HandoverActions`] schedule, shared by the
 /// components that apply the actions
-/// ([`HandoverAwarePacerBuilder::actions`](crate::HandoverAwarePacerBuilder::actions),
+/// ([`HandoverAwarePacerBuilder::actions`](crate::pacing::HandoverAwarePacerBuilder::actions),
 /// [`GoogCc::guarded_by`](crate::GoogCc::guarded_by),
-/// [`LossProtectionBuilder::actions`](crate::LossProtectionBuilder::actions)) and the driver.
+/// [`LossProtectionBuilder::actions`](crate::protection::LossProtectionBuilder::actions)) and the driver.
 ///
 /// ```
 /// use pacer::{ActionConfig, ActionsHandle};

@@ -87,7 +87,8 @@ struct Span {
 /// counters, and an earlier `now` than one already seen counts as that one.
 ///
 /// ```
-/// use pacer::{Action, ActionConfig, HandoverActions};
+/// use pacer::{ActionConfig};
+/// use pacer::actions::{Action, HandoverActions};
 /// use std::time::{Duration, Instant};
 ///
 /// let start = Instant::now();

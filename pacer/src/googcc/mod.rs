@@ -17,7 +17,7 @@ pub use handle::{GoogCcHandle, GoogCcSnapshot};
 pub use overuse::BandwidthUsage;
 
 use crate::actions::{Action, ActionsHandle};
-use crate::prober::ProbeChannel;
+use crate::pacing::ProbeChannel;
 use acknowledged::AcknowledgedBitrateEstimator;
 use alr::AlrDetector;
 use delay_based::{DelayBasedBwe, Received};
@@ -162,7 +162,7 @@ impl Default for GoogCcConfig {
 /// # Probing
 ///
 /// [`GoogCc::with_probing`] shares a [`ProbeChannel`] with the pacer
-/// ([`HandoverAwarePacerBuilder::probe_channel`](crate::HandoverAwarePacerBuilder::probe_channel));
+/// ([`HandoverAwarePacerBuilder::probe_channel`](crate::pacing::HandoverAwarePacerBuilder::probe_channel));
 /// `googcc/probe.rs` holds the `ProbeController` and `ProbeBitrateEstimator`, `prober.rs` the
 /// pacer's `BitrateProber`. A caller wires it as follows:
 ///
@@ -231,7 +231,7 @@ struct Probing {
 }
 
 impl Probing {
-    fn post(&mut self, clusters: Vec<crate::prober::ProbeClusterConfig>) {
+    fn post(&mut self, clusters: Vec<crate::pacing::ProbeClusterConfig>) {
         for c in clusters {
             self.clusters.insert(
                 c.id,
@@ -285,7 +285,7 @@ impl GoogCc {
 
     /// An estimator that probes (libwebrtc's `ProbeController` and `ProbeBitrateEstimator`): its
     /// probe clusters go to the pacer through `channel`, which the pacer must share
-    /// ([`HandoverAwarePacerBuilder::probe_channel`](crate::HandoverAwarePacerBuilder::probe_channel)).
+    /// ([`HandoverAwarePacerBuilder::probe_channel`](crate::pacing::HandoverAwarePacerBuilder::probe_channel)).
     /// The initial probes, at 3x and 6x the start rate, are posted at once; the pacer sends them
     /// with the first media.
     pub fn with_probing(config: GoogCcConfig, channel: ProbeChannel) -> Self {

@@ -4,7 +4,7 @@
 //!
 //! Times are microseconds on the estimator's clock, rates bits per second.
 
-use crate::prober::{MIN_PROBE_DURATION, MIN_PROBE_PACKETS_SENT, ProbeClusterConfig};
+use crate::pacing::{MIN_PROBE_DURATION, MIN_PROBE_PACKETS_SENT, ProbeClusterConfig};
 use std::collections::BTreeMap;
 
 /// First initial probe, as a multiple of the start rate. libwebrtc `probe_controller.cc`,

@@ -171,7 +171,7 @@ struct Stored {
 #[derive(Debug, Default)]
 struct LocalStream {
     rtx: Option<(u32, u8)>,
-    rtx_sequence: crate::SequenceCounter,
+    rtx_sequence: crate::pacing::SequenceCounter,
     newest: Option<i64>,
     history: SequenceMap<Stored>,
 }
@@ -188,7 +188,7 @@ pub struct NackResponder {
     spent: VecDeque<(Instant, usize)>,
     handle: NackResponderHandle,
     /// The RTX sequence shared with the pacer's padding, if any.
-    rtx_sequence: Option<crate::SequenceCounter>,
+    rtx_sequence: Option<crate::pacing::SequenceCounter>,
     read_queue: VecDeque<TaggedPacket>,
     write_queue: VecDeque<TaggedPacket>,
     /// The tap's reports being applied (see [`Self::update`]).
@@ -200,7 +200,7 @@ impl NackResponder {
     /// on that stream shares (`HandoverAwarePacerBuilder::rtx_padding`), as libwebrtc's
     /// `RTPSender` numbers RTX retransmissions and padding from one sequence. Without it each
     /// RTX stream counts on its own.
-    pub fn with_rtx_sequence(mut self, sequence: crate::SequenceCounter) -> Self {
+    pub fn with_rtx_sequence(mut self, sequence: crate::pacing::SequenceCounter) -> Self {
         self.rtx_sequence = Some(sequence);
         self
     }

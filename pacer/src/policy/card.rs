@@ -63,7 +63,7 @@ pub struct TelemetrySpec {
 /// configuration the call applies when the output wins.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CardProfile {
-    /// A name of the menu ([`crate::PROFILE_NAMES`]).
+    /// A name of the menu ([`crate::actions::PROFILE_NAMES`]).
     pub name: String,
     /// The configuration, as trained (the card's, not the running build's menu, is applied).
     pub config: ActionConfig,

@@ -2,7 +2,7 @@
 
 use super::{CallFeedback, Fixed, QueuePolicy};
 use crate::actions::{ActionProfile, ActionsHandle, TimingError, TimingShift};
-use crate::{PacerHandle, clamp_queue_time_limit};
+use crate::pacing::{PacerHandle, clamp_queue_time_limit};
 use handover_predictor::{Forecast, HandoverSource};
 use std::fmt;
 use std::time::{Duration, Instant};

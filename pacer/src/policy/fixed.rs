@@ -1,7 +1,7 @@
 //! The fixed-limit policy: WebRTC's default, and any constant limit.
 
 use super::{PolicyError, QueuePolicy};
-use crate::WEBRTC_DEFAULT_QUEUE_TIME_LIMIT;
+use crate::pacing::WEBRTC_DEFAULT_QUEUE_TIME_LIMIT;
 use handover_predictor::Forecast;
 use std::time::Duration;
 

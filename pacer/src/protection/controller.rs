@@ -123,7 +123,7 @@ pub struct Protection {
 /// method, fed with `now` and never reading a clock.
 ///
 /// ```
-/// use pacer::{ProtectionController, ProtectionInputs};
+/// use pacer::protection::{ProtectionController, ProtectionInputs};
 /// use std::time::{Duration, Instant};
 ///
 /// let now = Instant::now();

@@ -104,7 +104,7 @@ enum Rule {
 /// The block state machine of one protected stream, generic over what it holds per packet.
 ///
 /// ```
-/// use pacer::{BlockGenerator, BlockShape, PacketInfo, Protection};
+/// use pacer::protection::{BlockGenerator, BlockShape, PacketInfo, Protection};
 ///
 /// let mut generator = BlockGenerator::adaptive();
 /// generator.set_protection(Protection {

@@ -117,7 +117,7 @@ impl ProtectionHandle {
     }
 
     /// The share of `estimate_bps` the encoder should use for media, libwebrtc's
-    /// [`media_target_bps`](crate::media_target_bps): the estimate less the protection overhead
+    /// [`media_target_bps`](crate::protection::media_target_bps): the estimate less the protection overhead
     /// of the last second, at most half. The video and FEC rates are the interceptor's own over
     /// the second before its last packet ([`ProtectionStats::video_rate_bps`] and
     /// [`fec_rate_bps`](ProtectionStats::fec_rate_bps)); the NACK rate is what the driver last

@@ -25,8 +25,8 @@ use super::measure::{ByteRate, FrameRateMeter, PacketsPerFrame};
 use super::receive::{MUTABLE_EXTENSION_URIS, with_zeroed_extensions};
 use super::report_blocks::loss_reports;
 use crate::actions::{Action, ActionsHandle};
-use crate::interceptor::FrameInfoFn;
-use crate::repair::RepairQueue;
+use crate::pacing::FrameInfoFn;
+use crate::pacing::RepairQueue;
 use rtc_interceptor::{
     Attribute, AttributedPacket, FlexFec03Encoder, Interceptor, Packet, StreamInfo, TaggedPacket,
 };
@@ -76,7 +76,7 @@ impl LossProtectionBuilder {
 
     /// Boosts protection inside the boost windows of `actions` (docs/architecture.md,
     /// "Handover-timed actions"): in libwebrtc mode, a block closed inside a window gets at
-    /// least the configured factor ([`BoostConfig::min_factor`](crate::BoostConfig::min_factor)),
+    /// least the configured factor ([`BoostConfig::min_factor`](crate::actions::BoostConfig::min_factor)),
     /// for delta and key frames alike, whatever the loss reports and the RTT say. Outside the
     /// windows the controller's factors apply unchanged. A fixed shape and no FEC are not
     /// boosted: they are the experiments' fixed points.
@@ -145,11 +145,11 @@ pub const FEC_GENERATOR_SLOT: rtc_interceptor::Slot = rtc_interceptor::Slot::Cus
 /// transport-wide-cc extension, so the FEC SSRC must be bound as a local stream of its own (as RTX
 /// and padding are) for repair packets to be numbered and reach the congestion controller. At
 /// [`FEC_GENERATOR_SLOT`] the pacer must be built with the same [`RepairQueue`]
-/// ([`HandoverAwarePacerBuilder::repair_queue`](crate::HandoverAwarePacerBuilder::repair_queue)),
+/// ([`HandoverAwarePacerBuilder::repair_queue`](crate::pacing::HandoverAwarePacerBuilder::repair_queue)),
 /// or the repair packets never leave. At `Slot::FecEncoder` the encoder protects a media packet
 /// before the TWCC sender adds its extension below, so a receiver must remove that extension from
 /// the media packets it gives a `FlexFec03Decoder`
-/// ([`without_header_extension`](crate::without_header_extension)); a libwebrtc receiver does not.
+/// ([`without_header_extension`](crate::protection::without_header_extension)); a libwebrtc receiver does not.
 ///
 /// ```no_run
 /// use pacer::{FecMode, LossProtection};

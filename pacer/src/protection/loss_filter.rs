@@ -15,7 +15,7 @@
 //! fraction lost on every rate update, many times a second, so a sample skipped this way is
 //! counted at the next update; [`ProtectionController`] does the same.
 //!
-//! [`ProtectionController`]: crate::ProtectionController
+//! [`ProtectionController`]: crate::protection::ProtectionController
 
 use std::time::{Duration, Instant};
 

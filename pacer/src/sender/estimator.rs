@@ -2,7 +2,8 @@
 //! with its target readable from outside the chain and the congestion window fed from its
 //! feedback and process ticks.
 
-use crate::{CwndChannel, CwndMode, GoogCc};
+use crate::GoogCc;
+use crate::cwnd::{CwndChannel, CwndMode};
 use rtc_interceptor::{BandwidthEstimator, EstimatorStats, Gcc, PacketReport};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -18,14 +18,18 @@ mod streams;
 
 pub use streams::{fec_stream, padding_stream, rtx_stream};
 
+use crate::actions::{ActionConfigError, TimingError};
+use crate::cwnd::{CwndChannel, CwndConfig};
+use crate::googcc::GoogCcHandle;
 use crate::nack::{NackResponder, NackResponderHandle, TAP_SLOT};
+use crate::pacing::{FrameInfoFn, ProbeChannel, RepairQueue, SequenceCounter};
+use crate::policy::CallFeedback;
+use crate::protection::ProtectionHandle;
 use crate::telemetry::{Bwe, NackMode};
 use crate::{
-    ActionConfig, ActionConfigError, ActionsHandle, CallFeedback, CwndChannel, CwndConfig,
-    CwndMode, Decision, FEC_GENERATOR_SLOT, FecMode, FrameInfoFn, GoogCc, GoogCcConfig,
-    GoogCcHandle, HandoverAwarePacer, LossProtection, PacerHandle, PacerStats, PacingConfig,
-    PolicyController, ProbeChannel, ProtectionHandle, QueuePolicy, RepairQueue, SequenceCounter,
-    TimingError,
+    ActionConfig, ActionsHandle, CwndMode, Decision, FEC_GENERATOR_SLOT, FecMode, GoogCc,
+    GoogCcConfig, HandoverAwarePacer, LossProtection, PacerHandle, PacerStats, PacingConfig,
+    PolicyController, QueuePolicy,
 };
 use bind_also::BindAlso;
 use estimator::{Estimator, ObservedEstimator};
@@ -151,19 +155,7 @@ impl SenderConfig {
     ) -> Result<(Registry, HandoverAwareSender), ActionConfigError> {
         let actions = self.actions.map(ActionsHandle::new).transpose()?;
         let repair = RepairQueue::new();
-        let mut protection = LossProtection::builder(self.fec)
-            .nack_enabled(self.nack != NackMode::Off)
-            .repair_queue(repair.clone());
-        if let Some(read) = self.frame_info {
-            protection = protection.frame_info(read);
-        }
-        if let Some(actions) = &actions {
-            protection = protection.actions(actions.clone());
-        }
-        let (protection, protection_handle) = protection.build();
-        let (width, height) = self.resolution;
-        protection_handle.set_resolution(width, height);
-
+        let (protection, protection_handle) = self.protection(&repair, actions.as_ref());
         let probing = self.bwe == Bwe::GoogCc;
         let pads = probing || self.cwnd == CwndMode::Pacer;
         let (padding_stream, rtx_padding) = match self.padding {
@@ -183,23 +175,8 @@ impl SenderConfig {
         let target = Arc::new(AtomicU64::new(
             (pacing.initial_target_bitrate_bps as f64).to_bits(),
         ));
-        let probes = ProbeChannel::new();
-        let mut googcc_handle = None;
-        let estimator = ObservedEstimator::new(
-            match self.bwe {
-                Bwe::GoogCc => {
-                    let googcc = GoogCc::with_probing(self.googcc, probes.clone());
-                    googcc_handle = Some(googcc.handle());
-                    Estimator::GoogCc(Box::new(match &actions {
-                        Some(actions) => googcc.guarded_by(actions.clone()),
-                        None => googcc,
-                    }))
-                }
-                Bwe::WebrtcRs => Estimator::WebrtcRs(Box::default()),
-            },
-            target.clone(),
-            cwnd.clone(),
-        );
+        let probes = probing.then(ProbeChannel::new);
+        let (estimator, googcc) = self.estimator(probes.clone(), actions.as_ref(), &target, &cwnd);
         let mut pacer = HandoverAwarePacer::builder(pacing)
             .congestion_window(cwnd.clone())
             .repair_queue(repair);
@@ -209,17 +186,105 @@ impl SenderConfig {
         if let Some(sequence) = &rtx_padding {
             pacer = pacer.rtx_padding(sequence.clone());
         }
-        if probing {
+        if let Some(probes) = probes {
             pacer = pacer.probe_channel(probes);
         }
         if let Some(actions) = &actions {
             pacer = pacer.actions(actions.clone());
         }
         let (pacer, pacer_handle) = pacer.build();
+        let registry = self
+            .with_estimator(registry, kind, estimator)
+            .with(Slot::Pacer, pacer)
+            .with(FEC_GENERATOR_SLOT, protection);
+        let (registry, nack) = self.with_nack(registry, rtx_padding);
+        let handles = SenderHandles {
+            pacer: pacer_handle,
+            target,
+            cwnd,
+            protection: protection_handle,
+            actions,
+            nack,
+            googcc,
+        };
+        Ok((
+            registry,
+            HandoverAwareSender {
+                pads: padding_stream.is_some() && pads,
+                handles,
+                policy: None,
+                decisions: Vec::new(),
+                interval_loss_pct: None,
+                timing_error: (TimingError::default(), 0),
+            },
+        ))
+    }
 
+    /// The loss protection, its repair packets going back to the pacer through `repair`, with
+    /// the boost when the sender applies actions.
+    fn protection(
+        &self,
+        repair: &RepairQueue,
+        actions: Option<&ActionsHandle>,
+    ) -> (LossProtection, ProtectionHandle) {
+        let mut protection = LossProtection::builder(self.fec)
+            .nack_enabled(self.nack != NackMode::Off)
+            .repair_queue(repair.clone());
+        if let Some(read) = self.frame_info {
+            protection = protection.frame_info(read);
+        }
+        if let Some(actions) = actions {
+            protection = protection.actions(actions.clone());
+        }
+        let (protection, handle) = protection.build();
+        let (width, height) = self.resolution;
+        handle.set_resolution(width, height);
+        (protection, handle)
+    }
+
+    /// The estimator the congestion controller holds: GoogCC probing through `probes` (with the
+    /// guard when the sender applies actions) or webrtc-rs's `Gcc`, publishing into `target` and
+    /// feeding `cwnd`; and GoogCC's handle.
+    fn estimator(
+        &self,
+        probes: Option<ProbeChannel>,
+        actions: Option<&ActionsHandle>,
+        target: &Arc<AtomicU64>,
+        cwnd: &CwndChannel,
+    ) -> (ObservedEstimator, Option<GoogCcHandle>) {
+        let (estimator, handle) = match (self.bwe, probes) {
+            (Bwe::GoogCc, probes) => {
+                let googcc = match probes {
+                    Some(probes) => GoogCc::with_probing(self.googcc, probes),
+                    None => GoogCc::new(self.googcc),
+                };
+                let handle = googcc.handle();
+                let googcc = match actions {
+                    Some(actions) => googcc.guarded_by(actions.clone()),
+                    None => googcc,
+                };
+                (Estimator::GoogCc(Box::new(googcc)), Some(handle))
+            }
+            (Bwe::WebrtcRs, _) => (Estimator::WebrtcRs(Box::default()), None),
+        };
+        (
+            ObservedEstimator::new(estimator, target.clone(), cwnd.clone()),
+            handle,
+        )
+    }
+
+    /// The congestion controller over `estimator` and the TWCC sender; for a peer connection
+    /// wrapped so that binding the video stream binds the streams it implies, with the RTCP
+    /// reports beside them.
+    fn with_estimator(
+        &self,
+        registry: Registry,
+        kind: ChainKind,
+        estimator: ObservedEstimator,
+    ) -> Registry {
         let congestion_control = CongestionControlBuilder::new(estimator).build();
         let twcc_sender = TwccSenderBuilder::new().build();
-        let mut registry = match kind {
+        match kind {
             ChainKind::Direct => registry
                 .with(Slot::CongestionControl, congestion_control)
                 .with(Slot::TwccSender, twcc_sender),
@@ -238,45 +303,33 @@ impl SenderConfig {
                     .with(Slot::TwccSender, BindAlso::new(twcc_sender, own_padding))
             }
         }
-        .with(Slot::Pacer, pacer)
-        .with(FEC_GENERATOR_SLOT, protection);
-        let mut nack = None;
+    }
+
+    /// The NACK responder (with its tap, numbering RTX from the padding's counter when padding
+    /// is RTX), webrtc-rs's stock one, or none; and the libwebrtc responder's handle.
+    fn with_nack(
+        &self,
+        registry: Registry,
+        rtx_padding: Option<SequenceCounter>,
+    ) -> (Registry, Option<NackResponderHandle>) {
         match self.nack {
-            NackMode::Stock => {
-                registry = registry.with(Slot::NackResponder, NackResponderBuilder::new().build());
-            }
+            NackMode::Stock => (
+                registry.with(Slot::NackResponder, NackResponderBuilder::new().build()),
+                None,
+            ),
             NackMode::Libwebrtc => {
                 let (responder, handle, tap) = NackResponder::new();
                 let responder = match rtx_padding {
                     Some(sequence) => responder.with_rtx_sequence(sequence),
                     None => responder,
                 };
-                registry = registry
+                let registry = registry
                     .with(TAP_SLOT, tap)
                     .with(Slot::NackResponder, responder);
-                nack = Some(handle);
+                (registry, Some(handle))
             }
-            NackMode::Off => {}
+            NackMode::Off => (registry, None),
         }
-        let handles = SenderHandles {
-            pacer: pacer_handle,
-            target,
-            cwnd,
-            protection: protection_handle,
-            actions,
-            nack,
-            googcc: googcc_handle,
-        };
-        Ok((
-            registry,
-            HandoverAwareSender {
-                pads: padding_stream.is_some() && pads,
-                handles,
-                policy: None,
-                decisions: Vec::new(),
-                interval_loss_pct: None,
-            },
-        ))
     }
 }
 
@@ -322,6 +375,8 @@ pub struct HandoverAwareSender {
     decisions: Vec<Decision>,
     /// The packet loss of the last interval the driver closed, % (a joint policy reads it).
     interval_loss_pct: Option<f64>,
+    /// The timing error added to the predictions, and the seed of its jitter.
+    timing_error: (TimingError, u64),
 }
 
 impl HandoverAwareSender {
@@ -349,23 +404,28 @@ impl HandoverAwareSender {
     /// Lets `policy` run the sender from `start`, deciding every `interval` from `source`'s
     /// forecast (docs/architecture.md, "Queue policies and decisions"). Each decision sets the
     /// limit and, when the sender applies handover-timed actions, applies a joint policy's
-    /// profile and hands the forecast's predicted handovers to the schedule, each moved by
-    /// `timing_error` (drawn from `seed`; zero in a real call).
+    /// profile and hands the forecast's predicted handovers to the schedule.
     pub fn set_policy(
         &mut self,
         start: Instant,
         interval: Duration,
         source: impl HandoverSource + 'static,
         policy: impl QueuePolicy + 'static,
-        timing_error: TimingError,
-        seed: u64,
     ) {
         let mut controller =
             PolicyController::new(start, interval, source, policy, self.handles.pacer.clone());
         if let Some(actions) = &self.handles.actions {
-            controller = controller.applying(actions.clone(), timing_error, seed);
+            let (error, seed) = self.timing_error;
+            controller = controller.applying(actions.clone(), error, seed);
         }
         self.policy = Some(controller);
+    }
+
+    /// Moves every predicted handover instant the actions see by `error`, its jitter drawn from
+    /// `seed` (a simulation's test of what the actions tolerate; a real call has none). Applies
+    /// to a policy set after it.
+    pub fn set_timing_error(&mut self, error: TimingError, seed: u64) {
+        self.timing_error = (error, seed);
     }
 
     /// Replaces the policy's forecast source from its next decision on (no effect without a

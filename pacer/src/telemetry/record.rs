@@ -55,7 +55,7 @@ pub struct IntervalRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub actions: Option<ActionsRecord>,
     /// The action profile a joint policy applied over the interval (a name from
-    /// [`PROFILE_NAMES`](crate::PROFILE_NAMES)); absent for a policy that chooses only the
+    /// [`PROFILE_NAMES`](crate::actions::PROFILE_NAMES)); absent for a policy that chooses only the
     /// queue limit, and in lines written before joint policies existed, which read as
     /// queue-limit-only.
     #[serde(default, skip_serializing_if = "Option::is_none")]

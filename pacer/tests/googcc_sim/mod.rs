@@ -13,7 +13,7 @@
 
 #![allow(dead_code)]
 
-use pacer::{BandwidthUsage, GoogCcHandle};
+use pacer::googcc::{BandwidthUsage, GoogCcHandle};
 use rand_chacha::ChaCha8Rng;
 use rand_chacha::rand_core::{RngCore, SeedableRng};
 use rtc_interceptor::{BandwidthEstimator, PacketReport};

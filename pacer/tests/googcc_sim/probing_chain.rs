@@ -11,7 +11,8 @@
 
 #![allow(dead_code)]
 
-use pacer::{GoogCc, GoogCcConfig, HandoverAwarePacer, PacingConfig, ProbeChannel};
+use pacer::pacing::ProbeChannel;
+use pacer::{GoogCc, GoogCcConfig, HandoverAwarePacer, PacingConfig};
 use rtc_interceptor::{
     AttributedPacket, BandwidthEstimator, CongestionControlBuilder, Interceptor, Packet,
     RTCPFeedback, RTPHeaderExtension, Registry, Slot, StreamInfo, TaggedPacket,
@@ -313,7 +314,7 @@ pub fn run(setup: Setup, duration: Duration) -> Trace {
                 .push((t, bps, busy_until.saturating_duration_since(now)));
             if googcc_handle
                 .as_ref()
-                .is_some_and(|h| h.state() == pacer::BandwidthUsage::Overusing)
+                .is_some_and(|h| h.state() == pacer::googcc::BandwidthUsage::Overusing)
             {
                 trace.overusing.push(t);
             }

@@ -9,11 +9,12 @@
 
 #![allow(dead_code)]
 
+use pacer::forecast::{ForecastSource, HORIZON_STEPS, HandoverSteps};
+use pacer::policy::COLLECTION_ACTIONS_MS;
 use pacer::telemetry::{
     ForecastRecord, GccRecord, IntervalRecord, ObservedRecord, PacerRecord, QoeRecord, SCHEMA,
     TelemetryWriter,
 };
-use pacer::{COLLECTION_ACTIONS_MS, ForecastSource, HORIZON_STEPS, HandoverSteps};
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -284,7 +285,8 @@ pub fn write_joint_logs(dir: &Path) -> String {
                 .iter()
                 .any(|g| path.to_string_lossy().contains(g));
             for r in &mut records {
-                let profile = pacer::PROFILE_NAMES[turn % pacer::PROFILE_NAMES.len()];
+                let profile =
+                    pacer::actions::PROFILE_NAMES[turn % pacer::actions::PROFILE_NAMES.len()];
                 turn += 1;
                 let holds = profile.starts_with("hold");
                 r.qoe.video_bitrate_kbps += match (lossy, holds) {

@@ -7,8 +7,8 @@ use super::streams::{VIDEO_PAYLOAD_TYPE, VIDEO_SSRC};
 use crate::link::Time;
 use crate::media::encoder::{Encoder, EncoderConfig};
 use crate::media::packetizer::{DEFAULT_MAX_PAYLOAD, MediaPacket, Packetizer};
-use pacer::CwndSnapshot;
 use pacer::PacerStats;
+use pacer::cwnd::CwndSnapshot;
 use pacer::sender::SenderHandles;
 use std::time::Duration;
 

@@ -77,14 +77,14 @@ pub fn sender_config(
 ///
 /// # Errors
 ///
-/// [`pacer::ActionConfigError`] if `actions` is not a valid configuration.
+/// [`pacer::actions::ActionConfigError`] if `actions` is not a valid configuration.
 pub fn sender_chain(
     registry: Registry,
     options: SenderOptions,
     actions: Option<ActionConfig>,
     padding: CallPadding,
     kind: ChainKind,
-) -> Result<(Registry, HandoverAwareSender), pacer::ActionConfigError> {
+) -> Result<(Registry, HandoverAwareSender), pacer::actions::ActionConfigError> {
     sender_config(options, actions, padding, kind).install(registry, kind)
 }
 

@@ -6,10 +6,10 @@
 //! (docs/architecture.md, "The call engine").
 
 use super::timed::TimedActions;
+use pacer::policy::{PolicyError, Random, RandomJoint};
 use pacer::telemetry::{Bwe, NackMode};
 use pacer::{
-    ActionConfig, ActionProfile, FecMode, Fixed, Forecast, Heuristic, OnnxPolicy, PolicyError,
-    QueuePolicy, Random, RandomJoint,
+    ActionConfig, ActionProfile, FecMode, Fixed, Forecast, Heuristic, OnnxPolicy, QueuePolicy,
 };
 use std::sync::Arc;
 use std::time::Duration;
@@ -218,8 +218,8 @@ impl NackChoice {
 }
 
 /// The most media packets a fixed FEC block may hold: libwebrtc's `kUlpfecMaxMediaPackets`
-/// (`pacer::MAX_BLOCK_MEDIA_PACKETS`).
-pub const MAX_FIXED_FEC_MEDIA: u32 = pacer::MAX_BLOCK_MEDIA_PACKETS as u32;
+/// (`pacer::protection::MAX_BLOCK_MEDIA_PACKETS`).
+pub const MAX_FIXED_FEC_MEDIA: u32 = pacer::protection::MAX_BLOCK_MEDIA_PACKETS as u32;
 
 /// Which loss protection (FEC) the sender runs: FlexFEC-03 on its own repair SSRC
 /// (`a=ssrc-group:FEC-FR`), built by [`pacer::LossProtection`].

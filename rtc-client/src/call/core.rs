@@ -93,6 +93,8 @@ pub struct CallCore {
     events: VecDeque<CallEvent>,
     rtt: Duration,
     counts: FrameCounts,
+    /// The policy's next decision instant, kept from the sender (it moves only at a decision).
+    next_decision: Option<Time>,
 }
 
 impl CallCore {
@@ -106,9 +108,11 @@ impl CallCore {
         video: Video,
         truth: Box<dyn HandoverSource>,
     ) -> Self {
+        let next_decision = sender.poll_timeout().map(|i| Time::from_instant(epoch, i));
         Self {
             epoch,
             labels,
+            next_decision,
             handles: sender.handles().clone(),
             sender,
             video,
@@ -128,11 +132,7 @@ impl CallCore {
 
     /// The next instant the core has something to do: a frame or a decision.
     pub fn poll_timeout(&self) -> Option<Time> {
-        let decision = self
-            .sender
-            .poll_timeout()
-            .map(|i| Time::from_instant(self.epoch, i));
-        Some(match decision {
+        Some(match self.next_decision {
             Some(d) => d.min(self.video.next_frame_time()),
             None => self.video.next_frame_time(),
         })
@@ -146,7 +146,7 @@ impl CallCore {
     /// Whether a decision is due at `now`: the driver of a real call reads the far end's
     /// interval ahead of [`Self::handle_timeout`], which closes it.
     pub fn decision_due(&self, now: Time) -> bool {
-        self.sender.is_due(self.at(now))
+        self.next_decision.is_some_and(|d| d <= now) && self.sender.is_due(self.at(now))
     }
 
     /// Whether an interval is open (one closes at the next decision and at the end).
@@ -168,13 +168,17 @@ impl CallCore {
         far: &mut impl FarEnd,
     ) -> Result<Served, String> {
         let mut served = Served::default();
-        let instant = self.at(now);
-        if self.sender.is_due(instant) {
+        if self.decision_due(now) {
+            let instant = self.at(now);
             served.decided = true;
             // Closed first, so that a joint policy reads the interval that just ended.
             self.close_interval(now, far);
-            if let Some(decision) = self.sender.handle_timeout(instant) {
-                let decision = decision.clone();
+            let decided = self.sender.handle_timeout(instant).cloned();
+            self.next_decision = self
+                .sender
+                .poll_timeout()
+                .map(|i| Time::from_instant(self.epoch, i));
+            if let Some(decision) = decided {
                 self.events
                     .push_back(CallEvent::Decision(self.sender.decisions().len() - 1));
                 self.open = Some(OpenInterval::open(

@@ -7,12 +7,13 @@ use super::options::SenderOptions;
 use crate::link::Time;
 use handover_predictor::{ForecastSource, HandoverSource};
 use pacer::CwndMode;
-use pacer::CwndSnapshot;
+use pacer::cwnd::CwndSnapshot;
+use pacer::protection::ProtectionStats;
 use pacer::telemetry::{
     ActionsRecord, FecRecord, ForecastRecord, GccRecord, IntervalRecord, ObservedRecord,
     PacerRecord, QoeRecord, SCHEMA, SenderRecord,
 };
-use pacer::{Decision, PacerStats, ProtectionStats};
+use pacer::{Decision, PacerStats};
 use std::time::{Duration, Instant};
 
 /// What every record of a call names: the call, its scenario, its seed and its sender.

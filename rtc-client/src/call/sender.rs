@@ -5,8 +5,10 @@
 use crate::link::Time;
 use crate::media::encoder::{Encoder, EncoderConfig};
 use pacer::CwndMode;
-use pacer::{CwndConfig, GoogCcConfig, ProtectionHandle};
-use pacer::{CwndSnapshot, frame_drop_interval};
+use pacer::GoogCcConfig;
+use pacer::cwnd::CwndConfig;
+use pacer::cwnd::{CwndSnapshot, frame_drop_interval};
+use pacer::protection::ProtectionHandle;
 
 /// Hands the encoder the pacer's target less the protection overhead, and the congestion
 /// window's pushback (libwebrtc `MaybeTriggerOnNetworkChanged`, then

@@ -9,7 +9,7 @@
 use crate::media::packetizer::MediaPacket;
 use crate::media::payload::PayloadHeader;
 use crate::media::vp8::descriptor;
-use pacer::FrameInfo;
+use pacer::pacing::FrameInfo;
 use rtc_interceptor::{RTCPFeedback, RTPHeaderExtension, StreamInfo};
 
 /// The streams a video stream implies, bound on their own (the plugin's, [`pacer::sender`]).

@@ -9,7 +9,7 @@ use pacer::telemetry::ActionsRecord;
 use pacer::{ActionConfig, ActionsHandle};
 use std::time::Instant;
 
-pub use pacer::TimingError;
+pub use pacer::actions::TimingError;
 
 /// The actions a `timed` policy applies at each predicted handover, each with the plugin's
 /// default window ([`ActionConfig::default`]).
@@ -127,7 +127,7 @@ impl TimedActions {
     pub fn with_config(
         label: impl Into<String>,
         config: ActionConfig,
-    ) -> Result<Self, pacer::ActionConfigError> {
+    ) -> Result<Self, pacer::actions::ActionConfigError> {
         config.validate()?;
         Ok(Self {
             label: Some(label.into()),

@@ -12,7 +12,7 @@ use rtc_client::call::{
     TimingError,
 };
 use rtc_client::experiment::batch::{self, FinishedCall};
-use rtc_client::experiment::run::{CallSettings, CallSpec};
+use rtc_client::experiment::run::{CallSettings, CellCall};
 use rtc_client::forecast::{ForecastError, ForecastSpec};
 use rtc_client::scenario::{Scenario, ScenarioPaths};
 use std::path::{Path, PathBuf};
@@ -416,7 +416,7 @@ impl RunArgs {
         &self,
         scenarios: &[Scenario],
         policies: &[PolicyChoice],
-        specs: &[CallSpec],
+        specs: &[CellCall],
         epoch: Instant,
     ) -> Result<Vec<FinishedCall>> {
         let threads = self.threads();

@@ -7,7 +7,7 @@ use pacer::telemetry::TelemetryWriter;
 use rtc_client::call::{PolicyChoice, SenderOptions, VideoChoice};
 use rtc_client::forecast::ForecastSpec;
 use rtc_client::live::call::{
-    CallOutcome, LinkSetup, LiveCallConfig, StatusEvent, run as run_call,
+    LinkSetup, LiveCallConfig, LiveCallOutcome, StatusEvent, run as run_call,
 };
 use rtc_client::live::status::{process_cpu_time, summary};
 use rtc_client::scenario::Scenario;
@@ -152,7 +152,7 @@ pub fn run(args: CallArgs) -> Result<()> {
         )
         .await
     });
-    let outcome: CallOutcome = outcome.context("the call failed")?;
+    let outcome: LiveCallOutcome = outcome.context("the call failed")?;
     let mut out = std::io::stdout().lock();
     for line in summary(
         &outcome.call_id,

@@ -9,7 +9,7 @@ use anyhow::{Result, bail};
 use clap::Args;
 use rtc_client::call::{PolicyChoice, SenderNames};
 use rtc_client::experiment::batch::{display_path, load_scenarios, prepare_out, senders};
-use rtc_client::experiment::run::CallSpec;
+use rtc_client::experiment::run::CellCall;
 use serde::Serialize;
 use std::io::Write;
 use std::time::Instant;
@@ -106,8 +106,8 @@ pub fn run(args: CollectArgs, epoch: Instant) -> Result<()> {
     // Call j goes to scenario j mod S with seed BASE + j div S: every scenario's seeds are
     // consecutive from BASE.
     let count = scenarios.len();
-    let mut specs: Vec<CallSpec> = (0..total)
-        .map(|j| CallSpec {
+    let mut specs: Vec<CellCall> = (0..total)
+        .map(|j| CellCall {
             scenario: j % count,
             policy: 0,
             seed: run.seed.wrapping_add((j / count) as u64),

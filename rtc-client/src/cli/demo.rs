@@ -10,7 +10,7 @@ use super::args::{PathArgs, parse_duration, parse_policy};
 use super::plot::register_fonts;
 use anyhow::{Context, Result, anyhow};
 use clap::Args;
-use pacer::CUMULATIVE_NORM;
+use pacer::forecast::CUMULATIVE_NORM;
 use plotters::prelude::*;
 use rtc_client::call::PolicyChoice;
 use rtc_client::forecast::ForecastSpec;

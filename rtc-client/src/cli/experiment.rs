@@ -7,7 +7,7 @@ use rtc_client::call::PolicyChoice;
 use rtc_client::experiment::batch::{load_scenarios, prepare_out, senders};
 use rtc_client::experiment::plots;
 use rtc_client::experiment::report::{CallOutcome, Plan, Report};
-use rtc_client::experiment::run::CallSpec;
+use rtc_client::experiment::run::CellCall;
 use std::io::Write;
 use std::time::Instant;
 
@@ -61,7 +61,7 @@ pub fn run(args: ExperimentArgs, epoch: Instant) -> Result<()> {
     for scenario in 0..scenarios.len() {
         for policy in 0..names.len() {
             for i in 0..calls as u64 {
-                specs.push(CallSpec {
+                specs.push(CellCall {
                     scenario,
                     policy,
                     seed: run.seed.wrapping_add(i),

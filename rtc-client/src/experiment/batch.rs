@@ -9,7 +9,7 @@
 
 use crate::call::{PolicyChoice, SenderNames, SenderOptions, SenderOverrides};
 use crate::experiment::run::{
-    CallError, CallSettings, CallSpec, parallel_map, simulate, telemetry_bytes,
+    CallError, CallSettings, CellCall, parallel_map, simulate, telemetry_bytes,
 };
 use crate::experiment::telemetry_path;
 use crate::scenario::{Scenario, ScenarioError, ScenarioPaths};
@@ -195,7 +195,7 @@ pub fn load_scenarios(
 pub fn run_calls(
     scenarios: &[Scenario],
     policies: &[PolicyChoice],
-    specs: &[CallSpec],
+    specs: &[CellCall],
     threads: usize,
     out: &Path,
     settings: CallSettings,
@@ -203,7 +203,7 @@ pub fn run_calls(
     on_done: impl Fn(usize) + Sync,
 ) -> Result<Vec<FinishedCall>, BatchError> {
     let names: Vec<String> = policies.iter().map(PolicyChoice::name).collect();
-    let file_of = |spec: &CallSpec| {
+    let file_of = |spec: &CellCall| {
         telemetry_path(
             scenarios[spec.scenario].name(),
             &names[spec.policy],

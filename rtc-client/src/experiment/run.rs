@@ -68,7 +68,7 @@ where
 
 /// One call of a plan: which scenario, which policy, which seed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CallSpec {
+pub struct CellCall {
     /// Index into the plan's scenarios.
     pub scenario: usize,
     /// Index into the plan's policies.

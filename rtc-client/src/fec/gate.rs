@@ -11,7 +11,7 @@
 //! the same as when it sees everything (docs/architecture.md, "The call engine": the sim's
 //! telemetry was checked byte for byte against the ungated decoder).
 
-use pacer::with_zeroed_extensions;
+use pacer::protection::with_zeroed_extensions;
 use rtc_interceptor::FlexFec03Decoder;
 use rtc_rtp::Packet;
 use std::collections::VecDeque;

@@ -299,7 +299,7 @@ impl Interceptor for FecReceiver {
         let mutable_extensions = info
             .rtp_header_extensions
             .iter()
-            .filter(|e| pacer::MUTABLE_EXTENSION_URIS.contains(&e.uri.as_str()))
+            .filter(|e| pacer::protection::MUTABLE_EXTENSION_URIS.contains(&e.uri.as_str()))
             .filter_map(|e| u8::try_from(e.id).ok())
             .collect();
         self.streams.retain(|s| s.media_ssrc != info.ssrc);

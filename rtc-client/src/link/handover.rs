@@ -85,10 +85,15 @@ pub enum HandoverEffect {
     },
 }
 
-/// What happens to a packet that enters the link during an outage.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// What happens to a packet that enters the link during an outage (a scenario file's
+/// `outage_mode`, `drop` or `hold`).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
 pub enum OutageMode {
     /// It is dropped ([`super::DropReason::Outage`]). Packets already queued wait.
+    #[default]
     Drop,
     /// It is queued (drop-tail permitting) and served when the outage ends.
     Hold,

@@ -9,13 +9,13 @@
 //!    ([`super::relay`] explains how the ICE path is forced through it);
 //! 3. POSTs the offer, rewrites the answer's candidate, starts the relay, sets the answer and
 //!    waits for the connection: the set-up time is from the call's epoch to `Connected`;
-//! 4. runs the call until `duration` has passed since the epoch or `cancel` fires: the
-//!    synthetic encoder follows the estimator's target (with the congestion-window pushback and
-//!    the pacer's pause, as the simulator), frames are packetized and written as RTP to the
-//!    track, a PLI from the receiver asks for a key frame, the [`PolicyController`] sets the
-//!    pacer's limit at each decision boundary, a status line goes out each second and each
-//!    interval ends in one [`IntervalRecord`] whose QoE is the receiver's, read through the
-//!    signalling side channel ([`super::signal::QoeQuery`]);
+//! 4. runs the call until `duration` has passed since the epoch or `cancel` fires: it drives
+//!    the call core ([`CallCore`], the same one the simulator drives) at its `poll_timeout`,
+//!    reading the answerer's side of an interval through the signalling side channel
+//!    ([`super::signal::QoeQuery`]) before the core closes it, writes the core's packets as RTP
+//!    to the track, hands it PLIs and the RTT, and sends a status line each second; the core
+//!    decides (the installed sender's policy sets the limit and the actions), steers the
+//!    encoder and closes each interval into one [`IntervalRecord`];
 //! 5. closes the last interval, reads the final QoE, hangs up (`DELETE`), closes the peer
 //!    connection and stops the relay.
 //!
@@ -38,7 +38,6 @@ use super::status::StatusLine;
 use crate::call::core::{CallCore, CallEvent, FarEnd};
 use crate::call::interval::{CallLabels, FecTotals};
 use crate::call::streams::rtp_of;
-use crate::call::timed::TimingError;
 use crate::call::video::{Video, VideoChoice};
 use crate::call::{NackChoice, PolicyChoice, SenderOptions};
 use crate::forecast::{self, ForecastInputs, ForecastSpec};
@@ -139,7 +138,7 @@ pub struct LiveCallConfig {
 
 /// What a real call produced.
 #[derive(Debug, Clone)]
-pub struct CallOutcome {
+pub struct LiveCallOutcome {
     /// The answerer's id of the call.
     pub call_id: String,
     /// From the epoch to `Connected`.
@@ -187,12 +186,12 @@ pub struct CallOutcome {
 ///
 /// [`LiveError`] when the call cannot be set up (the answerer refuses or is unreachable, the
 /// peers do not connect) or webrtc-rs fails; once connected, a dropped connection ends the call
-/// normally with the reason in [`CallOutcome::ended_by`].
+/// normally with the reason in [`LiveCallOutcome::ended_by`].
 pub async fn run(
     config: &LiveCallConfig,
     mut on_status: impl FnMut(StatusEvent<'_>),
     cancel: impl Future<Output = ()>,
-) -> Result<CallOutcome, LiveError> {
+) -> Result<LiveCallOutcome, LiveError> {
     if config.duration.is_zero() || config.decision_interval.is_zero() {
         return Err(LiveError::Config(
             "the duration and the decision interval must be positive".into(),
@@ -289,19 +288,7 @@ pub async fn run(
                 cancel,
             )
             .await;
-        // Hang up whatever happened.
-        let _ = request(
-            &peer_url,
-            "DELETE",
-            &format!("/calls/{}", answer.call_id),
-            None::<&()>,
-            QOE_TIMEOUT,
-        )
-        .await;
-        let relay_stats = match relay {
-            Some(r) => Some(r.stop().await),
-            None => None,
-        };
+        let relay_stats = hang_up(&peer_url, &answer.call_id, relay).await;
         result.map(|mut outcome| {
             outcome.relay = relay_stats;
             outcome
@@ -310,6 +297,22 @@ pub async fn run(
     .await;
     let _ = peer.close().await;
     outcome
+}
+
+/// Hangs up (`DELETE`), whatever happened, and stops the relay, if there is one.
+async fn hang_up(peer_url: &PeerUrl, call_id: &str, relay: Option<Relay>) -> Option<RelayStats> {
+    let _ = request(
+        peer_url,
+        "DELETE",
+        &format!("/calls/{call_id}"),
+        None::<&()>,
+        QOE_TIMEOUT,
+    )
+    .await;
+    match relay {
+        Some(r) => Some(r.stop().await),
+        None => None,
+    }
 }
 
 /// The offer, gathered (non-trickle), and with a link the relay's sockets, bound, with the
@@ -448,8 +451,6 @@ fn start_core(
         config.decision_interval,
         source,
         config.policy.build(config.seed),
-        TimingError::default(),
-        config.seed,
     );
     let video = Video::new(
         config.video,
@@ -622,7 +623,7 @@ impl SenderLoop<'_> {
         time: impl Fn(Instant) -> Time,
         on_status: &mut impl FnMut(StatusEvent<'_>),
         cancel: impl Future<Output = ()>,
-    ) -> Result<CallOutcome, LiveError> {
+    ) -> Result<LiveCallOutcome, LiveError> {
         on_status(StatusEvent::Connected {
             call_id: &self.call_id,
             setup: setup_time,
@@ -700,7 +701,7 @@ impl SenderLoop<'_> {
         let fec = core.fec_totals(&self.far);
         let counts = core.counts();
         let video = core.video();
-        Ok(CallOutcome {
+        Ok(LiveCallOutcome {
             call_id: self.call_id.clone(),
             setup_time,
             duration: epoch.elapsed(),

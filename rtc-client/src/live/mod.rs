@@ -21,7 +21,6 @@
 //! - [`peer`]: peer-connection set-up shared by both sides (media engine, interceptor chains,
 //!   events).
 //! - [`relay`]: the in-process UDP relay that applies a scenario's links in real time.
-//! - [`sources`]: the live handover sources (none, mirror, orbital, dish, the scenario's truth).
 //! - [`status`]: the one-line live status and the summary.
 //! - [`web`]: the browser peer: the page (served from the signalling origin) that runs a call
 //!   in the browser's WebRTC, and its endpoints.
@@ -37,7 +36,6 @@ pub mod peer;
 pub mod relay;
 mod respond;
 pub mod signal;
-pub mod sources;
 pub mod status;
 pub mod web;
 

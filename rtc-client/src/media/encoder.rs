@@ -21,7 +21,7 @@ use rand_chacha::ChaCha8Rng;
 
 use super::payload::HEADER_LEN;
 use crate::link::Time;
-use crate::scenario::rng::{open01, stream};
+use crate::rng::{open01, stream};
 
 const NANOS_PER_SEC: u128 = 1_000_000_000;
 /// The RTP clock rate of video (RFC 3551 §5 / RFC 6184 / RFC 7741: 90 kHz).

@@ -1,6 +1,6 @@
 //! From a scenario file and a seed to the two links of one call.
 //!
-//! [`realize`] draws, in this order and each from its own seeded stream ([`super::rng`]): the
+//! [`realize`] draws, in this order and each from its own seeded stream ([`crate::rng`]): the
 //! handover timeline, each direction's capacity, the delays, and derives the links' handover
 //! events. Generated series cover the whole call at 1 s (capacity) or 10 ms (delay) and hold
 //! their last value after it; replayed traces loop as Mahimahi and LeoReplayer do.
@@ -17,10 +17,10 @@ use super::orbit::{self, End, OrbitPath};
 use super::process::{self, DELAY_STEP_MS};
 use super::schema::{
     CallSpec, CapacitySpec, DelaySpec, DirectionSpec, HandoverSpec, LOSS_PROFILE_ROW_MS, LossSpec,
-    OrbitPolicy, OutageMode as SpecOutage, ScenarioFile,
+    OrbitPolicy, ScenarioFile,
 };
 use super::timeline::{self, Handover, HandoverTimeline};
-use super::{Scenario, ScenarioError, rng};
+use super::{Scenario, ScenarioError};
 use crate::call::SenderOptions;
 use crate::link::readers::LagosTrace;
 use crate::link::{
@@ -28,6 +28,7 @@ use crate::link::{
     Interpolation, Link, LinkConfig, Loss, LossProfile, LossSeries, OutageMode, RateSeries,
     SeriesEnd, Time, Verdict,
 };
+use crate::rng;
 use chrono::{DateTime, Timelike, Utc};
 use handover_predictor::orbit::SPEED_OF_LIGHT_KM_PER_S;
 use serde::Serialize;
@@ -611,10 +612,7 @@ fn events(
                 at,
                 HandoverEffect::Outage {
                     duration: Duration::from_millis(u64::from(h.outage_ms)),
-                    mode: match h.outage {
-                        SpecOutage::Drop => OutageMode::Drop,
-                        SpecOutage::Hold => OutageMode::Hold,
-                    },
+                    mode: h.outage,
                 },
             ));
         }

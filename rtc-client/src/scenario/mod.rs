@@ -24,7 +24,6 @@ pub mod data;
 pub mod figures;
 pub mod orbit;
 pub mod process;
-pub mod rng;
 pub mod schema;
 pub mod sources;
 pub mod timeline;

@@ -23,8 +23,8 @@
 
 use super::ScenarioError;
 use super::cities::{CITIES, City, distance_km};
-use super::rng;
 use super::schema::{OrbitPolicy, OrbitSpec, WalkerShellSpec};
+use crate::rng;
 use chrono::{DateTime, Duration as ChronoDuration, Utc};
 use handover_predictor::orbit::{
     Catalogue, DelayConfig, Observer, SPEED_OF_LIGHT_KM_PER_S, ServingPolicy, StarlinkConfig,

@@ -1,7 +1,7 @@
 //! The generated processes: capacity and delay series drawn from fitted parameters.
 //!
 //! All of them are plain numbers on a uniform grid (capacity per second, delay per 10 ms), drawn
-//! from one seeded stream each ([`super::rng`]); [`super::build`] turns them into the link's
+//! from one seeded stream each ([`crate::rng`]); [`super::build`] turns them into the link's
 //! series.
 //!
 //! # Capacity: log-normal AR(1)
@@ -33,8 +33,8 @@
 //!
 //! A constant delay with jitter is the same without base steps and spikes.
 
-use super::rng;
 use super::schema::{LognormalSpec, SlottedDelaySpec, Step};
+use crate::rng;
 use rand::Rng;
 
 /// Milliseconds per delay sample.

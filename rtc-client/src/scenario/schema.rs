@@ -15,6 +15,7 @@
 
 use crate::call::choices::{BWE_NAMES, BweChoice, FecChoice, NACK_NAMES, NackChoice};
 use crate::call::options::{CWND_NAMES, SenderOverrides, cwnd_from_name};
+use crate::link::OutageMode;
 use serde::{Deserialize, Serialize};
 
 /// Which side of the call a direction is, for error messages and reports.
@@ -510,17 +511,6 @@ pub enum LagosColumn {
     Uplink,
     /// Ground to terminal (columns 2, 4, 6).
     Downlink,
-}
-
-/// What to do with packets during a handover outage.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum OutageMode {
-    /// Packets arriving during the outage are lost.
-    #[default]
-    Drop,
-    /// Packets wait and leave when the outage ends.
-    Hold,
 }
 
 /// What each handover, and each slot boundary, does to one direction (besides what the delay

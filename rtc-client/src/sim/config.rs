@@ -183,7 +183,7 @@ pub enum SimError {
     Duration(Duration),
     /// The policy's handover-timed actions are not a valid configuration.
     #[error("the handover-timed actions: {0}")]
-    Actions(#[from] pacer::ActionConfigError),
+    Actions(#[from] pacer::actions::ActionConfigError),
     /// The encoder failed.
     #[error("the encoder failed: {0}")]
     Encoder(String),

@@ -168,13 +168,12 @@ impl SimCall {
             },
             epoch,
         )?;
+        control.set_timing_error(config.timing_error, config.seed);
         control.set_policy(
             epoch,
             config.decision_interval,
             source,
             config.policy.build(config.seed),
-            config.timing_error,
-            config.seed,
         );
         let handles = control.handles().clone();
         let core = CallCore::new(

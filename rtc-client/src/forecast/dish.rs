@@ -1,5 +1,5 @@
 //! The dish as a live handover source (`call --handover dish:ADDR` or `calibrated:dish:ADDR`,
-//! built by [`crate::forecast::build`]): the detector driver polls the dish's obstruction map
+//! built by [`super::build`]): the detector driver polls the dish's obstruction map
 //! once per second and every detected handover feeds a mirror predictor, or every verdict at a
 //! slot boundary (switched or not) a calibrated one. A dish that does not answer or stops
 //! answering is not an error for the call: the source's `forecast` fails with the reason, the

@@ -5,8 +5,8 @@
 //! (reference 3.4). The handle is that state: the application or the policy writes a queue time
 //! limit, the pacer picks it up at its next event, and publishes a stats snapshot back.
 
-use crate::config::clamp_queue_time_limit;
-use crate::stats::PacerStats;
+use super::config::clamp_queue_time_limit;
+use super::stats::PacerStats;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

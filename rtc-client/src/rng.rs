@@ -1,7 +1,7 @@
 //! Seeded random streams.
 //!
-//! Every random part of a scenario (each direction's capacity, the delay process, the handover
-//! draws, the endpoints) gets its own ChaCha8 stream, keyed by the scenario seed and a fixed
+//! Every random part of a call (each direction's capacity, the delay process, the handover
+//! draws, the endpoints, the synthetic encoder) gets its own ChaCha8 stream, keyed by the scenario seed and a fixed
 //! label. A part therefore draws the same numbers whatever the other parts do: adding a stall
 //! process to the forward capacity does not move the reverse direction's values, and the same
 //! seed gives the same call on every run.

@@ -9,9 +9,9 @@
 //!
 //! A webrtc-rs chain has no call back up the write walk, so the two ends share this queue: a
 //! [`LossProtection`](crate::LossProtection) placed below the TWCC sender pushes its repair
-//! packets here ([`LossProtectionBuilder::repair_queue`](crate::LossProtectionBuilder::repair_queue)),
+//! packets here ([`LossProtectionBuilder::repair_queue`](crate::protection::LossProtectionBuilder::repair_queue)),
 //! and the [`HandoverAwarePacer`](crate::HandoverAwarePacer) built with the same queue
-//! ([`HandoverAwarePacerBuilder::repair_queue`](crate::HandoverAwarePacerBuilder::repair_queue))
+//! ([`HandoverAwarePacerBuilder::repair_queue`](crate::pacing::HandoverAwarePacerBuilder::repair_queue))
 //! takes them at its next event, at the latest when the chain next polls it for writes, which
 //! a webrtc-rs chain does until the whole walk comes back empty.
 

@@ -6,7 +6,7 @@
 //! same priority. The queue also keeps the two aggregates the drain rule needs in O(1): the queued
 //! bytes and the sum of enqueue instants, from which the average queue time follows.
 
-use crate::packet::{PRIORITY_LEVELS, PacketKind};
+use super::packet::{PRIORITY_LEVELS, PacketKind};
 use std::collections::VecDeque;
 
 /// One queued packet. Times are nanoseconds since the controller's epoch.

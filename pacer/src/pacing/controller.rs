@@ -43,11 +43,11 @@
 //! same rule as everything else: the debt repaid while nothing paced left, one burst window, then
 //! the pacing rate or the drain rate the limit needs.
 
-use crate::config::{PacingConfig, clamp_queue_time_limit};
-use crate::packet::{FIRST_HELD_LEVEL, PacketKind};
-use crate::prober::{BitrateProber, ProbeClusterConfig};
-use crate::queue::{PrioritizedQueue, QueuedPacket};
-use crate::stats::PacerStats;
+use super::config::{PacingConfig, clamp_queue_time_limit};
+use super::packet::{FIRST_HELD_LEVEL, PacketKind};
+use super::prober::{BitrateProber, ProbeClusterConfig};
+use super::queue::{PrioritizedQueue, QueuedPacket};
+use super::stats::PacerStats;
 use std::time::{Duration, Instant};
 
 const NANOS_PER_SEC: u128 = 1_000_000_000;

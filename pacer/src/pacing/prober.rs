@@ -223,7 +223,7 @@ struct ChannelState {
 /// A *probe cluster* is a short burst sent at a chosen rate so that the receive rate seen in
 /// transport feedback tells the sender whether the path carries that rate. The controller
 /// ([`GoogCc::with_probing`](crate::GoogCc::with_probing)) posts [`ProbeClusterConfig`]s; the
-/// pacer ([`HandoverAwarePacerBuilder::probe_channel`](crate::HandoverAwarePacerBuilder::probe_channel))
+/// pacer ([`HandoverAwarePacerBuilder::probe_channel`](crate::pacing::HandoverAwarePacerBuilder::probe_channel))
 /// takes them, sends each cluster (queued media first, padding when media is short) and records
 /// which RTP packets belonged to which cluster, so the controller can match the feedback reports
 /// by SSRC and RTP sequence number. A bare [`PacingController`](crate::PacingController) is

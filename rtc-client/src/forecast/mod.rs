@@ -25,10 +25,15 @@
 //! cannot apply to the call at all (`orbital` over a scenario without orbits, the dish in a
 //! simulation) is an error before the call starts.
 
+#[cfg(feature = "live")]
+mod dish;
+
 use crate::scenario::orbit::OrbitPredictorInputs;
 use crate::scenario::sources::{BothEnds, TruthCalibrated, TruthMirror};
 use crate::scenario::timeline::HandoverTimeline;
 use chrono::{DateTime, Utc};
+#[cfg(feature = "live")]
+pub use dish::DishSource;
 use handover_predictor::orbit::{Catalogue, Observer, ServingPolicy};
 use handover_predictor::predict::{Calibrated, Mirror, Orbital};
 use handover_predictor::{Forecast, HandoverSource, NoHandovers, SourceError};
@@ -257,7 +262,6 @@ fn dish(
     calibrated: bool,
     epoch: Instant,
 ) -> Result<Box<dyn HandoverSource>, ForecastError> {
-    use crate::live::sources::DishSource;
     Ok(Box::new(if calibrated {
         DishSource::start_calibrated(addr.to_owned(), epoch)
     } else {

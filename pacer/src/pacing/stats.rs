@@ -1,6 +1,6 @@
 //! A snapshot of the pacer's state, for the application, the policy and telemetry.
 
-use crate::config::PacingConfig;
+use super::config::PacingConfig;
 use std::time::{Duration, Instant};
 
 /// What the pacer is doing at one instant, plus its running totals.
@@ -58,7 +58,7 @@ impl PacerStats {
             target_bitrate_bps: target,
             pacing_rate_bps: pacing,
             adjusted_rate_bps: pacing,
-            queue_time_limit: crate::config::clamp_queue_time_limit(config.queue_time_limit),
+            queue_time_limit: super::config::clamp_queue_time_limit(config.queue_time_limit),
             ..Self::default()
         }
     }

@@ -7,15 +7,15 @@
 //! carries its release instant as `now`, so the send history below it charges pacer delay to the
 //! pacer and not to the network.
 
+use super::config::PacingConfig;
+use super::controller::{FrameInfo, PacingController, Released};
+use super::handle::PacerHandle;
+use super::packet::PacketKind;
+use super::prober::ProbeChannel;
+use super::repair::{RepairQueue, SequenceCounter};
+use super::stats::PacerStats;
 use crate::actions::{Action, ActionsHandle};
-use crate::config::PacingConfig;
-use crate::controller::{FrameInfo, PacingController};
 use crate::cwnd::CwndChannel;
-use crate::handle::PacerHandle;
-use crate::packet::PacketKind;
-use crate::prober::ProbeChannel;
-use crate::repair::{RepairQueue, SequenceCounter};
-use crate::stats::PacerStats;
 use rtc_interceptor::{Attribute, Interceptor, Packet, StreamInfo, TaggedPacket};
 use rtc_shared::error::Error;
 use rtc_shared::marshal::MarshalSize;
@@ -373,7 +373,9 @@ impl HandoverAwarePacer {
         }
     }
 
-    /// Releases everything that may leave at `now` and publishes stats when due.
+    /// Releases everything that may leave at `now` and publishes stats when due: the release
+    /// loop, which hands each released packet to [`Self::send_released`] and, when no media may
+    /// leave, sends padding or a keep-alive ([`Self::send_padding`]).
     fn release(&mut self, now: Instant) {
         self.controller_at(now);
         self.queue_due_duplicates(now);
@@ -388,164 +390,201 @@ impl HandoverAwarePacer {
             return;
         }
         self.settled_at = Some(now);
-        let Self {
-            controller: Some(controller),
-            write_queue,
-            handle,
-            last_published,
-            published_empty,
-            slab,
-            free,
-            probes,
-            cwnd,
-            config,
-            padding_sequence,
-            last_timestamp,
-            actions,
-            duplicates,
-            rtx_padding,
-            last_media,
-            rtx_of,
-            ..
-        } = self
-        else {
+        let Some(mut controller) = self.controller.take() else {
             return;
         };
         loop {
-            if let Some(cwnd) = &cwnd {
+            if let Some(cwnd) = &self.cwnd {
                 controller.set_congested(now, cwnd.congested());
             }
             if let Some(released) = controller.poll_send(now) {
-                let key = released.payload;
-                // Every key the controller holds was filled by `handle_write` and is emptied
-                // only here, so the slot is always occupied; an empty one would be skipped, not a
-                // panic.
-                if let Some(mut packet) = slab.get_mut(key as usize).and_then(Option::take) {
-                    free.push(key);
-                    packet.now = released.released_at;
-                    if released.kind == PacketKind::Video
-                        && let Some(end) = actions.as_ref().and_then(|actions| {
-                            actions.window_end(Action::Duplicate, released.released_at)
-                        })
-                    {
-                        duplicates.push_back((
-                            end,
-                            TaggedPacket {
-                                now: packet.now,
-                                transport: packet.transport,
-                                message: packet.message.clone(),
-                            },
-                        ));
-                    }
-                    if let Packet::Rtp(rtp) = &packet.message.packet {
-                        *last_timestamp = rtp.header.timestamp;
-                        if rtx_padding.is_some()
-                            && rtp.payload.len() >= MIN_PAYLOAD_PADDING_BYTES
-                            && !rtp.header.padding
-                            && !packet.message.has(&Attribute::Retransmission)
-                            && rtx_of.iter().any(|&(media, rtx)| {
-                                media == rtp.header.ssrc && Some(rtx) == config.padding_ssrc
-                            })
-                        {
-                            *last_media = Some(rtp.clone());
-                        }
-                        if let Some(cwnd) = &cwnd {
-                            cwnd.on_sent(
-                                now,
-                                rtp.header.ssrc,
-                                rtp.header.sequence_number,
-                                released.size_bytes,
-                            );
-                        }
-                        if let (Some(cluster), Some(probes)) = (released.probe_cluster, &probes) {
-                            probes.record_probe_packet(
-                                now,
-                                rtp.header.ssrc,
-                                rtp.header.sequence_number,
-                                cluster,
-                            );
-                        }
-                    }
-                    write_queue.push_back(packet);
-                }
-                continue;
-            }
-            let Some(ssrc) = config.padding_ssrc else {
+                self.send_released(now, released);
+            } else if !self.send_padding(now, &mut controller) {
                 break;
-            };
-            let mut next_sequence = || match rtx_padding {
-                Some(counter) => counter.take(),
-                None => {
-                    let sequence_number = *padding_sequence;
-                    *padding_sequence = padding_sequence.wrapping_add(1);
-                    sequence_number
-                }
-            };
-            let Some(padding) = controller.poll_padding(now) else {
-                if let Some(keepalive) = controller.poll_keepalive(now) {
-                    let sequence_number = next_sequence();
-                    let packet = padding_packet(
-                        keepalive.released_at,
-                        ssrc,
-                        config.padding_payload_type,
-                        sequence_number,
-                        *last_timestamp,
-                        if rtx_padding.is_some() {
-                            0
-                        } else {
-                            keepalive.size_bytes
-                        },
-                    );
-                    if let (Some(cwnd), Packet::Rtp(rtp)) = (&cwnd, &packet.message.packet) {
-                        cwnd.on_sent(now, ssrc, sequence_number, rtp.marshal_size() as u64);
-                    }
-                    write_queue.push_back(packet);
-                }
-                break;
-            };
-            let sequence_number = next_sequence();
-            if let Some(probes) = &probes {
-                probes.record_probe_packet(now, ssrc, sequence_number, padding.probe_cluster);
             }
-            let packet = match (&rtx_padding, &last_media) {
-                (Some(_), Some(media)) => rtx_payload_padding(
-                    padding.released_at,
-                    media,
-                    ssrc,
-                    config.padding_payload_type,
-                    sequence_number,
-                ),
-                (Some(_), None) => padding_packet(
-                    padding.released_at,
-                    ssrc,
-                    config.padding_payload_type,
-                    sequence_number,
-                    *last_timestamp,
-                    0,
-                ),
-                (None, _) => padding_packet(
-                    padding.released_at,
-                    ssrc,
-                    config.padding_payload_type,
-                    sequence_number,
-                    *last_timestamp,
-                    padding.size_bytes,
-                ),
-            };
-            if let (Some(cwnd), Packet::Rtp(rtp)) = (&cwnd, &packet.message.packet) {
-                cwnd.on_sent(now, ssrc, sequence_number, rtp.marshal_size() as u64);
-            }
-            write_queue.push_back(packet);
         }
-        // `published_empty` now means: no backlog was left waiting at the end of the last call.
+        self.publish_stats(now, &controller);
+        self.controller = Some(controller);
+    }
+
+    /// A packet the controller released: out to the wire, with the steps a release takes (the
+    /// duplicate action's copy, the RTP timestamp and the media padding re-sends, the congestion
+    /// window's count, the probe's record).
+    fn send_released(&mut self, now: Instant, released: Released<u32>) {
+        let key = released.payload;
+        // Every key the controller holds was filled by `handle_write` and is emptied only here,
+        // so the slot is always occupied; an empty one would be skipped, not a panic.
+        let Some(mut packet) = self.slab.get_mut(key as usize).and_then(Option::take) else {
+            return;
+        };
+        self.free.push(key);
+        packet.now = released.released_at;
+        if released.kind == PacketKind::Video {
+            self.copy_for_duplicate(&packet, released.released_at);
+        }
+        if let Packet::Rtp(rtp) = &packet.message.packet {
+            self.last_timestamp = rtp.header.timestamp;
+            if self.pads_with(rtp, &packet.message) {
+                self.last_media = Some(rtp.clone());
+            }
+            if let Some(cwnd) = &self.cwnd {
+                cwnd.on_sent(
+                    now,
+                    rtp.header.ssrc,
+                    rtp.header.sequence_number,
+                    released.size_bytes,
+                );
+            }
+            if let (Some(cluster), Some(probes)) = (released.probe_cluster, &self.probes) {
+                probes.record_probe_packet(
+                    now,
+                    rtp.header.ssrc,
+                    rtp.header.sequence_number,
+                    cluster,
+                );
+            }
+        }
+        self.write_queue.push_back(packet);
+    }
+
+    /// The duplicate action: a video packet released inside a duplicate window is copied, to
+    /// be queued again as a retransmission when the window ends
+    /// ([`Self::queue_due_duplicates`]).
+    fn copy_for_duplicate(&mut self, packet: &TaggedPacket, released_at: Instant) {
+        if let Some(end) = self
+            .actions
+            .as_ref()
+            .and_then(|actions| actions.window_end(Action::Duplicate, released_at))
+        {
+            self.duplicates.push_back((
+                end,
+                TaggedPacket {
+                    now: packet.now,
+                    transport: packet.transport,
+                    message: packet.message.clone(),
+                },
+            ));
+        }
+    }
+
+    /// Whether `rtp` is what RTX padding re-sends: an original media packet of at least 50 bytes
+    /// of the stream whose RTX stream carries the padding (libwebrtc `RTPSender::GeneratePadding`).
+    fn pads_with(
+        &self,
+        rtp: &rtc_rtp::packet::Packet,
+        message: &rtc_interceptor::AttributedPacket,
+    ) -> bool {
+        self.rtx_padding.is_some()
+            && rtp.payload.len() >= MIN_PAYLOAD_PADDING_BYTES
+            && !rtp.header.padding
+            && !message.has(&Attribute::Retransmission)
+            && self.rtx_of.iter().any(|&(media, rtx)| {
+                media == rtp.header.ssrc && Some(rtx) == self.config.padding_ssrc
+            })
+    }
+
+    /// The next padding sequence number: the RTX stream's shared counter, or the padding
+    /// stream's own.
+    fn next_padding_sequence(&mut self) -> u16 {
+        match &self.rtx_padding {
+            Some(counter) => counter.take(),
+            None => {
+                let sequence_number = self.padding_sequence;
+                self.padding_sequence = self.padding_sequence.wrapping_add(1);
+                sequence_number
+            }
+        }
+    }
+
+    /// When no media may leave: a padding packet if the controller asks for one (probes, or the
+    /// padding that fills a probe), else the congestion window's keep-alive if one is due.
+    /// Returns whether a padding packet left (the release loop goes on); a keep-alive ends it.
+    fn send_padding(&mut self, now: Instant, controller: &mut PacingController<u32>) -> bool {
+        let Some(ssrc) = self.config.padding_ssrc else {
+            return false;
+        };
+        let payload_type = self.config.padding_payload_type;
+        let Some(padding) = controller.poll_padding(now) else {
+            if let Some(keepalive) = controller.poll_keepalive(now) {
+                let sequence_number = self.next_padding_sequence();
+                let size = if self.rtx_padding.is_some() {
+                    0
+                } else {
+                    keepalive.size_bytes
+                };
+                let packet = padding_packet(
+                    keepalive.released_at,
+                    ssrc,
+                    payload_type,
+                    sequence_number,
+                    self.last_timestamp,
+                    size,
+                );
+                self.send_padding_packet(now, ssrc, sequence_number, packet);
+            }
+            return false;
+        };
+        let sequence_number = self.next_padding_sequence();
+        if let Some(probes) = &self.probes {
+            probes.record_probe_packet(now, ssrc, sequence_number, padding.probe_cluster);
+        }
+        let packet = match (&self.rtx_padding, &self.last_media) {
+            (Some(_), Some(media)) => rtx_payload_padding(
+                padding.released_at,
+                media,
+                ssrc,
+                payload_type,
+                sequence_number,
+            ),
+            (Some(_), None) => padding_packet(
+                padding.released_at,
+                ssrc,
+                payload_type,
+                sequence_number,
+                self.last_timestamp,
+                0,
+            ),
+            (None, _) => padding_packet(
+                padding.released_at,
+                ssrc,
+                payload_type,
+                sequence_number,
+                self.last_timestamp,
+                padding.size_bytes,
+            ),
+        };
+        self.send_padding_packet(now, ssrc, sequence_number, packet);
+        true
+    }
+
+    /// A padding or keep-alive packet out to the wire, counted by the congestion window.
+    fn send_padding_packet(
+        &mut self,
+        now: Instant,
+        ssrc: u32,
+        sequence_number: u16,
+        packet: TaggedPacket,
+    ) {
+        if let (Some(cwnd), Packet::Rtp(rtp)) = (&self.cwnd, &packet.message.packet) {
+            cwnd.on_sent(now, ssrc, sequence_number, rtp.marshal_size() as u64);
+        }
+        self.write_queue.push_back(packet);
+    }
+
+    /// Publishes the controller's stats every [`STATS_INTERVAL`], and at once when the queue has
+    /// just emptied.
+    fn publish_stats(&mut self, now: Instant, controller: &PacingController<u32>) {
+        // `published_empty` means: no backlog was left waiting at the end of the last release.
         let empty = controller.is_empty();
-        let due = last_published.is_none_or(|last| now >= last + STATS_INTERVAL)
-            || (empty && !*published_empty);
+        let due = self
+            .last_published
+            .is_none_or(|last| now >= last + STATS_INTERVAL)
+            || (empty && !self.published_empty);
         if due {
-            handle.publish(controller.stats(now));
-            *last_published = Some(now);
+            self.handle.publish(controller.stats(now));
+            self.last_published = Some(now);
         }
-        *published_empty = empty;
+        self.published_empty = empty;
     }
 }
 
@@ -941,7 +980,7 @@ mod tests {
         })
         .probe_channel(channel.clone())
         .build();
-        channel.request(crate::ProbeClusterConfig::new(1, 1_800_000));
+        channel.request(crate::pacing::ProbeClusterConfig::new(1, 1_800_000));
         let t0 = Instant::now();
         // 988 + 12 = 1000 bytes: the cluster starts, this is its first probe.
         pacer.handle_write(rtp(t0, VIDEO, 7, 988)).unwrap();
