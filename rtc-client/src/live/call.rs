@@ -9,13 +9,13 @@
 //!    ([`super::relay`] explains how the ICE path is forced through it);
 //! 3. POSTs the offer, rewrites the answer's candidate, starts the relay, sets the answer and
 //!    waits for the connection: the set-up time is from the call's epoch to `Connected`;
-//! 4. runs the call until `duration` has passed since the epoch or `cancel` fires: the
-//!    synthetic encoder follows the estimator's target (with the congestion-window pushback and
-//!    the pacer's pause, as the simulator), frames are packetized and written as RTP to the
-//!    track, a PLI from the receiver asks for a key frame, the [`PolicyController`] sets the
-//!    pacer's limit at each decision boundary, a status line goes out each second and each
-//!    interval ends in one [`IntervalRecord`] whose QoE is the receiver's, read through the
-//!    signalling side channel ([`super::signal::QoeQuery`]);
+//! 4. runs the call until `duration` has passed since the epoch or `cancel` fires: it drives
+//!    the call core ([`CallCore`], the same one the simulator drives) at its `poll_timeout`,
+//!    reading the answerer's side of an interval through the signalling side channel
+//!    ([`super::signal::QoeQuery`]) before the core closes it, writes the core's packets as RTP
+//!    to the track, hands it PLIs and the RTT, and sends a status line each second; the core
+//!    decides (the installed sender's policy sets the limit and the actions), steers the
+//!    encoder and closes each interval into one [`IntervalRecord`];
 //! 5. closes the last interval, reads the final QoE, hangs up (`DELETE`), closes the peer
 //!    connection and stops the relay.
 //!
