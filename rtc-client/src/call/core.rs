@@ -84,7 +84,6 @@ pub struct CallCore {
     epoch: Instant,
     labels: CallLabels,
     sender: HandoverAwareSender,
-    handles: SenderHandles,
     video: Video,
     truth: Box<dyn HandoverSource>,
     open: Option<OpenInterval>,
@@ -113,7 +112,6 @@ impl CallCore {
             epoch,
             labels,
             next_decision,
-            handles: sender.handles().clone(),
             sender,
             video,
             truth,
@@ -184,7 +182,7 @@ impl CallCore {
                 self.open = Some(OpenInterval::open(
                     decision,
                     now,
-                    &self.handles.pacer.stats(),
+                    &self.sender.handles().pacer.stats(),
                     self.video.frames_dropped(),
                     self.fec_totals(far),
                 ));
@@ -199,12 +197,16 @@ impl CallCore {
     }
 
     fn capture(&mut self, now: Time) -> Result<(), String> {
-        self.handles
+        let handles = self.sender.handles();
+        handles
             .protection
-            .set_network(self.handles.pacer.stats().target_bitrate_bps, self.rtt);
-        let step = self
-            .video
-            .capture(now, &self.handles, self.open.as_mut(), &mut self.outbox)?;
+            .set_network(handles.pacer.stats().target_bitrate_bps, self.rtt);
+        let step = self.video.capture(
+            now,
+            self.sender.handles(),
+            self.open.as_mut(),
+            &mut self.outbox,
+        )?;
         let counts = &mut self.counts;
         counts.min_pushback_ratio = counts.min_pushback_ratio.min(step.window.pushback_ratio);
         counts.max_outstanding_bytes = counts
@@ -250,7 +252,11 @@ impl CallCore {
     /// The loss protection's counters so far, the sender's and the receiver's.
     pub fn fec_totals(&self, far: &impl FarEnd) -> FecTotals {
         let (received, recovered) = far.fec_received();
-        FecTotals::new(&self.handles.protection.stats(), received, recovered)
+        FecTotals::new(
+            &self.sender.handles().protection.stats(),
+            received,
+            recovered,
+        )
     }
 
     /// Closes the open interval, if any, at `now` into its telemetry record.
@@ -262,17 +268,19 @@ impl CallCore {
         let start = self.at(interval.start());
         let observed = observe(self.truth.as_mut(), start);
         let fec = self.fec_totals(far);
+        let at = self.at(now);
         let actions = self
-            .handles
+            .sender
+            .handles()
             .actions
             .as_ref()
-            .map(|a| a.take_stats(self.at(now)).into());
+            .map(|a| a.take_stats(at).into());
         let record = interval.close(
             now,
             &self.labels,
             qoe,
             observed,
-            &self.handles.pacer.stats(),
+            &self.sender.handles().pacer.stats(),
             self.video.frames_dropped(),
             fec,
             actions,
@@ -291,7 +299,7 @@ impl CallCore {
 
     /// The sender's handles.
     pub fn handles(&self) -> &SenderHandles {
-        &self.handles
+        self.sender.handles()
     }
 
     /// The camera (its counters).

@@ -22,7 +22,7 @@ use crate::media::qoe::QoeMeter;
 use crate::media::receiver::{Receiver, ReceiverConfig};
 use crate::nack::NackGeneratorHandle;
 use pacer::nack::NackResponderHandle;
-use pacer::sender::{ChainKind, SenderHandles};
+use pacer::sender::ChainKind;
 use pacer::telemetry::QoeRecord;
 use rtc_interceptor::{
     Attribute, AttributedPacket, BoxedInterceptor, Interceptor, Packet, Registry, TaggedPacket,
@@ -57,7 +57,6 @@ pub struct SimCall {
     /// only then, and most events concern one side only.
     sender_deadline: Option<Option<Time>>,
     receiver_deadline: Option<Option<Time>>,
-    handles: SenderHandles,
     nack_handles: Option<(NackGeneratorHandle, NackResponderHandle)>,
     fec_receiver: FecReceiverHandle,
     /// The sending side: the installed sender and its policy, the camera, the intervals.
@@ -175,7 +174,6 @@ impl SimCall {
             source,
             config.policy.build(config.seed),
         );
-        let handles = control.handles().clone();
         let core = CallCore::new(
             epoch,
             config.labels(),
@@ -195,7 +193,6 @@ impl SimCall {
             receiver,
             sender_deadline: None,
             receiver_deadline: None,
-            handles,
             nack_handles,
             fec_receiver: fec,
             core,
@@ -313,7 +310,7 @@ impl SimCall {
     fn fec_totals(&self) -> FecTotals {
         let received = self.fec_receiver.stats();
         FecTotals::new(
-            &self.handles.protection.stats(),
+            &self.core.handles().protection.stats(),
             received.repair_received,
             received.recovered(),
         )
@@ -328,7 +325,8 @@ impl SimCall {
             self.receiver_deadline = None;
             let bits = self.retransmitted_bytes.saturating_mul(8);
             self.retransmitted_bytes = 0;
-            self.handles
+            self.core
+                .handles()
                 .protection
                 .set_nack_rate((bits as f64 / RTCP_INTERVAL.as_secs_f64()) as u64);
             if let (Some(f), Some(r)) = (self.forward_delay, self.reverse_delay) {
@@ -520,7 +518,7 @@ impl SimCall {
         recovery.fec_packets_received = fec.packets_received;
         recovery.fec_recovered = fec.packets_recovered;
         recovery.fec_share_pct = fec.share_pct();
-        let stats = self.handles.pacer.stats();
+        let stats = self.core.handles().pacer.stats();
         let counts = self.core.counts();
         let video = self.core.video();
         let sender = SenderCounts {
