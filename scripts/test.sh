@@ -4,13 +4,19 @@
 #
 # Usage: scripts/test.sh
 #
-# Build outputs go to $LEOPACE_CACHE (default ~/.cache/leopace) outside the checkout, so a second
-# run is incremental; nothing depends on that cache existing.
+# Build outputs go to $LEOPACE_CACHE/target-<checkout key> (default ~/.cache/leopace), outside
+# the checkout and one directory per checkout, so a second run is incremental and no checkout
+# tests another's build; nothing depends on that cache existing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 cache="${LEOPACE_CACHE:-$HOME/.cache/leopace}"
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$cache/target}"
+# One target directory per checkout, keyed by its absolute path: a test binary keeps the
+# CARGO_MANIFEST_DIR it was compiled with, and cargo would reuse one built in another checkout
+# whose sources look unchanged, so a clone could test another tree's files. A second run of the
+# same checkout stays incremental. rtc-client/tests/build_outputs.rs fails on a crossed binary.
+checkout_key=$(pwd -P | sha256sum | cut -c1-16)
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$cache/target-$checkout_key}"
 mkdir -p "$CARGO_TARGET_DIR"
 
 step() { printf '\n==> %s\n' "$*"; }
