@@ -89,7 +89,8 @@ pub enum ChainKind {
 pub struct SenderConfig {
     /// The bandwidth estimator.
     pub bwe: Bwe,
-    /// GoogCC's configuration (with [`Bwe::GoogCc`]).
+    /// GoogCC's configuration (with [`Bwe::GoogCc`]); its `start_bps` is also the pacer's
+    /// starting target, which an encoder reads until the first feedback.
     pub googcc: GoogCcConfig,
     /// The congestion window's mode.
     pub cwnd: CwndMode,
@@ -165,11 +166,20 @@ impl SenderConfig {
                 (Some((ssrc, payload_type)), Some(SequenceCounter::new()))
             }
         };
+        let defaults = PacingConfig::default();
         let pacing = PacingConfig {
             padding_ssrc: padding_stream.filter(|_| pads).map(|(ssrc, _)| ssrc),
             padding_payload_type: padding_stream.map_or(0, |(_, pt)| pt),
             keyframe_flush: self.keyframe_flush,
-            ..PacingConfig::default()
+            // The pacer (and whoever reads its target before the first feedback) starts where
+            // GoogCC starts; webrtc-rs's `Gcc` starts at the pacer's default, 300 kbit/s.
+            initial_target_bitrate_bps: match self.bwe {
+                Bwe::GoogCc => {
+                    googcc_start_bps(&self.googcc).unwrap_or(defaults.initial_target_bitrate_bps)
+                }
+                Bwe::WebrtcRs => defaults.initial_target_bitrate_bps,
+            },
+            ..defaults
         };
         let cwnd = CwndChannel::new(CwndConfig::with_mode(self.cwnd));
         let target = Arc::new(AtomicU64::new(
@@ -333,6 +343,16 @@ impl SenderConfig {
     }
 }
 
+/// Where GoogCC starts, as it clamps it (`[min_bps, max_bps]`), in whole bits per second; `None`
+/// for a start that is not a positive finite rate.
+fn googcc_start_bps(config: &GoogCcConfig) -> Option<u64> {
+    if !config.start_bps.is_finite() {
+        return None;
+    }
+    let start = config.start_bps.max(config.min_bps).min(config.max_bps);
+    (start.is_finite() && start >= 1.0).then_some(start as u64)
+}
+
 /// The handles into a running sender's interceptors, for any thread: the pacer's (stats, queue
 /// time limit), the estimator's latest target, the congestion window, the loss protection, the
 /// action schedule and the NACK responder.
@@ -482,5 +502,32 @@ impl HandoverAwareSender {
     /// The policy's controller (its failure counts, its interval), if one runs the sender.
     pub fn policy(&self) -> Option<&PolicyController> {
         self.policy.as_ref()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_pacer_starts_where_googcc_starts() {
+        let (_, sender) = SenderConfig::default()
+            .install(Registry::new(), ChainKind::Direct)
+            .unwrap();
+        assert_eq!(sender.handles().target_bps(), 300_000.0);
+        let config = SenderConfig {
+            googcc: GoogCcConfig {
+                start_bps: 1_500_000.0,
+                ..GoogCcConfig::default()
+            },
+            ..SenderConfig::default()
+        };
+        let (_, sender) = config.install(Registry::new(), ChainKind::Direct).unwrap();
+        assert_eq!(sender.handles().target_bps(), 1_500_000.0);
+        let nonsense = GoogCcConfig {
+            start_bps: f64::NAN,
+            ..GoogCcConfig::default()
+        };
+        assert_eq!(googcc_start_bps(&nonsense), None);
     }
 }
