@@ -185,8 +185,7 @@ impl SenderConfig {
         let target = Arc::new(AtomicU64::new(
             (pacing.initial_target_bitrate_bps as f64).to_bits(),
         ));
-        let probes = probing.then(ProbeChannel::new);
-        let (estimator, googcc) = self.estimator(probes.clone(), actions.as_ref(), &target, &cwnd);
+        let (estimator, googcc, probes) = self.estimator(actions.as_ref(), &target, &cwnd);
         let mut pacer = HandoverAwarePacer::builder(pacing)
             .congestion_window(cwnd.clone())
             .repair_queue(repair);
@@ -252,34 +251,37 @@ impl SenderConfig {
         (protection, handle)
     }
 
-    /// The estimator the congestion controller holds: GoogCC probing through `probes` (with the
-    /// guard when the sender applies actions) or webrtc-rs's `Gcc`, publishing into `target` and
-    /// feeding `cwnd`; and GoogCC's handle.
+    /// The estimator the congestion controller holds: GoogCC (with the guard when the sender
+    /// applies actions) or webrtc-rs's `Gcc`, publishing into `target` and feeding `cwnd`; and,
+    /// with GoogCC, its handle and the probe channel it shares with the pacer.
     fn estimator(
         &self,
-        probes: Option<ProbeChannel>,
         actions: Option<&ActionsHandle>,
         target: &Arc<AtomicU64>,
         cwnd: &CwndChannel,
-    ) -> (ObservedEstimator, Option<GoogCcHandle>) {
-        let (estimator, handle) = match (self.bwe, probes) {
-            (Bwe::GoogCc, probes) => {
-                let googcc = match probes {
-                    Some(probes) => GoogCc::with_probing(self.googcc, probes),
-                    None => GoogCc::new(self.googcc),
-                };
+    ) -> (
+        ObservedEstimator,
+        Option<GoogCcHandle>,
+        Option<ProbeChannel>,
+    ) {
+        let (estimator, googcc) = match self.bwe {
+            Bwe::GoogCc => {
+                let probes = ProbeChannel::new();
+                let googcc = GoogCc::with_probing(self.googcc, probes.clone());
                 let handle = googcc.handle();
                 let googcc = match actions {
                     Some(actions) => googcc.guarded_by(actions.clone()),
                     None => googcc,
                 };
-                (Estimator::GoogCc(Box::new(googcc)), Some(handle))
+                (Estimator::GoogCc(Box::new(googcc)), Some((handle, probes)))
             }
-            (Bwe::WebrtcRs, _) => (Estimator::WebrtcRs(Box::default()), None),
+            Bwe::WebrtcRs => (Estimator::WebrtcRs(Box::default()), None),
         };
+        let (handle, probes) = googcc.unzip();
         (
             ObservedEstimator::new(estimator, target.clone(), cwnd.clone()),
             handle,
+            probes,
         )
     }
 
