@@ -25,6 +25,8 @@
 //!   encoder with libwebrtc's adaptive FEC, below the TWCC sender ([`FEC_GENERATOR_SLOT`]), its
 //!   repair packets going back to the pacer;
 //! - [`nack`]: libwebrtc's NACK responder with its packet history and RTX;
+//! - [`playout`]: the playout raise on the wire: the playout-delay RTP header extension on the
+//!   frames captured around a predicted handover, asking the receiver to wait one repair round;
 //! - [`actions`]: handover-timed actions, shared through an [`ActionsHandle`]: around each
 //!   predicted handover instant the pacer holds media, [`GoogCc`] ignores what the handover does
 //!   to delay and loss, [`LossProtection`] boosts FEC, and the encoder is told not to schedule a
@@ -298,6 +300,7 @@ pub mod forecast;
 pub mod googcc;
 pub mod nack;
 pub mod pacing;
+pub mod playout;
 pub mod policy;
 pub mod protection;
 pub mod sender;

@@ -107,6 +107,63 @@ impl Default for BoostConfig {
     }
 }
 
+/// The playout raise: frames captured inside the window ask the receiver, through the
+/// playout-delay RTP header extension, for a minimum playout delay long enough for one repair
+/// round, so that a packet lost at the boundary is retransmitted before its frame is due
+/// (docs/architecture.md, "Handover-timed actions", the playout raise).
+///
+/// How much is asked is measured while the call runs, not configured: the sender's own repair
+/// delay (the time from a packet's first release to its first retransmission's release, which
+/// both cross the same path) plus the hold when the hold applies ([`crate::playout`]). The raise
+/// ramps in before the window and out after it at [`crate::playout::MAX_RAMP_SLOPE`], so that no
+/// frame renders later than its predecessor by more than half a frame interval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PlayoutRaiseConfig {
+    /// Whether the raise is applied at all.
+    pub enabled: bool,
+    /// Where the full raise starts relative to the predicted instant, ms (negative: before it).
+    pub offset_ms: i64,
+    /// How long the full raise lasts, ms (the ramps lie outside it).
+    pub duration_ms: u64,
+    /// The largest raise asked for, ms (at most 4000; the extension's unit is 10 ms).
+    ///
+    /// 400 by default: two repair rounds at the 150-ms round trips of the LEO and LTE scenarios,
+    /// or the default hold plus one; more would turn a boundary into a visible delay for the
+    /// whole window.
+    pub max_raise_ms: u64,
+}
+
+impl PlayoutRaiseConfig {
+    /// The window part.
+    pub fn window(&self) -> ActionWindow {
+        ActionWindow {
+            enabled: self.enabled,
+            offset_ms: self.offset_ms,
+            duration_ms: self.duration_ms,
+        }
+    }
+}
+
+impl Default for PlayoutRaiseConfig {
+    /// Off; when on, the full raise for frames captured in `[t - 50 ms, t + 250 ms)`: the frames
+    /// the default hold keeps (captured from `t - 20 ms`) and those sent into the first two
+    /// 100-ms rows after a Starlink boundary (47.5 and 20.3 % uplink loss), with the forecast's
+    /// usual 50-ms timing error before it (docs/architecture.md, "Handover-timed actions").
+    fn default() -> Self {
+        Self {
+            enabled: false,
+            offset_ms: -50,
+            duration_ms: 300,
+            max_raise_ms: 400,
+        }
+    }
+}
+
+/// The largest [`PlayoutRaiseConfig::max_raise_ms`] accepted: the pacer's longest queue time
+/// limit is 4 s, and a longer raise would keep every frame of the window behind it.
+pub const MAX_PLAYOUT_RAISE_MS: u64 = 4_000;
+
 /// The hold gate: the hold is applied only on a path that loses packets sent just after
 /// predicted handovers noticeably more often than others, as measured from transport feedback
 /// while the call runs (the estimator's feedback; `GoogCc::guarded_by` reports it).
@@ -270,6 +327,9 @@ pub struct ActionConfig {
     /// A copy costs a full packet where FEC costs a fraction of one per media packet, so it
     /// pays only where the repair's lateness, not its overhead, decides.
     pub duplicate: ActionWindow,
+    /// The playout raise: frames captured around the instant ask the receiver for a minimum
+    /// playout delay of one repair round (off by default).
+    pub playout: PlayoutRaiseConfig,
     /// Where the windows are placed relative to the predicted instants: moved by the measured
     /// onset of the boundary loss.
     pub onset: OnsetTracking,
@@ -301,6 +361,7 @@ impl Default for ActionConfig {
                 offset_ms: -50,
                 duration_ms: 350,
             },
+            playout: PlayoutRaiseConfig::default(),
             onset: OnsetTracking::default(),
         }
     }
@@ -317,6 +378,7 @@ impl ActionConfig {
         config.boost.enabled = false;
         config.keyframe_block.enabled = false;
         config.duplicate.enabled = false;
+        config.playout.enabled = false;
         config
     }
 
@@ -331,6 +393,10 @@ impl ActionConfig {
         self.boost.window().check("boost")?;
         self.keyframe_block.check("keyframe_block")?;
         self.duplicate.check("duplicate")?;
+        self.playout.window().check("playout")?;
+        if self.playout.max_raise_ms > MAX_PLAYOUT_RAISE_MS {
+            return Err(ActionConfigError::PlayoutRaise(self.playout.max_raise_ms));
+        }
         if !(0.0..=1.0).contains(&self.boost.min_factor) {
             return Err(ActionConfigError::Factor(self.boost.min_factor));
         }
@@ -365,6 +431,7 @@ impl ActionConfig {
             Action::Boost => self.boost.window(),
             Action::KeyframeBlock => self.keyframe_block,
             Action::Duplicate => self.duplicate,
+            Action::Playout => self.playout.window(),
         }
     }
 }
@@ -382,16 +449,19 @@ pub enum Action {
     KeyframeBlock,
     /// The pacer sends the window's video again when it ends.
     Duplicate,
+    /// Frames ask the receiver for a longer minimum playout delay.
+    Playout,
 }
 
 impl Action {
     /// Every action, in the order of [`ActionStats`](crate::actions::ActionStats)' fields.
-    pub const ALL: [Action; 5] = [
+    pub const ALL: [Action; 6] = [
         Action::Hold,
         Action::Guard,
         Action::Boost,
         Action::KeyframeBlock,
         Action::Duplicate,
+        Action::Playout,
     ];
 
     pub(crate) fn index(self) -> usize {
@@ -401,6 +471,7 @@ impl Action {
             Action::Boost => 2,
             Action::KeyframeBlock => 3,
             Action::Duplicate => 4,
+            Action::Playout => 5,
         }
     }
 
@@ -412,6 +483,7 @@ impl Action {
             Action::Boost => "boost",
             Action::KeyframeBlock => "keyframe_block",
             Action::Duplicate => "duplicate",
+            Action::Playout => "playout",
         }
     }
 }
@@ -444,6 +516,9 @@ pub enum ActionConfigError {
     /// The hold gate's excess loss is not within [0, 100] percentage points (or is NaN).
     #[error("hold_gate.min_excess_loss_pct {0} is not within [0, 100]")]
     ExcessLoss(f64),
+    /// The playout raise's largest raise is beyond [`MAX_PLAYOUT_RAISE_MS`].
+    #[error("playout.max_raise_ms {0} is beyond 4000")]
+    PlayoutRaise(u64),
     /// The onset tracker's largest shift is beyond 250 ms.
     #[error("onset.max_shift_ms {0} is beyond 250")]
     OnsetShift(u64),

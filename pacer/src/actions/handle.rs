@@ -9,7 +9,12 @@
 use super::config::{Action, ActionConfig, ActionConfigError};
 use super::schedule::{ActionStats, HandoverActions};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+/// How far from a playout window a hold window may lie and still count as the same boundary's:
+/// half a second, far less than any slot (15 s on Starlink) and more than any window offset
+/// the defaults use.
+const HOLD_NEIGHBOURHOOD: Duration = Duration::from_millis(500);
 
 /// A cloneable, thread-safe handle on one [`HandoverActions`] schedule, shared by the
 /// components that apply the actions
@@ -126,6 +131,30 @@ impl ActionsHandle {
         (seen != Some(generation)).then(|| (generation, actions.windows(Action::Hold).collect()))
     }
 
+    /// The playout raise's windows, each with the length of the hold windows that overlap it
+    /// or lie within [`HOLD_NEIGHBOURHOOD`] of it (a frame the pacer held is that much later to
+    /// begin with), and the largest raise configured.
+    pub(crate) fn playout_windows(&self) -> (Vec<(Instant, Instant, Duration)>, Duration) {
+        let actions = self.lock();
+        let holds: Vec<(Instant, Instant)> = actions.windows(Action::Hold).collect();
+        let windows = actions
+            .windows(Action::Playout)
+            .map(|(start, end)| {
+                let near_start = start.checked_sub(HOLD_NEIGHBOURHOOD).unwrap_or(start);
+                let near_end = end + HOLD_NEIGHBOURHOOD;
+                let hold = holds
+                    .iter()
+                    .filter(|&&(s, e)| s < near_end && e > near_start)
+                    .map(|&(s, e)| e - s)
+                    .max()
+                    .unwrap_or_default();
+                (start, end, hold)
+            })
+            .collect();
+        let max = Duration::from_millis(actions.config().playout.max_raise_ms);
+        (windows, max)
+    }
+
     fn lock(&self) -> MutexGuard<'_, HandoverActions> {
         self.shared
             .lock()
@@ -137,7 +166,6 @@ impl ActionsHandle {
 mod tests {
     use super::*;
     use crate::actions::ActionProfile;
-    use std::time::Duration;
 
     fn ms(n: u64) -> Duration {
         Duration::from_millis(n)

@@ -24,7 +24,7 @@ mod timing;
 
 pub use config::{
     Action, ActionConfig, ActionConfigError, ActionWindow, BoostConfig, HoldGate, MAX_ACTION_SPAN,
-    OnsetTracking,
+    MAX_PLAYOUT_RAISE_MS, OnsetTracking, PlayoutRaiseConfig,
 };
 pub use handle::ActionsHandle;
 pub use profile::{ActionProfile, PROFILE_NAMES, UnknownProfile};

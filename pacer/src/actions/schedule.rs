@@ -35,6 +35,8 @@ pub struct ActionStats {
     pub keyframe_block: ActionCounter,
     /// The delayed duplicate.
     pub duplicate: ActionCounter,
+    /// The playout raise (its full part; the ramps are not counted).
+    pub playout: ActionCounter,
     /// How far after the predicted instants the windows were placed at the interval's end, ms
     /// (the onset tracker's shift; negative: before them).
     pub timing_shift_ms: i64,
@@ -49,6 +51,7 @@ impl ActionStats {
             Action::Boost => self.boost,
             Action::KeyframeBlock => self.keyframe_block,
             Action::Duplicate => self.duplicate,
+            Action::Playout => self.playout,
         }
     }
 
@@ -59,6 +62,7 @@ impl ActionStats {
             Action::Boost => &mut self.boost,
             Action::KeyframeBlock => &mut self.keyframe_block,
             Action::Duplicate => &mut self.duplicate,
+            Action::Playout => &mut self.playout,
         }
     }
 }
@@ -118,7 +122,7 @@ pub struct HandoverActions {
     predictions: Vec<(Instant, f32)>,
     /// Per action (in [`Action::ALL`] order), its windows sorted by start, disjoint and not
     /// touching.
-    spans: [Vec<Span>; 5],
+    spans: [Vec<Span>; 6],
     /// The latest instant handed in.
     latest: Option<Instant>,
     /// The counters are up to date until this instant.

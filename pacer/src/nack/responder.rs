@@ -109,12 +109,21 @@ pub struct NackResponderStats {
     pub over_budget: u64,
 }
 
+/// How many repair delays [`NackResponderHandle::repair_delay`] reads: the last 64 first
+/// retransmissions, about four Starlink boundaries' worth at 2.5 Mbit/s (each boundary's first
+/// 200 ms lose some 15 to 20 packets), so that the measure follows the path within a minute.
+pub const REPAIR_DELAY_SAMPLES: usize = 64;
+/// The fewest repair delays [`NackResponderHandle::repair_delay`] reads a percentile from.
+pub const MIN_REPAIR_DELAY_SAMPLES: usize = 8;
+
 #[derive(Debug, Default)]
 struct Shared {
     stats: NackResponderStats,
     rtt: Option<Duration>,
     /// Released retransmissions reported by the tap.
     released: Vec<Released>,
+    /// The last [`REPAIR_DELAY_SAMPLES`] repair delays, oldest first.
+    repair_delays: VecDeque<Duration>,
 }
 
 /// An RTP packet the tap saw leave the pacer.
@@ -151,6 +160,34 @@ impl NackResponderHandle {
     /// The RTT to use from now on.
     pub fn set_rtt(&self, rtt: Duration) {
         self.lock().rtt = Some(rtt);
+    }
+
+    /// The RTT last set, if any.
+    pub fn rtt(&self) -> Option<Duration> {
+        self.lock().rtt
+    }
+
+    /// How long a lost packet takes to be repaired, as this sender sees it: the `quantile`
+    /// (0 to 1) of the time from a packet's first release to its first retransmission's release,
+    /// over the last [`REPAIR_DELAY_SAMPLES`] retransmissions; `None` before
+    /// [`MIN_REPAIR_DELAY_SAMPLES`] were seen (or without the tap).
+    ///
+    /// The original and its retransmission cross the same path, so the retransmission reaches
+    /// the receiver this much after the original would have: how late a frame repaired once is.
+    pub fn repair_delay(&self, quantile: f64) -> Option<Duration> {
+        let shared = self.lock();
+        if shared.repair_delays.len() < MIN_REPAIR_DELAY_SAMPLES {
+            return None;
+        }
+        let mut sorted: Vec<Duration> = shared.repair_delays.iter().copied().collect();
+        sorted.sort_unstable();
+        let q = if quantile.is_finite() {
+            quantile.clamp(0.0, 1.0)
+        } else {
+            1.0
+        };
+        let index = ((sorted.len() - 1) as f64 * q).round() as usize;
+        sorted.get(index).copied()
     }
 }
 
@@ -251,6 +288,7 @@ impl NackResponder {
     fn update(&mut self, now: Instant) {
         // Swapped with a buffer kept here, so neither side allocates per packet.
         std::mem::swap(&mut self.released, &mut self.handle.lock().released);
+        let mut repairs = Vec::new();
         for r in self.released.drain(..) {
             self.tapped = true;
             let found = self.streams.iter_mut().find_map(|(&ssrc, s)| {
@@ -265,10 +303,24 @@ impl NackResponder {
                 && let Some(stored) = stream.history.get_mut(unwrap_seq(newest, seq))
             {
                 if r.retransmission {
+                    if stored.last_released.is_none()
+                        && let Some(sent) = stored.sent_at
+                    {
+                        repairs.push(r.at.saturating_duration_since(sent));
+                    }
                     stored.last_released = Some(r.at);
                 } else {
                     stored.sent_at = Some(r.at);
                 }
+            }
+        }
+        if !repairs.is_empty() {
+            let delays = &mut self.handle.lock().repair_delays;
+            for delay in repairs {
+                if delays.len() == REPAIR_DELAY_SAMPLES {
+                    delays.pop_front();
+                }
+                delays.push_back(delay);
             }
         }
         let window = self.history_window();

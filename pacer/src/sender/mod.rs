@@ -23,6 +23,7 @@ use crate::cwnd::{CwndChannel, CwndConfig};
 use crate::googcc::GoogCcHandle;
 use crate::nack::{NackResponder, NackResponderHandle, TAP_SLOT};
 use crate::pacing::{FrameInfoFn, ProbeChannel, RepairQueue, SequenceCounter};
+use crate::playout::{PlayoutDelayStamper, PlayoutStamperHandle, STAMPER_SLOT};
 use crate::policy::CallFeedback;
 use crate::protection::ProtectionHandle;
 use crate::telemetry::{Bwe, NackMode};
@@ -207,6 +208,13 @@ impl SenderConfig {
             .with(Slot::Pacer, pacer)
             .with(FEC_GENERATOR_SLOT, protection);
         let (registry, nack) = self.with_nack(registry, rtx_padding);
+        let (registry, playout) = match &actions {
+            Some(actions) => {
+                let (stamper, handle) = PlayoutDelayStamper::new(actions.clone(), nack.clone());
+                (registry.with(STAMPER_SLOT, stamper), Some(handle))
+            }
+            None => (registry, None),
+        };
         let handles = SenderHandles {
             pacer: pacer_handle,
             target,
@@ -215,6 +223,7 @@ impl SenderConfig {
             actions,
             nack,
             googcc,
+            playout,
         };
         Ok((
             registry,
@@ -377,6 +386,9 @@ pub struct SenderHandles {
     pub nack: Option<NackResponderHandle>,
     /// GoogCC's state (its estimates, RTT, ALR), with [`Bwe::GoogCc`].
     pub googcc: Option<GoogCcHandle>,
+    /// The playout raise's stamper (present whenever the sender applies actions; it stamps only
+    /// streams that negotiated the playout-delay extension, and only with the raise on).
+    pub playout: Option<PlayoutStamperHandle>,
 }
 
 impl SenderHandles {

@@ -326,6 +326,10 @@ pub struct ActionsRecord {
     /// so that records of calls without it read and write as before it existed.
     #[serde(default, skip_serializing_if = "ActionRecord::is_zero")]
     pub duplicate: ActionRecord,
+    /// The playout raise's full part; absent from a line (and written only) when it was never
+    /// applied, as the duplicate.
+    #[serde(default, skip_serializing_if = "ActionRecord::is_zero")]
+    pub playout: ActionRecord,
     /// How far after the predicted instants the windows were placed at the interval's end, ms
     /// (the onset tracker's shift, docs/architecture.md, "Handover-timed actions"); absent when
     /// 0, so that records of calls without a shift read and write as before it existed.
@@ -372,6 +376,7 @@ impl From<crate::actions::ActionStats> for ActionsRecord {
             boost: stats.boost.into(),
             keyframe_block: stats.keyframe_block.into(),
             duplicate: stats.duplicate.into(),
+            playout: stats.playout.into(),
             timing_shift_ms: stats.timing_shift_ms,
         }
     }
@@ -379,13 +384,14 @@ impl From<crate::actions::ActionStats> for ActionsRecord {
 
 impl ActionsRecord {
     /// Each action with its name in the record.
-    pub fn entries(&self) -> [(&'static str, ActionRecord); 5] {
+    pub fn entries(&self) -> [(&'static str, ActionRecord); 6] {
         [
             ("hold", self.hold),
             ("guard", self.guard),
             ("boost", self.boost),
             ("keyframe_block", self.keyframe_block),
             ("duplicate", self.duplicate),
+            ("playout", self.playout),
         ]
     }
 }

@@ -27,6 +27,8 @@ pub struct ActionSet {
     pub boost: bool,
     /// The delayed duplicate (the boost's alternative; not in [`Self::ALL`]).
     pub duplicate: bool,
+    /// The playout raise (not in [`Self::ALL`]).
+    pub playout: bool,
 }
 
 impl ActionSet {
@@ -36,10 +38,11 @@ impl ActionSet {
         guard: true,
         boost: true,
         duplicate: false,
+        playout: false,
     };
 
     /// The names `timed:<actions>` takes, joined by `+`.
-    pub const NAMES: [&'static str; 4] = ["hold", "guard", "boost", "duplicate"];
+    pub const NAMES: [&'static str; 5] = ["hold", "guard", "boost", "duplicate", "playout"];
 
     /// Reads `hold+guard` (any non-empty `+`-joined subset of [`Self::NAMES`], each at most once).
     pub fn parse(text: &str) -> Result<Self, String> {
@@ -48,6 +51,7 @@ impl ActionSet {
             guard: false,
             boost: false,
             duplicate: false,
+            playout: false,
         };
         for name in text.split('+') {
             let slot = match name {
@@ -55,10 +59,11 @@ impl ActionSet {
                 "guard" => &mut set.guard,
                 "boost" => &mut set.boost,
                 "duplicate" => &mut set.duplicate,
+                "playout" => &mut set.playout,
                 other => {
                     return Err(format!(
                         "unknown action `{other}` in `{text}`: expected a +-joined list of hold, \
-                         guard, boost, duplicate (e.g. timed:hold+guard)"
+                         guard, boost, duplicate, playout (e.g. timed:hold+guard)"
                     ));
                 }
             };
@@ -71,7 +76,13 @@ impl ActionSet {
 
     /// The `+`-joined names of the actions on.
     pub fn name(self) -> String {
-        let on = [self.hold, self.guard, self.boost, self.duplicate];
+        let on = [
+            self.hold,
+            self.guard,
+            self.boost,
+            self.duplicate,
+            self.playout,
+        ];
         Self::NAMES
             .iter()
             .zip(on)
@@ -88,6 +99,7 @@ impl ActionSet {
         config.guard.enabled = self.guard;
         config.boost.enabled = self.boost;
         config.duplicate.enabled = self.duplicate;
+        config.playout.enabled = self.playout;
         config.keyframe_block.enabled = false;
         config
     }

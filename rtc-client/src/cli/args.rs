@@ -128,9 +128,19 @@ pub struct TimingArgs {
     /// call seed.
     #[arg(long, value_name = "MS", default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=10_000))]
     pub timing_jitter: u64,
+    /// The receiver's base minimum playout delay, ms: every frame renders at least this long
+    /// after its expected completion (libwebrtc's `base_minimum_playout_delay`, a browser's
+    /// `jitterBufferTarget`). 0, the default, is what a browser does unless told otherwise.
+    #[arg(long, value_name = "MS", default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=10_000))]
+    pub playout_floor: u64,
 }
 
 impl TimingArgs {
+    /// `--playout-floor`.
+    pub fn playout_floor(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(self.playout_floor)
+    }
+
     /// The timing error the flags ask for.
     pub fn error(&self) -> TimingError {
         TimingError {
@@ -407,6 +417,7 @@ impl RunArgs {
             handover: self.handover.clone(),
             sender: self.sender.overrides(),
             timing_error: self.timing.error(),
+            playout_floor: self.timing.playout_floor(),
         }
     }
 

@@ -33,7 +33,9 @@ pub struct SimArgs {
     /// beside it; checked at load), or timed (the pacer hold, the estimator guard and the
     /// protection boost at each predicted handover, over the heuristic's limit; timed:hold+guard
     /// picks some actions (hold, guard, boost, duplicate: the window's video sent again when it
-    /// ends, off in plain timed), timed:<file.toml> reads every window from an action configuration
+    /// ends, playout: frames around the handover ask the receiver for one repair round of
+    /// playout delay; the last two off in plain timed), timed:<file.toml> reads every window from
+    /// an action configuration
     /// such as traces/actions/default.toml, timed@fixed:200 takes another policy's limit).
     #[arg(long, value_name = "POLICY", default_value = "default", value_parser = parse_policy)]
     policy: PolicyChoice,
@@ -195,6 +197,7 @@ pub fn run(args: SimArgs, epoch: Instant) -> Result<()> {
     config.decision_interval = args.interval;
     config.handover = args.handover.clone();
     config.timing_error = args.timing.error();
+    config.playout_floor = args.timing.playout_floor();
     // The flags over the scenario file's [sender] table (already in the realisation) over the
     // defaults.
     config.set_sender(realization.sender.overridden_by(&args.sender.overrides()));

@@ -92,6 +92,8 @@ pub struct CallSettings {
     pub sender: SenderOverrides,
     /// The error added to the predicted handover instants the timed actions see.
     pub timing_error: TimingError,
+    /// The receiver's base minimum playout delay.
+    pub playout_floor: Duration,
 }
 
 /// Why one call of a plan failed.
@@ -150,6 +152,7 @@ pub fn simulate(
     config.decision_interval = settings.interval;
     config.handover = settings.handover.clone();
     config.timing_error = settings.timing_error;
+    config.playout_floor = settings.playout_floor;
     config.set_sender(realization.sender.overridden_by(&settings.sender));
     run_call(&config, epoch).map_err(|source| CallError::Sim {
         scenario: scenario.name().to_owned(),

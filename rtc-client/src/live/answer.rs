@@ -15,10 +15,11 @@ use super::peer::{Events, ReceiverChain, build_peer, receiver_chain, set_local_a
 use super::respond::{error, json, read_json};
 use super::signal::{
     AnswerResponse, OfferRequest, QoeQuery, QoeSnapshot, SessionDescription, check_video_offer,
+    extmap_id,
 };
 use super::web::{self, WebConfig, WebHandle};
 use crate::call::NackChoice;
-use crate::call::streams::{RECEIVER_SSRC, VIDEO_SSRC};
+use crate::call::streams::{PLAYOUT_DELAY_URI, RECEIVER_SSRC, VIDEO_SSRC, playout_minimum};
 use crate::fec::FecReceiverHandle;
 use crate::link::Time;
 use crate::media::payload::PayloadHeader;
@@ -109,6 +110,8 @@ struct CallState {
     last_pli: Option<Time>,
     /// The FlexFEC receiver's counters.
     fec: FecReceiverHandle,
+    /// The id of the playout-delay header extension, if the offer carries it.
+    playout_extension: Option<u8>,
 }
 
 struct CallEntry {
@@ -318,6 +321,7 @@ async fn answer(
     };
     // Malformed SDP first (400), then SDP without video we can receive (422).
     let video = check_video_offer(&request.offer.sdp);
+    let playout_extension = extmap_id(&request.offer.sdp, PLAYOUT_DELAY_URI);
     let offer = RTCSessionDescription::offer(request.offer.sdp)
         .map_err(|e| bad(format!("malformed SDP offer: {e}")))?;
     video.map_err(|m| (StatusCode::UNPROCESSABLE_ENTITY, m))?;
@@ -366,6 +370,7 @@ async fn answer(
         connected: false,
         last_pli: None,
         fec,
+        playout_extension,
     }));
     let task = {
         let server = Arc::clone(server);
@@ -524,11 +529,15 @@ async fn receive(
                         let mut s = lock(state);
                         let s = &mut *s;
                         s.connected = true;
+                        let playout = s
+                            .playout_extension
+                            .and_then(|id| playout_minimum(&packet.header, id));
                         if PayloadHeader::read(&packet.payload).is_ok() {
-                            s.receiver.on_packet(
+                            s.receiver.on_packet_with_playout_delay(
                                 now,
                                 packet.header.sequence_number,
                                 &packet.payload,
+                                playout,
                             );
                         } else {
                             s.framer.on_packet(
@@ -539,7 +548,7 @@ async fn receive(
                                 &packet.payload,
                             );
                             while let Some((sequence, header)) = s.framer.poll_packet() {
-                                s.receiver.on_described_packet(now, sequence, &header);
+                                s.receiver.on_described_packet(now, sequence, &header, playout);
                             }
                         }
                     }

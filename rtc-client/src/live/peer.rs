@@ -17,8 +17,8 @@
 use super::LiveError;
 use crate::call::chains::{self, CallPadding, ReceiverHandles};
 use crate::call::streams::{
-    VIDEO_FEC_PAYLOAD_TYPE, VIDEO_FEC_SSRC, VIDEO_PAYLOAD_TYPE, VIDEO_RTX_PAYLOAD_TYPE,
-    VIDEO_RTX_SSRC, VIDEO_SSRC,
+    PLAYOUT_DELAY_URI, VIDEO_FEC_PAYLOAD_TYPE, VIDEO_FEC_SSRC, VIDEO_PAYLOAD_TYPE,
+    VIDEO_RTX_PAYLOAD_TYPE, VIDEO_RTX_SSRC, VIDEO_SSRC,
 };
 use crate::call::{NackChoice, SenderOptions};
 use crate::fec::FecReceiverHandle;
@@ -34,7 +34,8 @@ use rtc::rtcp::payload_feedbacks::full_intra_request::FullIntraRequest;
 use rtc::rtcp::payload_feedbacks::picture_loss_indication::PictureLossIndication;
 use rtc::rtp_transceiver::rtp_sender::{
     RTCPFeedback as SdpFeedback, RTCRtpCodec, RTCRtpCodecParameters, RTCRtpCodingParameters,
-    RTCRtpEncodingParameters, RTCRtpFecParameters, RTCRtpRtxParameters, RtpCodecKind,
+    RTCRtpEncodingParameters, RTCRtpFecParameters, RTCRtpHeaderExtensionCapability,
+    RTCRtpRtxParameters, RtpCodecKind,
 };
 use rtc::sansio::Protocol;
 use rtc::shared::error::Error as RtcError;
@@ -101,13 +102,24 @@ fn flexfec_codec() -> RTCRtpCodecParameters {
     }
 }
 
-/// A media engine with VP8 and, with `rtx`, its RTX codec, with `fec` FlexFEC-03.
+/// A media engine with VP8 and, with `rtx`, its RTX codec, with `fec` FlexFEC-03; and the
+/// playout-delay header extension for video, which the sender's playout raise writes and the
+/// receiver honours (a browser offers it too).
 ///
 /// # Errors
 ///
-/// [`LiveError::Webrtc`] if webrtc-rs refuses a codec.
+/// [`LiveError::Webrtc`] if webrtc-rs refuses a codec or the extension.
 pub fn media_engine(rtx: bool, fec: bool) -> Result<MediaEngine, LiveError> {
     let mut media = MediaEngine::default();
+    media
+        .register_header_extension(
+            RTCRtpHeaderExtensionCapability {
+                uri: PLAYOUT_DELAY_URI.to_owned(),
+            },
+            RtpCodecKind::Video,
+            None,
+        )
+        .map_err(LiveError::webrtc)?;
     media
         .register_codec(vp8(Vec::new()), RtpCodecKind::Video)
         .map_err(LiveError::webrtc)?;

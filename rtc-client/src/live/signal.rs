@@ -211,6 +211,30 @@ pub fn check_video_offer(sdp: &str) -> Result<(), String> {
     ))
 }
 
+/// The id an SDP maps header extension `uri` to in its video section, or at session level
+/// (`a=extmap:<id>[/<direction>] <uri>`, RFC 8285 section 5), if it offers it.
+pub fn extmap_id(sdp: &str, uri: &str) -> Option<u8> {
+    // Before the first media section, session-level attributes apply to every section.
+    let mut applies = true;
+    for line in sdp.lines().map(str::trim) {
+        if line.starts_with("m=") {
+            applies = line.starts_with("m=video ");
+            continue;
+        }
+        let Some(rest) = line.strip_prefix("a=extmap:").filter(|_| applies) else {
+            continue;
+        };
+        let mut fields = rest.split_whitespace();
+        let id = fields.next().and_then(|f| f.split('/').next());
+        if fields.next() == Some(uri)
+            && let Some(id) = id.and_then(|id| id.parse::<u8>().ok()).filter(|&id| id >= 1)
+        {
+            return Some(id);
+        }
+    }
+    None
+}
+
 /// The address of an `a=candidate:<foundation> <component> udp <priority> <ip> <port> typ ...`
 /// line.
 fn udp_candidate(line: &str) -> Option<SocketAddr> {
@@ -232,6 +256,23 @@ mod tests {
         c=IN IP4 0.0.0.0\r\na=candidate:1 1 udp 2130706431 127.0.0.1 40001 typ host\r\n\
         a=candidate:2 1 udp 2130706431 127.0.0.1 40002 typ host\r\n\
         a=candidate:3 1 tcp 1 127.0.0.1 9 typ host tcptype active\r\na=end-of-candidates\r\n";
+
+    #[test]
+    fn the_playout_delay_extension_id_is_read_from_the_video_section_only() {
+        let uri = "http://www.webrtc.org/experiments/rtp-hdrext/playout-delay";
+        let sdp = "v=0\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111\r\na=extmap:4 {uri}\r\n\
+                   m=video 9 UDP/TLS/RTP/SAVPF 96\r\na=extmap:3 urn:other\r\n\
+                   a=extmap:7/sendrecv {uri}\r\n"
+            .replace("{uri}", uri);
+        assert_eq!(extmap_id(&sdp, uri), Some(7));
+        let audio_only = "v=0\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111\r\na=extmap:4 {uri}\r\n"
+            .replace("{uri}", uri);
+        assert_eq!(extmap_id(&audio_only, uri), None);
+        let session = "v=0\r\na=extmap:2 {uri}\r\nm=video 9 UDP/TLS/RTP/SAVPF 96\r\n"
+            .replace("{uri}", uri);
+        assert_eq!(extmap_id(&session, uri), Some(2));
+        assert_eq!(extmap_id("a=extmap:zero x\r\na=extmap:0 x", "x"), None);
+    }
 
     #[test]
     fn candidates_are_read_and_the_first_is_moved() {

@@ -21,8 +21,14 @@
 //!    spike.
 //! 2. Decoding takes no time (libwebrtc adds the 95th percentile of measured decode times to the
 //!    target); the synthetic codec has no decoder.
-//! 3. There is no minimum playout delay from the sender (the `playout-delay` RTP extension) and no
-//!    audio-video synchronisation.
+//!
+//! The *minimum playout delay* is libwebrtc's: the largest of the sender's last
+//! `playout-delay` RTP header extension value and the application's base minimum
+//! (`video/video_receive_stream2.cc`, `UpdatePlayoutDelays`; [`PlayoutConfig::base_minimum`]).
+//! As in `VCMTiming::RenderTimeInternal`, the delay a frame renders with is the current delay
+//! clamped to it, in one step: the current delay itself is not moved by it.
+//!
+//! 3. There is no audio-video synchronisation (its minimum is libwebrtc's third term).
 
 use crate::link::Time;
 use std::time::Duration;
@@ -49,6 +55,12 @@ pub struct PlayoutConfig {
     /// that a new slot's path delay is followed within its first seconds, as libwebrtc's
     /// extrapolator does after its delay-jump detector fires.
     pub transit_memory_frames: u32,
+    /// The application's base minimum playout delay (libwebrtc's `base_minimum_playout_delay`,
+    /// what a browser's `RTCRtpReceiver.jitterBufferTarget` sets): every frame renders at least
+    /// this long after its expected completion.
+    ///
+    /// Zero by default, as in libwebrtc.
+    pub base_minimum: Duration,
 }
 
 impl Default for PlayoutConfig {
@@ -58,6 +70,7 @@ impl Default for PlayoutConfig {
             max_change_per_second: Duration::from_millis(100),
             max_delay: Duration::from_secs(10),
             transit_memory_frames: 64,
+            base_minimum: Duration::ZERO,
         }
     }
 }
@@ -97,9 +110,16 @@ impl PlayoutTiming {
     }
 
     /// The render time of a frame captured at `capture` that is decodable at `now`, given the
-    /// `jitter` estimate; updates the current delay (towards the target, and by the frame's
-    /// lateness if it is late). Never before `now`.
-    pub fn schedule(&mut self, now: Time, capture: Time, jitter: Duration) -> Time {
+    /// `jitter` estimate and the minimum playout delay the sender last signalled; updates the
+    /// current delay (towards the target, and by the frame's lateness if it is late). Never
+    /// before `now`.
+    pub fn schedule(
+        &mut self,
+        now: Time,
+        capture: Time,
+        jitter: Duration,
+        signalled_minimum: Duration,
+    ) -> Time {
         let target = (jitter + self.config.render_delay).min(self.config.max_delay);
         let current = match (self.current_delay, self.previous_capture) {
             (Some(current), Some(previous)) if capture > previous => {
@@ -119,7 +139,9 @@ impl PlayoutTiming {
         };
         self.previous_capture = Some(self.previous_capture.map_or(capture, |p| p.max(capture)));
         let base = self.base_transit_ns.unwrap_or(0.0);
-        let due_ns = capture.as_nanos() as f64 + base + current.as_nanos() as f64;
+        let minimum = signalled_minimum.max(self.config.base_minimum);
+        let delay = current.max(minimum).min(self.config.max_delay);
+        let due_ns = capture.as_nanos() as f64 + base + delay.as_nanos() as f64;
         let due = Time::from_nanos(due_ns.max(0.0) as u64);
         if due >= now {
             self.current_delay = Some(current);
@@ -163,9 +185,9 @@ mod tests {
         let mut p = PlayoutTiming::new(PlayoutConfig::default());
         p.on_frame_complete(ms(0), ms(80));
         // Target 20 + 10 = 30 ms; the first frame takes it at once.
-        assert_eq!(p.schedule(ms(80), ms(0), d(20)), ms(110));
+        assert_eq!(p.schedule(ms(80), ms(0), d(20), d(0)), ms(110));
         p.on_frame_complete(ms(33), ms(113));
-        assert_eq!(p.schedule(ms(113), ms(33), d(20)), ms(143));
+        assert_eq!(p.schedule(ms(113), ms(33), d(20), d(0)), ms(143));
         assert_eq!(p.current_delay(), d(30));
         assert_eq!(p.late_frames(), 0);
     }
@@ -174,12 +196,12 @@ mod tests {
     fn the_current_delay_follows_a_higher_target_at_100_ms_per_second_of_media() {
         let mut p = PlayoutTiming::new(PlayoutConfig::default());
         p.on_frame_complete(ms(0), ms(50));
-        assert_eq!(p.schedule(ms(50), ms(0), d(0)), ms(60));
+        assert_eq!(p.schedule(ms(50), ms(0), d(0), d(0)), ms(60));
         // The target jumps to 210 ms; 500 ms of media later the delay may have grown by 50 ms.
-        assert_eq!(p.schedule(ms(550), ms(500), d(200)), ms(610));
+        assert_eq!(p.schedule(ms(550), ms(500), d(200), d(0)), ms(610));
         assert_eq!(p.current_delay(), d(60));
         assert_eq!(
-            p.schedule(ms(2_600), ms(2_500), d(200)),
+            p.schedule(ms(2_600), ms(2_500), d(200), d(0)),
             ms(2_500 + 50 + 210)
         );
     }
@@ -188,13 +210,43 @@ mod tests {
     fn a_late_frame_renders_at_once_and_pushes_the_delay_back_up_to_the_target() {
         let mut p = PlayoutTiming::new(PlayoutConfig::default());
         p.on_frame_complete(ms(0), ms(50));
-        assert_eq!(p.schedule(ms(50), ms(0), d(0)), ms(60));
+        assert_eq!(p.schedule(ms(50), ms(0), d(0), d(0)), ms(60));
         // The target rises to 50 ms, the delay may move 3.3 ms in 33 ms of media: the frame was
         // due at 33 + 50 + 13.3 and is decodable about 97 ms later.
-        assert_eq!(p.schedule(ms(193), ms(33), d(40)), ms(193));
+        assert_eq!(p.schedule(ms(193), ms(33), d(40), d(0)), ms(193));
         assert_eq!(p.late_frames(), 1);
         // Lateness 97 would take the delay past the target of 50: it stops there.
         assert_eq!(p.current_delay(), d(50));
+    }
+
+    #[test]
+    fn a_signalled_minimum_moves_render_times_in_one_step_and_leaves_the_current_delay() {
+        let mut p = PlayoutTiming::new(PlayoutConfig::default());
+        p.on_frame_complete(ms(0), ms(50));
+        assert_eq!(p.schedule(ms(50), ms(0), d(20), d(0)), ms(80));
+        p.on_frame_complete(ms(33), ms(83));
+        // The sender asks for 100 ms: the next frame renders 100 ms after its expected completion.
+        assert_eq!(p.schedule(ms(83), ms(33), d(20), d(100)), ms(183));
+        assert_eq!(p.current_delay(), d(30), "the current delay is not moved");
+        // Back to zero: the current delay again.
+        p.on_frame_complete(ms(66), ms(116));
+        assert_eq!(p.schedule(ms(116), ms(66), d(20), d(0)), ms(146));
+        assert_eq!(p.late_frames(), 0);
+    }
+
+    #[test]
+    fn the_base_minimum_is_a_floor_under_every_frame_and_under_the_signalled_minimum() {
+        let config = PlayoutConfig {
+            base_minimum: d(200),
+            ..PlayoutConfig::default()
+        };
+        let mut p = PlayoutTiming::new(config);
+        p.on_frame_complete(ms(0), ms(50));
+        assert_eq!(p.schedule(ms(50), ms(0), d(20), d(0)), ms(250));
+        p.on_frame_complete(ms(33), ms(83));
+        assert_eq!(p.schedule(ms(83), ms(33), d(20), d(100)), ms(283));
+        p.on_frame_complete(ms(66), ms(116));
+        assert_eq!(p.schedule(ms(116), ms(66), d(20), d(300)), ms(416));
     }
 
     #[test]
@@ -206,7 +258,7 @@ mod tests {
         for i in 300..600u64 {
             p.on_frame_complete(ms(i * 33), ms(i * 33 + 150));
         }
-        let due = p.schedule(ms(600 * 33 + 150), ms(600 * 33), d(0));
+        let due = p.schedule(ms(600 * 33 + 150), ms(600 * 33), d(0), d(0));
         let base = due.as_millis() as i64 - (600 * 33) as i64 - 10;
         assert!((148..=150).contains(&base), "{base}");
     }

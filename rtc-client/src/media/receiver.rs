@@ -140,6 +140,8 @@ struct Pending {
     completed: Option<Time>,
     /// Whether a retransmitted packet completed part of it.
     retransmitted: bool,
+    /// The minimum playout delay its first packet that carried the extension asked for.
+    playout_minimum: Option<Duration>,
 }
 
 impl Pending {
@@ -154,6 +156,7 @@ impl Pending {
             first_arrival: now,
             completed: None,
             retransmitted: false,
+            playout_minimum: None,
         }
     }
 
@@ -194,6 +197,8 @@ pub struct Receiver {
     timing: Option<PlayoutTiming>,
     /// The last frame decoded without retransmission: (capture, completion).
     previous_clean: Option<(Time, Time)>,
+    /// The minimum playout delay the sender last asked for (libwebrtc keeps the last value).
+    signalled_minimum: Duration,
     stats: ReceiverStats,
 }
 
@@ -228,6 +233,7 @@ impl Receiver {
                 Playout::Immediate => None,
             },
             previous_clean: None,
+            signalled_minimum: Duration::ZERO,
             stats: ReceiverStats::default(),
         }
     }
@@ -275,18 +281,38 @@ impl Receiver {
     /// retransmission (a packet that fills a gap) from a first transmission, for the jitter
     /// buffer. Malformed payloads and duplicates are counted and ignored.
     pub fn on_packet(&mut self, now: Time, sequence_number: u16, payload: &[u8]) {
+        self.on_packet_with_playout_delay(now, sequence_number, payload, None);
+    }
+
+    /// As [`Receiver::on_packet`], for a packet that carried the playout-delay RTP header
+    /// extension with `minimum` as its minimum delay (`None`: no extension). Its frame renders no
+    /// earlier than its expected completion plus the minimum, which holds for later frames until
+    /// another frame says otherwise (libwebrtc `VideoReceiveStream2::UpdatePlayoutDelays`).
+    pub fn on_packet_with_playout_delay(
+        &mut self,
+        now: Time,
+        sequence_number: u16,
+        payload: &[u8],
+        minimum: Option<Duration>,
+    ) {
         let Ok(header) = PayloadHeader::read(payload) else {
             self.last_now = self.last_now.max(now);
             self.stats.malformed += 1;
             return;
         };
-        self.on_described_packet(now, sequence_number, &header);
+        self.on_described_packet(now, sequence_number, &header, minimum);
     }
 
     /// Handles one packet that arrived at `now`, described by `header` rather than carrying it:
     /// a real codec's packet whose frame structure a depacketizer worked out
-    /// ([`super::vp8::framer`]). Otherwise as [`Receiver::on_packet`].
-    pub fn on_described_packet(&mut self, now: Time, sequence_number: u16, header: &PayloadHeader) {
+    /// ([`super::vp8::framer`]). Otherwise as [`Receiver::on_packet_with_playout_delay`].
+    pub fn on_described_packet(
+        &mut self,
+        now: Time,
+        sequence_number: u16,
+        header: &PayloadHeader,
+        playout_minimum: Option<Duration>,
+    ) {
         self.last_now = self.last_now.max(now);
         let header = *header;
         let recovered = self.recovery.on_packet(now, sequence_number);
@@ -323,6 +349,7 @@ impl Receiver {
             return;
         }
         *bits |= 1 << bit;
+        frame.playout_minimum = frame.playout_minimum.or(playout_minimum);
         frame.received_count += 1;
         frame.retransmitted |= recovered;
         if frame.complete() {
@@ -469,9 +496,12 @@ impl Receiver {
                 timing.on_frame_complete(capture, completed);
             }
         }
+        if let Some(minimum) = frame.playout_minimum {
+            self.signalled_minimum = minimum;
+        }
         let jitter = self.jitter.estimate(now);
         let due = match &mut self.timing {
-            Some(timing) => timing.schedule(now, capture, jitter),
+            Some(timing) => timing.schedule(now, capture, jitter, self.signalled_minimum),
             None => now,
         };
         let due = due.max(self.last_render);

@@ -58,6 +58,9 @@ pub struct CallConfig {
     /// The error added to every predicted handover instant the timed actions see (default:
     /// none).
     pub timing_error: TimingError,
+    /// The receiver's base minimum playout delay (libwebrtc's `base_minimum_playout_delay`;
+    /// default zero, as a browser's).
+    pub playout_floor: Duration,
 }
 
 impl CallConfig {
@@ -90,6 +93,7 @@ impl CallConfig {
             keyframe_flush: false,
             fec: FecChoice::default(),
             timing_error: TimingError::default(),
+            playout_floor: Duration::ZERO,
         }
     }
 
@@ -121,6 +125,7 @@ impl CallConfig {
             keyframe_flush: sender.keyframe_flush,
             fec: sender.fec,
             timing_error: TimingError::default(),
+            playout_floor: Duration::ZERO,
         }
     }
 

@@ -11,15 +11,16 @@ use crate::call::chains::{CallPadding, ReceiverHandles, receiver_chain, sender_c
 use crate::call::core::{CallCore, FarEnd};
 use crate::call::interval::{FecTotals, ms};
 use crate::call::streams::{
-    PADDING_PAYLOAD_TYPE, PADDING_SSRC, RECEIVER_SSRC, VIDEO_FEC_SSRC, VIDEO_SSRC, fec_stream,
-    padding_stream, rtp_of, rtx_stream, video_stream,
+    PADDING_PAYLOAD_TYPE, PADDING_SSRC, PLAYOUT_DELAY_EXTENSION_ID, RECEIVER_SSRC, VIDEO_FEC_SSRC,
+    VIDEO_SSRC, fec_stream, padding_stream, playout_minimum, rtp_of, rtx_stream, video_stream,
 };
 use crate::call::video::Video;
 use crate::fec::FecReceiverHandle;
 use crate::forecast::{self, ForecastInputs};
 use crate::link::{Link, Time};
 use crate::media::qoe::QoeMeter;
-use crate::media::receiver::{Receiver, ReceiverConfig};
+use crate::media::playout::PlayoutConfig;
+use crate::media::receiver::{Playout, Receiver, ReceiverConfig};
 use crate::nack::NackGeneratorHandle;
 use pacer::nack::NackResponderHandle;
 use pacer::sender::ChainKind;
@@ -196,7 +197,7 @@ impl SimCall {
             nack_handles,
             fec_receiver: fec,
             core,
-            media_receiver: Receiver::new(ReceiverConfig::default()),
+            media_receiver: Receiver::new(receiver_config(config.playout_floor)),
             meter: QoeMeter::new(),
             forward: InFlight::default(),
             reverse: InFlight::default(),
@@ -409,8 +410,12 @@ impl SimCall {
                 if let Packet::Rtp(rtp) = &read.message.packet
                     && rtp.header.ssrc == VIDEO_SSRC
                 {
-                    self.media_receiver
-                        .on_packet(now, rtp.header.sequence_number, &rtp.payload);
+                    self.media_receiver.on_packet_with_playout_delay(
+                        now,
+                        rtp.header.sequence_number,
+                        &rtp.payload,
+                        playout_minimum(&rtp.header, PLAYOUT_DELAY_EXTENSION_ID),
+                    );
                     media_touched = true;
                 }
             }
@@ -604,5 +609,16 @@ impl FarEnd for SimFarEnd<'_> {
         self.meter
             .on_packet_counts(packets_sent, self.media_receiver.stats().packets_received);
         self.meter.take_interval().to_record()
+    }
+}
+
+/// The receiver's configuration: the defaults, with `floor` as its base minimum playout delay.
+fn receiver_config(floor: std::time::Duration) -> ReceiverConfig {
+    ReceiverConfig {
+        playout: Playout::JitterBuffer(PlayoutConfig {
+            base_minimum: floor,
+            ..PlayoutConfig::default()
+        }),
+        ..ReceiverConfig::default()
     }
 }

@@ -1,0 +1,258 @@
+//! The interceptor that writes the playout-delay extension on raised frames.
+
+use super::{
+    MAX_PLAYOUT_DELAY, MAX_RAMP_SLOPE, PLAYOUT_DELAY_URI, REPAIR_QUANTILE, raise_amount, raise_at,
+    to_units,
+};
+use crate::actions::ActionsHandle;
+use crate::nack::{DEFAULT_RTT, NackResponderHandle};
+use rtc_interceptor::{Interceptor, Packet, Slot, StreamInfo, TaggedPacket};
+use rtc_rtp::extension::playout_delay_extension::PlayoutDelayExtension;
+use rtc_shared::error::Error;
+use rtc_shared::marshal::Marshal;
+use rustc_hash::FxHashMap;
+use sansio::Protocol;
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// Where [`PlayoutDelayStamper`] sits: between `Slot::Pacer` (3000) and `Slot::NackResponder`
+/// (4000), so that it sees each media packet as the application writes it (its instant is the
+/// frame's capture, give or take the encoder), before the pacer queues it.
+pub const STAMPER_SLOT: Slot = Slot::Custom(3500);
+
+/// After the raise has fallen back to zero, frames keep carrying the extension (with a zero
+/// minimum) for this long: a receiver keeps the last value it saw (libwebrtc's
+/// `VideoReceiveStream2` applies each frame's value and nothing resets it), so the zero must
+/// reach it even if a few packets are lost. One second is 30 frames.
+const TRAILING: Duration = Duration::from_secs(1);
+
+/// What the stamper did, over all streams.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PlayoutStats {
+    /// Frames whose packets carry the extension.
+    pub frames_stamped: u64,
+    /// Frames that asked for a minimum above zero.
+    pub frames_raised: u64,
+    /// The largest minimum asked for.
+    pub max_raise: Duration,
+    /// The sum of the minimums asked for, over the raised frames.
+    pub total_raise: Duration,
+}
+
+/// A handle on a running [`PlayoutDelayStamper`]: its counters.
+#[derive(Debug, Clone, Default)]
+pub struct PlayoutStamperHandle {
+    stats: Arc<Mutex<PlayoutStats>>,
+}
+
+impl PlayoutStamperHandle {
+    fn lock(&self) -> MutexGuard<'_, PlayoutStats> {
+        self.stats.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The counters so far.
+    pub fn stats(&self) -> PlayoutStats {
+        *self.lock()
+    }
+
+    /// The counters so far, then zeroed: one telemetry interval's worth.
+    pub fn take_stats(&self) -> PlayoutStats {
+        std::mem::take(&mut *self.lock())
+    }
+}
+
+/// One bound stream that negotiated the extension.
+#[derive(Debug, Clone, Copy)]
+struct StampedStream {
+    extension_id: u8,
+    /// The frame being stamped: its RTP timestamp and the extension its packets carry (`None`:
+    /// none).
+    frame: Option<(u32, Option<PlayoutDelayExtension>)>,
+    /// The previous frame's raise, exactly, and when it was decided.
+    previous: Option<(Duration, Instant)>,
+    /// The last instant a frame asked for more than zero.
+    last_raised: Option<Instant>,
+}
+
+/// Writes the playout-delay RTP header extension on the media packets of frames captured around
+/// a predicted handover: the playout raise of the shared [`ActionsHandle`] (see the module
+/// documentation of [`crate::playout`]). Streams that did not negotiate the extension, RTX and
+/// repair packets pass unchanged.
+pub struct PlayoutDelayStamper {
+    actions: ActionsHandle,
+    nack: Option<NackResponderHandle>,
+    streams: FxHashMap<u32, StampedStream>,
+    handle: PlayoutStamperHandle,
+    read_queue: VecDeque<TaggedPacket>,
+    write_queue: VecDeque<TaggedPacket>,
+}
+
+impl PlayoutDelayStamper {
+    /// A stamper reading the playout windows of `actions` and the repair delays of `nack` (the
+    /// libwebrtc responder's handle; without one a repair round is the RTT plus the NACK
+    /// allowance, at the responder's default RTT), and its handle.
+    pub fn new(
+        actions: ActionsHandle,
+        nack: Option<NackResponderHandle>,
+    ) -> (Self, PlayoutStamperHandle) {
+        let handle = PlayoutStamperHandle::default();
+        (
+            Self {
+                actions,
+                nack,
+                streams: FxHashMap::default(),
+                handle: handle.clone(),
+                read_queue: VecDeque::new(),
+                write_queue: VecDeque::new(),
+            },
+            handle,
+        )
+    }
+
+    /// The raise for a frame first seen at `now`: the playout windows' ramp, moved towards from
+    /// the previous frame's raise by at most [`MAX_RAMP_SLOPE`] times the time between them (so
+    /// that a new repair measurement cannot make a step either).
+    fn raise(&self, now: Instant, previous: Option<(Duration, Instant)>) -> Duration {
+        let (windows, max) = self.actions.playout_windows();
+        let repair = self.nack.as_ref().and_then(|n| n.repair_delay(REPAIR_QUANTILE));
+        let rtt = self
+            .nack
+            .as_ref()
+            .and_then(NackResponderHandle::rtt)
+            .unwrap_or(DEFAULT_RTT);
+        let windows: Vec<_> = windows
+            .into_iter()
+            .map(|(start, end, hold)| (start, end, raise_amount(repair, rtt, hold, max)))
+            .collect();
+        let target = raise_at(now, &windows);
+        match previous {
+            Some((value, at)) => {
+                let step = now.saturating_duration_since(at).mul_f64(MAX_RAMP_SLOPE);
+                target.clamp(value.saturating_sub(step), value + step)
+            }
+            // The first frame starts from no raise, as the receiver does.
+            None => Duration::ZERO,
+        }
+    }
+
+    /// The extension for a new frame of `stream` first seen at `now`, if its packets carry one;
+    /// counts the frame.
+    fn frame_extension(
+        &self,
+        stream: &mut StampedStream,
+        now: Instant,
+    ) -> Option<PlayoutDelayExtension> {
+        let raise = self.raise(now, stream.previous);
+        stream.previous = Some((raise, now));
+        let units = to_units(raise);
+        if units > 0 {
+            stream.last_raised = Some(now);
+        }
+        let trailing = stream
+            .last_raised
+            .is_some_and(|at| now.saturating_duration_since(at) < TRAILING);
+        if !trailing {
+            return None;
+        }
+        let mut stats = self.handle.lock();
+        stats.frames_stamped += 1;
+        if units > 0 {
+            let asked = super::UNIT * u32::from(units);
+            stats.frames_raised += 1;
+            stats.max_raise = stats.max_raise.max(asked);
+            stats.total_raise += asked;
+        }
+        Some(PlayoutDelayExtension::new(units, to_units(MAX_PLAYOUT_DELAY)))
+    }
+
+    fn stamp(&mut self, msg: &mut TaggedPacket) {
+        let now = msg.now;
+        let Packet::Rtp(rtp) = &mut msg.message.packet else {
+            return;
+        };
+        let Some(mut stream) = self.streams.get(&rtp.header.ssrc).copied() else {
+            return;
+        };
+        let extension = match stream.frame {
+            Some((timestamp, extension)) if timestamp == rtp.header.timestamp => extension,
+            _ => {
+                let extension = self.frame_extension(&mut stream, now);
+                stream.frame = Some((rtp.header.timestamp, extension));
+                extension
+            }
+        };
+        self.streams.insert(rtp.header.ssrc, stream);
+        if let Some(extension) = extension
+            && let Ok(payload) = extension.marshal()
+        {
+            // An id the header cannot carry was refused at bind time; nothing else fails here.
+            let _ = rtp.header.set_extension(stream.extension_id, payload.freeze());
+        }
+    }
+}
+
+impl Protocol<TaggedPacket, TaggedPacket, ()> for PlayoutDelayStamper {
+    type Rout = TaggedPacket;
+    type Wout = TaggedPacket;
+    type Eout = ();
+    type Error = Error;
+    type Time = Instant;
+
+    fn handle_read(&mut self, msg: TaggedPacket) -> Result<(), Self::Error> {
+        self.read_queue.push_back(msg);
+        Ok(())
+    }
+
+    fn poll_read(&mut self) -> Option<Self::Rout> {
+        self.read_queue.pop_front()
+    }
+
+    fn handle_write(&mut self, mut msg: TaggedPacket) -> Result<(), Self::Error> {
+        self.stamp(&mut msg);
+        self.write_queue.push_back(msg);
+        Ok(())
+    }
+
+    fn poll_write(&mut self) -> Option<Self::Wout> {
+        self.write_queue.pop_front()
+    }
+
+    fn poll_timeout(&mut self) -> Option<Self::Time> {
+        None
+    }
+}
+
+impl Interceptor for PlayoutDelayStamper {
+    fn bind_local_stream(&mut self, info: &StreamInfo) {
+        if info.mime_type.to_ascii_lowercase().starts_with("audio/") {
+            return;
+        }
+        let id = info
+            .rtp_header_extensions
+            .iter()
+            .find(|e| e.uri == PLAYOUT_DELAY_URI)
+            .and_then(|e| u8::try_from(e.id).ok())
+            // One-byte header ids run 1 to 14 (RFC 8285 section 4.2); two-byte ids 1 to 255.
+            .filter(|&id| id >= 1);
+        if let Some(extension_id) = id {
+            self.streams.insert(
+                info.ssrc,
+                StampedStream {
+                    extension_id,
+                    frame: None,
+                    previous: None,
+                    last_raised: None,
+                },
+            );
+        }
+    }
+
+    fn unbind_local_stream(&mut self, info: &StreamInfo) {
+        self.streams.remove(&info.ssrc);
+    }
+
+    fn bind_remote_stream(&mut self, _info: &StreamInfo) {}
+
+    fn unbind_remote_stream(&mut self, _info: &StreamInfo) {}
+}
