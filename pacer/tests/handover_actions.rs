@@ -40,6 +40,11 @@ fn only(action: Action, window: ActionWindow) -> ActionConfig {
         }
         Action::KeyframeBlock => config.keyframe_block = window,
         Action::Duplicate => config.duplicate = window,
+        Action::Playout => {
+            config.playout.enabled = window.enabled;
+            config.playout.offset_ms = window.offset_ms;
+            config.playout.duration_ms = window.duration_ms;
+        }
     }
     config
 }

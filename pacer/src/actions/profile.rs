@@ -77,6 +77,9 @@ impl ActionProfile {
         // "Handover-timed actions", in calls).
         let mut config = ActionConfig::default();
         config.keyframe_block.enabled = false;
+        // The menu predates the playout raise, and the shipped joint model was trained on it
+        // without: a profile keeps meaning what the model learned.
+        config.playout.enabled = false;
         let (hold, guard, boost) = match name {
             "none" => (None, false, false),
             "guard" => (None, true, false),

@@ -1,8 +1,8 @@
 //! The interceptor that writes the playout-delay extension on raised frames.
 
 use super::{
-    MAX_PLAYOUT_DELAY, MAX_RAMP_SLOPE, PLAYOUT_DELAY_URI, REPAIR_QUANTILE, raise_amount, raise_at,
-    to_units,
+    MAX_PLAYOUT_DELAY, PLAYOUT_DELAY_URI, RAMP_DOWN_SLOPE, RAMP_UP_SLOPE, REPAIR_QUANTILE,
+    raise_amount, raise_at, to_units,
 };
 use crate::actions::ActionsHandle;
 use crate::nack::{DEFAULT_RTT, NackResponderHandle};
@@ -111,8 +111,9 @@ impl PlayoutDelayStamper {
     }
 
     /// The raise for a frame first seen at `now`: the playout windows' ramp, moved towards from
-    /// the previous frame's raise by at most [`MAX_RAMP_SLOPE`] times the time between them (so
-    /// that a new repair measurement cannot make a step either).
+    /// the previous frame's raise by at most [`RAMP_UP_SLOPE`] (up) or [`RAMP_DOWN_SLOPE`]
+    /// (down) times the time between them, so that a new repair measurement cannot make a step
+    /// either.
     fn raise(&self, now: Instant, previous: Option<(Duration, Instant)>) -> Duration {
         let (windows, max) = self.actions.playout_windows();
         let repair = self.nack.as_ref().and_then(|n| n.repair_delay(REPAIR_QUANTILE));
@@ -128,8 +129,11 @@ impl PlayoutDelayStamper {
         let target = raise_at(now, &windows);
         match previous {
             Some((value, at)) => {
-                let step = now.saturating_duration_since(at).mul_f64(MAX_RAMP_SLOPE);
-                target.clamp(value.saturating_sub(step), value + step)
+                let elapsed = now.saturating_duration_since(at);
+                target.clamp(
+                    value.saturating_sub(elapsed.mul_f64(RAMP_DOWN_SLOPE)),
+                    value + elapsed.mul_f64(RAMP_UP_SLOPE),
+                )
             }
             // The first frame starts from no raise, as the receiver does.
             None => Duration::ZERO,
@@ -255,4 +259,105 @@ impl Interceptor for PlayoutDelayStamper {
     fn bind_remote_stream(&mut self, _info: &StreamInfo) {}
 
     fn unbind_remote_stream(&mut self, _info: &StreamInfo) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ActionConfig;
+    use rtc_interceptor::{RTPHeaderExtension, TaggedPacket};
+    use rtc_shared::TransportContext;
+    use rtc_shared::marshal::Unmarshal;
+
+    const SSRC: u32 = 0x1111;
+    const ID: u8 = 6;
+
+    fn ms(v: u64) -> Duration {
+        Duration::from_millis(v)
+    }
+
+    fn stream(ssrc: u32, with_extension: bool) -> StreamInfo {
+        StreamInfo {
+            ssrc,
+            mime_type: "video/VP8".to_owned(),
+            rtp_header_extensions: if with_extension {
+                vec![RTPHeaderExtension {
+                    uri: PLAYOUT_DELAY_URI.to_owned(),
+                    id: u16::from(ID),
+                }]
+            } else {
+                Vec::new()
+            },
+            ..Default::default()
+        }
+    }
+
+    fn packet(now: Instant, ssrc: u32, timestamp: u32) -> TaggedPacket {
+        TaggedPacket {
+            now,
+            transport: TransportContext::default(),
+            message: Packet::Rtp(rtc_rtp::Packet {
+                header: rtc_rtp::Header {
+                    version: 2,
+                    ssrc,
+                    timestamp,
+                    ..Default::default()
+                },
+                payload: vec![0u8; 100].into(),
+            })
+            .into(),
+        }
+    }
+
+    /// The minimum the packet asks for, ms, if it carries the extension.
+    fn minimum_ms(msg: &TaggedPacket) -> Option<u64> {
+        let Packet::Rtp(rtp) = &msg.message.packet else {
+            return None;
+        };
+        let mut data = rtp.header.get_extension(ID)?;
+        let extension = PlayoutDelayExtension::unmarshal(&mut data).ok()?;
+        assert_eq!(extension.max_delay, 1000, "the maximum is libwebrtc's 10 s");
+        Some(u64::from(extension.min_delay) * 10)
+    }
+
+    #[test]
+    fn frames_around_a_predicted_handover_ask_for_a_ramped_minimum_and_then_zero() {
+        let t0 = Instant::now();
+        let mut config = ActionConfig::default();
+        config.onset.enabled = false;
+        config.hold.enabled = false;
+        let actions = ActionsHandle::new(config).unwrap();
+        actions.set_predictions(t0, [(t0 + ms(3000), 0.9)]);
+        let (mut stamper, handle) = PlayoutDelayStamper::new(actions, None);
+        stamper.bind_local_stream(&stream(SSRC, true));
+        stamper.bind_local_stream(&stream(0x2222, false));
+        // Without a NACK responder a repair round is the default RTT (100 ms) plus the 20-ms
+        // allowance, plus the 10-ms render margin: 130 ms, in force from t - 50 ms to t + 150 ms.
+        let mut asked = Vec::new();
+        for frame in 0..150u64 {
+            let at = t0 + ms(frame * 33);
+            for _ in 0..2 {
+                stamper.handle_write(packet(at, SSRC, frame as u32)).unwrap();
+                let other = packet(at, 0x2222, frame as u32);
+                stamper.handle_write(other).unwrap();
+            }
+            let ours: Vec<_> = (0..4).filter_map(|_| stamper.poll_write()).collect();
+            assert_eq!(minimum_ms(&ours[0]), minimum_ms(&ours[2]), "one value per frame");
+            assert_eq!(minimum_ms(&ours[1]), None, "a stream without the extension");
+            asked.push((frame * 33, minimum_ms(&ours[0])));
+        }
+        let at = |t: u64| asked.iter().find(|(c, _)| *c >= t).map(|(_, m)| *m).unwrap();
+        assert_eq!(at(0), None, "nothing before the ramp");
+        assert_eq!(at(2950), Some(130));
+        assert_eq!(at(3130), Some(130));
+        assert!(at(2800).is_some_and(|m| m > 0 && m < 130), "{:?}", at(2800));
+        assert_eq!(at(3400), Some(0), "zero after the window, for a second");
+        assert_eq!(at(4600), None, "then nothing");
+        let steps = asked.windows(2).filter_map(|w| Some(w[1].1? as i64 - w[0].1? as i64));
+        assert!(steps.clone().all(|s| s <= 20), "rises at most half a frame interval");
+        assert!(steps.clone().any(|s| s < -20), "falls faster than it rises");
+        let stats = handle.stats();
+        assert!(stats.frames_raised > 5 && stats.frames_stamped > stats.frames_raised);
+        assert_eq!(stats.max_raise, ms(130));
+    }
 }

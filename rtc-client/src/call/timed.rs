@@ -27,18 +27,18 @@ pub struct ActionSet {
     pub boost: bool,
     /// The delayed duplicate (the boost's alternative; not in [`Self::ALL`]).
     pub duplicate: bool,
-    /// The playout raise (not in [`Self::ALL`]).
+    /// The playout raise.
     pub playout: bool,
 }
 
 impl ActionSet {
-    /// Every action of plain `timed`: the hold, the guard and the boost.
+    /// Every action of plain `timed`: the hold, the guard, the boost and the playout raise.
     pub const ALL: Self = Self {
         hold: true,
         guard: true,
         boost: true,
         duplicate: false,
-        playout: false,
+        playout: true,
     };
 
     /// The names `timed:<actions>` takes, joined by `+`.
@@ -210,7 +210,7 @@ mod tests {
             assert_eq!(ActionSet::parse(text).unwrap().name(), text);
         }
         assert_eq!(ActionSet::parse("boost+hold").unwrap().name(), "hold+boost");
-        assert_eq!(ActionSet::ALL.name(), "hold+guard+boost");
+        assert_eq!(ActionSet::ALL.name(), "hold+guard+boost+playout");
         let err = ActionSet::parse("hold+pray").unwrap_err();
         assert!(err.contains("unknown action `pray`"), "{err}");
         let err = ActionSet::parse("hold+hold").unwrap_err();

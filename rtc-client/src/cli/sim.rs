@@ -31,11 +31,11 @@ pub struct SimArgs {
     /// Queue policy: default (WebRTC's fixed 2000 ms), random, heuristic, fixed:<ms> with 50 to
     /// 10000 ms, learned:<card> (a model card such as models/policy.json, with its ONNX file
     /// beside it; checked at load), or timed (the pacer hold, the estimator guard and the
-    /// protection boost at each predicted handover, over the heuristic's limit; timed:hold+guard
-    /// picks some actions (hold, guard, boost, duplicate: the window's video sent again when it
-    /// ends, playout: frames around the handover ask the receiver for one repair round of
-    /// playout delay; the last two off in plain timed), timed:<file.toml> reads every window from
-    /// an action configuration
+    /// protection boost and the playout raise (frames around the handover ask the receiver for
+    /// one repair round of playout delay) at each predicted handover, over the heuristic's limit;
+    /// timed:hold+guard picks some actions (hold, guard, boost, playout, duplicate: the window's
+    /// video sent again when it ends, off in plain timed), timed:<file.toml> reads every window
+    /// from an action configuration
     /// such as traces/actions/default.toml, timed@fixed:200 takes another policy's limit).
     #[arg(long, value_name = "POLICY", default_value = "default", value_parser = parse_policy)]
     policy: PolicyChoice,
