@@ -122,7 +122,8 @@ enum Command {
     /// to the browser, --direction send has the browser send its fake camera to our receiver.
     /// Prints both sides' frames, freezes and bitrate side by side and writes the browser's
     /// getStats samples, our telemetry, a screenshot and summary.json to --out. Needs Chromium
-    /// (scripts/setup-browser.sh installs Debian's).
+    /// (scripts/setup-browser.sh installs Debian's), and --direction receive a build with the
+    /// `vp8` feature (libvpx).
     #[command(after_help = "Examples:\n  \
         rtc-client browser --seconds 30 --direction receive --scenario starlink\n  \
         rtc-client browser --seconds 20 --direction send --out runs/browser-send")]
