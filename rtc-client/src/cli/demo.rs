@@ -2,7 +2,8 @@
 //! seeds run once with WebRTC's default queue limit and once with the best handover-aware policy
 //! the project ships (the shipped model's queue limit with the handover-timed actions at every
 //! slot boundary the calibrated forecast predicts; docs/experiments/timed-2026-12-02.md),
-//! printed side by side with what that policy did around each handover, and
+//! printed side by side (bitrate, freezes, freeze time, stalls, P50 and P95 delay, loss: the
+//! metrics that keep the trade honest) with what that policy did around each handover, and
 //! drawn as a per-second timeline (frames rendered, longest frame delay) with the handovers
 //! marked.
 
@@ -58,11 +59,68 @@ impl Row {
     }
 }
 
+/// One column of the printed table: its header, its width and decimals, and one call's value.
+/// The rows are each policy's mean over its calls.
+struct Column {
+    header: &'static str,
+    width: usize,
+    decimals: usize,
+    value: fn(&CallResult) -> f64,
+}
+
+/// The table: the metrics that keep the trade honest (README, "Quick start"). A policy that buys
+/// fewer freezes with a longer queue shows it in the delays; one that splits freezes into
+/// shorter hitches shows it in the stalls; the freeze time weighs long freezes above short ones.
+const COLUMNS: [Column; 7] = [
+    Column {
+        header: "video kbit/s",
+        width: 13,
+        decimals: 0,
+        value: |r| r.qoe.video_bitrate_kbps(),
+    },
+    Column {
+        header: "freezes/min",
+        width: 12,
+        decimals: 2,
+        value: |r| r.qoe.freezes_per_min(),
+    },
+    Column {
+        header: "frozen s/call",
+        width: 14,
+        decimals: 2,
+        value: |r| r.qoe.total_freeze.as_secs_f64(),
+    },
+    Column {
+        header: "stalls/min",
+        width: 11,
+        decimals: 2,
+        value: |r| r.qoe.stalls_per_min(),
+    },
+    Column {
+        header: "P50 delay ms",
+        width: 13,
+        decimals: 0,
+        value: |r| r.qoe.to_record().e2e_delay_p50_ms,
+    },
+    Column {
+        header: "P95 delay ms",
+        width: 13,
+        decimals: 0,
+        value: |r| r.qoe.to_record().e2e_delay_p95_ms,
+    },
+    Column {
+        header: "loss %",
+        width: 8,
+        decimals: 2,
+        value: |r| r.qoe.to_record().packet_loss_pct,
+    },
+];
+
 /// Runs `rtc-client demo`.
 pub fn run(args: DemoArgs, epoch: Instant) -> Result<()> {
     let paths = args.paths.resolve();
     let scenario = Scenario::load(SCENARIO, &paths)?;
-    let aware = match args.policy {
+    let aware = match args.policy.clone() {
         Some(policy) => policy,
         None => {
             let card = paths.root.join(SHIPPED_CARD);
@@ -70,6 +128,34 @@ pub fn run(args: DemoArgs, epoch: Instant) -> Result<()> {
         }
     };
     let started = Instant::now();
+    let (rows, handovers_s) = simulate(&args, &scenario, aware, epoch)?;
+
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "{SCENARIO}: {} call(s) of {} s per policy, seeds 1-{}, the same links for both \
+         (simulated in {:.1} s; sender: GoogCC, libwebrtc NACK/RTX and FEC)",
+        args.seeds,
+        args.duration.as_secs(),
+        args.seeds,
+        started.elapsed().as_secs_f64()
+    )?;
+    table(&mut out, &rows)?;
+    decisions(&mut out, &rows[1], &handovers_s)?;
+    let picture = args.out.join("demo.png");
+    draw(&picture, &rows, &handovers_s, args.duration)?;
+    writeln!(out, "timeline: {}", picture.display())?;
+    Ok(())
+}
+
+/// Runs seeds 1..=N under WebRTC's default and under `aware` on the same links; returns both
+/// policies' calls and seed 1's handover instants, s.
+fn simulate(
+    args: &DemoArgs,
+    scenario: &Scenario,
+    aware: PolicyChoice,
+    epoch: Instant,
+) -> Result<([Row; 2], Vec<f64>)> {
     let mut rows = [
         Row {
             name: "default".into(),
@@ -104,55 +190,56 @@ pub fn run(args: DemoArgs, epoch: Instant) -> Result<()> {
                 .collect()
         })
         .unwrap_or_default();
+    Ok((rows, handovers_s))
+}
 
-    let mut out = std::io::stdout().lock();
-    writeln!(
-        out,
-        "{SCENARIO}: {} call(s) of {} s per policy, seeds 1-{}, the same links for both \
-         (simulated in {:.1} s; sender: GoogCC, libwebrtc NACK/RTX and FEC)",
-        args.seeds,
-        args.duration.as_secs(),
-        args.seeds,
-        started.elapsed().as_secs_f64()
-    )?;
-    writeln!(
-        out,
-        "{:<26} {:>13} {:>12} {:>13} {:>8}",
-        "policy", "video kbit/s", "freezes/min", "P95 delay ms", "loss %"
-    )?;
-    for row in &rows {
-        writeln!(
-            out,
-            "{:<26} {:>13.0} {:>12.2} {:>13.0} {:>8.2}",
-            row.name,
-            row.mean(|r| r.qoe.video_bitrate_kbps()),
-            row.mean(|r| r.qoe.freezes_per_min()),
-            row.mean(|r| r.qoe.to_record().e2e_delay_p95_ms),
-            row.mean(|r| r.qoe.to_record().packet_loss_pct),
-        )?;
+/// Prints each policy's means over its calls, and the handover-aware one's change against the
+/// default, column by column.
+fn table(out: &mut impl Write, rows: &[Row; 2]) -> Result<()> {
+    write!(out, "{:<26}", "policy")?;
+    for c in &COLUMNS {
+        write!(out, " {:>w$}", c.header, w = c.width)?;
     }
-    let change = |f: &dyn Fn(&CallResult) -> f64| {
-        let (base, other) = (rows[0].mean(f), rows[1].mean(f));
-        if base == 0.0 {
-            0.0
-        } else {
-            100.0 * (other - base) / base
+    writeln!(out)?;
+    for row in rows {
+        write!(out, "{:<26}", row.name)?;
+        for c in &COLUMNS {
+            write!(
+                out,
+                " {:>w$.d$}",
+                row.mean(c.value),
+                w = c.width,
+                d = c.decimals
+            )?;
         }
-    };
-    writeln!(
-        out,
-        "{:<26} {:>+12.1}% {:>+11.1}% {:>+12.1}%",
-        "change",
-        change(&|r| r.qoe.video_bitrate_kbps()),
-        change(&|r| r.qoe.freezes_per_min()),
-        change(&|r| r.qoe.to_record().e2e_delay_p95_ms),
-    )?;
+        writeln!(out)?;
+    }
+    write!(out, "{:<26}", "change")?;
+    for c in &COLUMNS {
+        let (base, other) = (rows[0].mean(c.value), rows[1].mean(c.value));
+        let text = if base == 0.0 {
+            "n/a".to_owned()
+        } else {
+            format!("{:+.1}%", 100.0 * (other - base) / base)
+        };
+        write!(out, " {text:>w$}", w = c.width)?;
+    }
+    writeln!(out)?;
+    Ok(())
+}
+
+/// Prints what the handover-aware policy chose in each decision interval of seed 1's call, with
+/// the handovers that fell in it.
+fn decisions(out: &mut impl Write, aware: &Row, handovers_s: &[f64]) -> Result<()> {
     writeln!(
         out,
         "what {} did (seed 1; default holds 2000 ms throughout):",
-        rows[1].name
+        aware.name
     )?;
-    for record in &rows[1].results[0].telemetry {
+    let Some(first) = aware.results.first() else {
+        return Ok(());
+    };
+    for record in &first.telemetry {
         let from = record.start_ms as f64 / 1000.0;
         let to = from + record.duration_ms as f64 / 1000.0;
         let inside: Vec<String> = handovers_s
@@ -184,11 +271,13 @@ pub fn run(args: DemoArgs, epoch: Instant) -> Result<()> {
             }
         )?;
     }
-    let picture = args.out.join("demo.png");
-    draw(&picture, &rows, &handovers_s, args.duration)?;
-    writeln!(out, "timeline: {}", picture.display())?;
     Ok(())
 }
+
+/// The policies' colours: WebRTC's default grey, the handover-aware policy blue.
+const COLORS: [RGBColor; 2] = [RGBColor(120, 120, 120), RGBColor(31, 119, 180)];
+/// Handover marks.
+const HANDOVER: RGBColor = RGBColor(214, 39, 40);
 
 /// Seed 1's call for both policies, second by second, with the handovers marked: frames
 /// rendered (top) and the longest capture-to-render delay (bottom).
@@ -292,17 +381,10 @@ fn panel(
         .map_err(|e| drawing(&e))?;
     for &h in handovers_s.iter().filter(|&&h| h < seconds) {
         chart
-            .draw_series(LineSeries::new(
-                [(h, 0.0), (h, top)],
-                RGBColor(214, 39, 40).mix(0.35),
-            ))
+            .draw_series(LineSeries::new([(h, 0.0), (h, top)], HANDOVER.mix(0.35)))
             .map_err(|e| drawing(&e))?;
     }
-    for ((row, values), color) in rows
-        .iter()
-        .zip(series)
-        .zip([RGBColor(120, 120, 120), RGBColor(31, 119, 180)])
-    {
+    for ((row, values), color) in rows.iter().zip(series).zip(COLORS) {
         chart
             .draw_series(LineSeries::new(
                 values
