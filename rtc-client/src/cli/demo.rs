@@ -4,8 +4,8 @@
 //! slot boundary the calibrated forecast predicts; docs/experiments/timed-2026-12-02.md),
 //! printed side by side (bitrate, freezes, freeze time, stalls, P50 and P95 delay, loss: the
 //! metrics that keep the trade honest) with what that policy did around each handover, and
-//! drawn as a per-second timeline (frames rendered, longest frame delay) with the handovers
-//! marked.
+//! drawn as a per-second timeline (frames rendered, longest frame delay, and each policy's
+//! freezes with their lengths) with the handovers marked.
 
 use super::args::{PathArgs, parse_duration, parse_policy};
 use super::plot::register_fonts;
@@ -280,7 +280,8 @@ const COLORS: [RGBColor; 2] = [RGBColor(120, 120, 120), RGBColor(31, 119, 180)];
 const HANDOVER: RGBColor = RGBColor(214, 39, 40);
 
 /// Seed 1's call for both policies, second by second, with the handovers marked: frames
-/// rendered (top) and the longest capture-to-render delay (bottom).
+/// rendered (top), the longest capture-to-render delay (middle), and each policy's freezes with
+/// their lengths (bottom).
 fn draw(path: &Path, rows: &[Row; 2], handovers_s: &[f64], duration: Duration) -> Result<()> {
     register_fonts();
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
@@ -288,7 +289,7 @@ fn draw(path: &Path, rows: &[Row; 2], handovers_s: &[f64], duration: Duration) -
             .with_context(|| format!("cannot create the directory {}", parent.display()))?;
     }
     let context = || format!("cannot write the picture {}", path.display());
-    let root = BitMapBackend::new(path, (1200, 800)).into_drawing_area();
+    let root = BitMapBackend::new(path, (1200, 1060)).into_drawing_area();
     root.fill(&WHITE)
         .map_err(|e| drawing(&e))
         .with_context(context)?;
@@ -299,7 +300,8 @@ fn draw(path: &Path, rows: &[Row; 2], handovers_s: &[f64], duration: Duration) -
         )
         .map_err(|e| drawing(&e))
         .with_context(context)?;
-    let (top, bottom) = root.split_vertically(390);
+    let (top, rest) = root.split_vertically(360);
+    let (bottom, strip) = rest.split_vertically(360);
     let fps: Vec<Vec<f64>> = rows
         .iter()
         .map(|row| first_call(row, |r| &r.rendered_per_second))
@@ -335,6 +337,7 @@ fn draw(path: &Path, rows: &[Row; 2], handovers_s: &[f64], duration: Duration) -
         "delay (ms)",
     )
     .with_context(context)?;
+    freeze_lanes(&strip, rows, seconds, handovers_s).with_context(context)?;
     root.present()
         .map_err(|e| drawing(&e))
         .with_context(context)?;
@@ -405,4 +408,140 @@ fn panel(
         .draw()
         .map_err(|e| drawing(&e))?;
     Ok(())
+}
+
+/// Rows of freeze labels in a lane, so that labels of freezes close in time do not overlap.
+const LABEL_ROWS: usize = 2;
+/// Pixels a freeze label takes per character (13-px DejaVu Sans), for the overlap check.
+const LABEL_CHAR_PX: f64 = 7.5;
+
+/// The freezes of seed 1's call, one lane per policy (default above, the handover-aware policy
+/// below, in their line colours): each freeze a span from the last frame before it to the next
+/// one, at least 2 px wide, labelled with its length above it, and the handovers as red lines.
+/// A label that would overlap the previous two in its lane is left out; the caption gives each
+/// policy's count and total.
+fn freeze_lanes(
+    area: &DrawingArea<BitMapBackend<'_>, plotters::coord::Shift>,
+    rows: &[Row; 2],
+    seconds: f64,
+    handovers_s: &[f64],
+) -> Result<()> {
+    let summary: Vec<String> = rows
+        .iter()
+        .map(|row| {
+            let qoe = row.results.first().map(|r| &r.qoe);
+            format!(
+                "{}: {}, {:.1} s frozen",
+                row.name,
+                qoe.map_or(0, |q| q.freeze_count),
+                qoe.map_or(0.0, |q| q.total_freeze.as_secs_f64())
+            )
+        })
+        .collect();
+    let caption = format!("freezes (shaded) and their lengths; {}", summary.join("; "));
+    let mut chart = ChartBuilder::on(area)
+        .caption(caption, ("sans-serif", 18))
+        .margin(15)
+        .x_label_area_size(40)
+        .y_label_area_size(60)
+        .build_cartesian_2d(0.0..seconds, 0.0..2.0)
+        .map_err(|e| drawing(&e))?;
+    // The lanes' names on the y axis, where they fit; the caption names both in full.
+    let names: Vec<String> = rows
+        .iter()
+        .zip(["default", "aware"])
+        .map(|(row, short)| {
+            if row.name.len() <= 9 {
+                row.name.clone()
+            } else {
+                short.to_owned()
+            }
+        })
+        .collect();
+    let lane_name = |v: &f64| match v {
+        v if (v - 1.5).abs() < 1e-6 => names[0].clone(),
+        v if (v - 0.5).abs() < 1e-6 => names[1].clone(),
+        _ => String::new(),
+    };
+    chart
+        .configure_mesh()
+        .disable_y_mesh()
+        .x_desc("call time (s)")
+        .x_label_formatter(&|v| format!("{v:.0}"))
+        .y_labels(5)
+        .y_label_formatter(&lane_name)
+        .draw()
+        .map_err(|e| drawing(&e))?;
+    for &h in handovers_s.iter().filter(|&&h| h < seconds) {
+        chart
+            .draw_series(LineSeries::new([(h, 0.0), (h, 2.0)], HANDOVER.mix(0.35)))
+            .map_err(|e| drawing(&e))?;
+    }
+    let width_px = f64::from(chart.plotting_area().dim_in_pixel().0);
+    let px_per_s = width_px / seconds.max(1.0);
+    for (lane, (row, color)) in rows.iter().zip(COLORS).enumerate() {
+        let base = 1.0 - lane as f64;
+        // The divider between the lanes.
+        chart
+            .draw_series(LineSeries::new(
+                [(0.0, base), (seconds, base)],
+                BLACK.mix(0.2),
+            ))
+            .map_err(|e| drawing(&e))?;
+        let freezes = row.results.first().map_or(&[][..], |r| &r.qoe.freezes[..]);
+        let mut label_ends = [f64::NEG_INFINITY; LABEL_ROWS];
+        for freeze in freezes {
+            let from = freeze.from.as_nanos() as f64 / 1e9;
+            if from >= seconds {
+                break;
+            }
+            let length = freeze.duration.as_secs_f64();
+            let to = (from + length).max(from + 2.0 / px_per_s).min(seconds);
+            chart
+                .draw_series(std::iter::once(Rectangle::new(
+                    [(from, base + 0.06), (to, base + 0.36)],
+                    color.mix(0.75).filled(),
+                )))
+                .map_err(|e| drawing(&e))?;
+            let text = freeze_label(freeze.duration);
+            // Starts at the freeze, or ends at the right edge when it would run past it.
+            let text_px = text.len() as f64 * LABEL_CHAR_PX;
+            let x_px = (from * px_per_s).min(width_px - text_px).max(0.0);
+            let Some(slot) = label_ends.iter().position(|&end| end + 4.0 < x_px) else {
+                continue;
+            };
+            label_ends[slot] = x_px + text_px;
+            let y = base + 0.66 + 0.3 * slot as f64;
+            chart
+                .draw_series(std::iter::once(Text::new(
+                    text,
+                    (x_px / px_per_s, y),
+                    ("sans-serif", 13).into_font().color(&color),
+                )))
+                .map_err(|e| drawing(&e))?;
+        }
+    }
+    Ok(())
+}
+
+/// A freeze's length as a label: "420 ms" under a second, "1.3 s" from a second.
+fn freeze_label(length: Duration) -> String {
+    if length < Duration::from_secs(1) {
+        format!("{} ms", length.as_millis())
+    } else {
+        format!("{:.1} s", length.as_secs_f64())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn freeze_labels_read_in_ms_below_a_second_and_in_s_from_a_second() {
+        assert_eq!(freeze_label(Duration::from_millis(196)), "196 ms");
+        assert_eq!(freeze_label(Duration::from_micros(999_900)), "999 ms");
+        assert_eq!(freeze_label(Duration::from_millis(1_000)), "1.0 s");
+        assert_eq!(freeze_label(Duration::from_millis(1_249)), "1.2 s");
+    }
 }

@@ -44,7 +44,7 @@ enum Command {
     /// 2000-ms queue limit and once with the shipped learned policy (or --policy), on identical
     /// links, and prints bitrate, freezes per minute, seconds frozen, stalls per minute, P50 and
     /// P95 delay and loss for both, what the policy chose around the handovers, and the path of
-    /// a frames-per-second timeline picture.
+    /// a timeline picture (frames per second, frame delay, and each freeze with its length).
     #[command(after_help = "Examples:\n  \
         rtc-client demo\n  \
         rtc-client demo --duration 10m --seeds 5\n  \

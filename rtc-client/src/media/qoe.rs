@@ -49,6 +49,15 @@ pub const STALL_FACTOR: u64 = 2;
 
 const NANOS_PER_MS: f64 = 1e6;
 
+/// One freeze: the picture that stayed on screen and for how long.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Freeze {
+    /// When the last frame before the freeze was rendered.
+    pub from: Time,
+    /// The gap to the next rendered frame.
+    pub duration: Duration,
+}
+
 /// What the meter measured over an interval or the whole call.
 #[derive(Debug, Clone, PartialEq)]
 pub struct QoeReport {
@@ -62,6 +71,9 @@ pub struct QoeReport {
     pub freeze_count: u64,
     /// Sum of the freeze gaps.
     pub total_freeze: Duration,
+    /// Every freeze, in render order (for timelines; a few a minute on a bad link, so the list
+    /// stays small however long the call).
+    pub freezes: Vec<Freeze>,
     /// Stalls: gaps above [`STALL_FACTOR`] x the mean gap that are not freezes.
     pub stall_count: u64,
     /// Pauses (gaps after [`QoeMeter::on_stream_inactive`]), excluded from everything else.
@@ -167,6 +179,7 @@ struct Sums {
     bytes: u64,
     freezes: u64,
     freeze_ns: u64,
+    freeze_list: Vec<Freeze>,
     stalls: u64,
     pauses: u64,
     delays: DelayHistogram,
@@ -182,6 +195,7 @@ impl Sums {
             bytes_rendered: self.bytes,
             freeze_count: self.freezes,
             total_freeze: Duration::from_nanos(self.freeze_ns),
+            freezes: self.freeze_list.clone(),
             stall_count: self.stalls,
             pause_count: self.pauses,
             delays: self.delays.clone(),
@@ -241,7 +255,8 @@ impl QoeMeter {
         let mut verdict = Gap::Normal;
         let mut gap_ns = None;
         let mut pause = false;
-        if let Some(last) = self.last_render {
+        let previous = self.last_render;
+        if let Some(last) = previous {
             let gap = frame.rendered.as_nanos().saturating_sub(last.as_nanos());
             gap_ns = Some(gap);
             if self.paused {
@@ -266,10 +281,14 @@ impl QoeMeter {
                     sums.pauses_ns = sums.pauses_ns.saturating_add(gap);
                 }
             }
-            match (verdict, gap_ns) {
-                (Gap::Freeze, Some(gap)) => {
+            match (verdict, gap_ns, previous) {
+                (Gap::Freeze, Some(gap), Some(from)) => {
                     sums.freezes += 1;
                     sums.freeze_ns = sums.freeze_ns.saturating_add(gap);
+                    sums.freeze_list.push(Freeze {
+                        from,
+                        duration: Duration::from_nanos(gap),
+                    });
                 }
                 (Gap::Stall, ..) => sums.stalls += 1,
                 _ => {}
@@ -414,6 +433,19 @@ mod tests {
         assert_eq!(total.freeze_count, 2);
         assert_eq!(total.stall_count, 1);
         assert_eq!(total.total_freeze, Duration::from_millis(800));
+        assert_eq!(
+            total.freezes,
+            [
+                Freeze {
+                    from: Time::from_millis(990),
+                    duration: Duration::from_millis(300)
+                },
+                Freeze {
+                    from: Time::from_millis(2_280),
+                    duration: Duration::from_millis(500)
+                }
+            ]
+        );
         assert_eq!(total.video_duration, Duration::from_millis(2_930));
         assert!((total.frozen_s_per_min() - 0.8 * 60.0 / 2.93).abs() < 1e-9);
         let record = total.to_record();
@@ -506,6 +538,14 @@ mod tests {
         let second = m.take_interval();
         assert_eq!(second.frames_rendered, 1);
         assert_eq!(second.freeze_count, 1);
+        assert!(first.freezes.is_empty());
+        assert_eq!(
+            second.freezes,
+            [Freeze {
+                from: Time::from_millis(990),
+                duration: Duration::from_millis(300)
+            }]
+        );
         assert_eq!(second.video_duration, Duration::from_millis(300));
         assert_eq!(second.packets_sent, 50);
         assert_eq!(second.packet_loss_pct(), 0.0);
