@@ -2,7 +2,9 @@
 //! `rtc-client browser` (the binary): the browser decodes our VP8, our pacer's limit changes at
 //! decision boundaries, and Chromium's bandwidth estimate follows our TWCC feedback and the
 //! emulated capacity. These need Chromium: without it they fail and name the setup script
-//! (CI installs it with scripts/setup-browser.sh).
+//! (CI installs it with scripts/setup-browser.sh). The ones where we send need real VP8, so they
+//! run in builds with the `vp8` feature (scripts/test.sh turns it on); without it, the commands
+//! that need VP8 must refuse at once with one line naming what to install.
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -58,6 +60,7 @@ fn number(v: &Value, path: &[&str]) -> f64 {
         .unwrap_or_else(|| panic!("{path:?} is not a number in the summary"))
 }
 
+#[cfg(feature = "vp8")]
 #[test]
 fn our_sender_to_chromium_over_starlink() {
     let out = out_dir("receive");
@@ -117,6 +120,7 @@ fn our_sender_to_chromium_over_starlink() {
 
 /// A scenario of `seconds` over a constant 4 Mbit/s forward link with a 60-ms delay and
 /// Bernoulli `loss`, and a clean reverse link.
+#[cfg(feature = "vp8")]
 fn lossy_scenario(dir: &Path, loss: f64) -> PathBuf {
     std::fs::create_dir_all(dir).unwrap();
     let path = dir.join("lossy.toml");
@@ -147,6 +151,7 @@ fn lossy_scenario(dir: &Path, loss: f64) -> PathBuf {
 /// zeroed), so Chromium's `FlexfecReceiver` recovers media with them. getStats has no recovered
 /// count, so Chromium's own log line for each recovered packet (flexfec_receiver.cc, at verbose
 /// level 1) is counted.
+#[cfg(feature = "vp8")]
 #[test]
 fn chromium_decodes_our_video_and_recovers_lost_packets_from_our_flexfec() {
     let out = out_dir("fec");
@@ -363,4 +368,49 @@ fn an_offer_with_only_unsupported_codecs_gets_a_clear_422() {
         assert!(page.text().contains("requestVideoFrameCallback"));
         server.shutdown().await;
     });
+}
+
+/// Without the `vp8` feature, `call --video vp8` and `browser --direction receive` fail before
+/// they open anything (no answerer listens at the peer URL, no Chromium is started), with one
+/// error line that names the packages and the feature, and no panic.
+#[cfg(not(feature = "vp8"))]
+#[test]
+fn without_the_vp8_feature_real_video_is_refused_in_one_line_naming_libvpx() {
+    let out = out_dir("no-vp8");
+    let commands: [Vec<&str>; 2] = [
+        vec!["call", "--video", "vp8", "--peer", "http://127.0.0.1:9"],
+        vec![
+            "browser",
+            "--direction",
+            "receive",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    ];
+    for args in commands {
+        let output = Command::new(env!("CARGO_BIN_EXE_rtc-client"))
+            .args(&args)
+            .env("RUST_LOG", "warn")
+            .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+            .output()
+            .expect("rtc-client runs");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        let lines: Vec<&str> = stderr.lines().collect();
+        assert_eq!(lines.len(), 1, "{args:?}: not one line: {stderr}");
+        for needle in [
+            "error:",
+            "libvpx-dev",
+            "pkg-config",
+            "setup-browser.sh",
+            "--features vp8",
+        ] {
+            assert!(
+                lines[0].contains(needle),
+                "{args:?}: no {needle:?} in {stderr}"
+            );
+        }
+        assert!(output.stdout.is_empty(), "{args:?} printed before refusing");
+    }
 }

@@ -125,10 +125,13 @@ fn an_experiment_writes_report_plots_and_telemetry_for_every_call() {
                 "video_bitrate_kbps",
                 "freezes_per_min",
                 "total_freeze_ms",
+                "frozen_s_per_min",
+                "stalls_per_min",
                 "frame_rate",
                 "e2e_delay_p50_ms",
                 "e2e_delay_p95_ms",
-                "packet_loss_pct"
+                "packet_loss_pct",
+                "fec_share_pct"
             ]
         );
         for m in metrics {
@@ -146,9 +149,36 @@ fn an_experiment_writes_report_plots_and_telemetry_for_every_call() {
         let bitrate = metrics[0]["mean"].as_f64().unwrap();
         assert!(bitrate > 50.0, "implausible bitrate {bitrate}");
     }
+    // The calls ran with libwebrtc's adaptive FEC: it protects starlink's lossy slot
+    // boundaries (about 30 % of the video bytes on these seeds) and spends nothing on a clean
+    // LTE link.
+    for cell in cells {
+        let fec = cell["metrics"][9]["mean"].as_f64().unwrap();
+        let starlink = cell["scenario"] == "starlink";
+        assert_eq!(fec > 5.0, starlink, "FEC share {fec} in {cell}");
+    }
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(md.contains("## terrestrial-lte"), "{md}");
     assert!(md.contains("permutation test"), "{md}");
+    // Every row, each with a CI for both policies and a paired test for fixed:900, in both
+    // scenarios' tables.
+    for label in [
+        "| Video bitrate (kbit/s) ↑ |",
+        "| Freeze rate (freezes/min) ↓ |",
+        "| Total freeze time (ms) ↓ |",
+        "| Freeze time per minute (s/min) ↓ |",
+        "| Stall rate (stalls/min) ↓ |",
+        "| E2E delay P50 (ms) ↓ |",
+        "| E2E delay P95 (ms) ↓ |",
+        "| FEC share (% of video bytes) |",
+    ] {
+        let rows: Vec<&str> = md.lines().filter(|l| l.starts_with(label)).collect();
+        assert_eq!(rows.len(), 2, "{label} in\n{md}");
+        for row in rows {
+            assert_eq!(row.matches(" [").count(), 2, "{row}");
+            assert_eq!(row.matches(", p=").count(), 1, "{row}");
+        }
+    }
 
     for plot in [
         "video_bitrate_kbps",

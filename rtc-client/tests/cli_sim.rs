@@ -88,13 +88,34 @@ fn json_output_has_the_summary() {
         "video_bitrate_kbps",
         "freeze_count",
         "freezes_per_min",
+        "total_freeze_ms",
+        "frozen_s_per_min",
+        "stall_count",
+        "stalls_per_min",
         "frame_rate",
+        "e2e_delay_p50_ms",
         "e2e_delay_p95_ms",
         "packet_loss_pct",
         "frames_rendered",
     ] {
         assert!(v["qoe"].get(key).is_some(), "no qoe.{key} in {v}");
     }
+    // Stalls and freezes are judged across interval boundaries alike: the intervals' counts add
+    // up to the call's, and the rates follow the counts.
+    let count = |i: &serde_json::Value, key: &str| i[key].as_u64().unwrap();
+    let intervals = v["intervals"].as_array().unwrap();
+    for key in ["stall_count", "freeze_count"] {
+        let sum: u64 = intervals.iter().map(|i| count(i, key)).sum();
+        assert_eq!(sum, count(&v["qoe"], key), "{key} in {v}");
+    }
+    let stalls_per_min = v["qoe"]["stalls_per_min"].as_f64().unwrap();
+    assert_eq!(
+        count(&v["qoe"], "stall_count") > 0,
+        stalls_per_min > 0.0,
+        "{v}"
+    );
+    let frozen = v["qoe"]["frozen_s_per_min"].as_f64().unwrap();
+    assert_eq!(count(&v["qoe"], "total_freeze_ms") > 0, frozen > 0.0, "{v}");
     assert!(v["qoe"]["video_bitrate_kbps"].as_f64().unwrap() > 0.0);
     for key in [
         "intervals",
@@ -111,6 +132,37 @@ fn json_output_has_the_summary() {
     assert_eq!(v["telemetry"].as_str().unwrap(), path.display().to_string());
     let records = pacer::telemetry::read_intervals_file(&path).unwrap();
     assert_eq!(records.len(), 2);
+}
+
+#[test]
+fn the_text_summary_names_freezes_freeze_time_stalls_delays_and_bitrate() {
+    let o = run(&[
+        "sim",
+        "--scenario",
+        "starlink",
+        "--duration",
+        "30s",
+        "--seed",
+        "3",
+    ]);
+    assert!(o.status.success(), "failed: {}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    let call = text
+        .lines()
+        .find(|l| l.starts_with("call: "))
+        .unwrap_or_else(|| panic!("no call line in {text}"));
+    for needle in [
+        " kbit/s, ",
+        " freezes (",
+        " per minute, ",
+        " s frozen, ",
+        " s per minute), ",
+        " stalls (",
+    ] {
+        assert!(call.contains(needle), "no {needle:?} in {call}");
+    }
+    assert!(text.contains("  delay p50 "), "{text}");
+    assert!(text.contains(" stalls p95_delay_ms"), "{text}");
 }
 
 #[test]
@@ -464,11 +516,44 @@ fn the_demo_shows_the_default_and_the_handover_aware_policy_on_the_same_links() 
             .map(|v| v.parse::<f64>().expect("a number"))
             .collect::<Vec<f64>>()
     };
+    let header = text
+        .lines()
+        .find(|l| l.starts_with("policy "))
+        .unwrap_or_else(|| panic!("no header in:\n{text}"));
+    let columns = [
+        "video kbit/s",
+        "freezes/min",
+        "frozen s/call",
+        "stalls/min",
+        "P50 delay ms",
+        "P95 delay ms",
+        "loss %",
+    ];
+    let mut at = 0;
+    for column in columns {
+        let found = header[at..].find(column);
+        assert!(found.is_some(), "no {column:?} after byte {at} of {header}");
+        at += found.unwrap_or(0) + column.len();
+    }
     let default = row("default ");
     let learned = row("timed@learned:");
-    assert_eq!(default.len(), 4, "{text}");
-    assert_eq!(learned.len(), 4, "{text}");
+    assert_eq!(default.len(), columns.len(), "{text}");
+    assert_eq!(learned.len(), columns.len(), "{text}");
     assert!(default[0] > 0.0 && learned[0] > 0.0, "{text}");
+    // Freezes per minute and freeze time go together; P50 is at most P95.
+    for values in [&default, &learned] {
+        assert_eq!(values[1] > 0.0, values[2] > 0.0, "{text}");
+        assert!(values[4] <= values[5], "{text}");
+    }
+    let change = text
+        .lines()
+        .find(|l| l.starts_with("change "))
+        .unwrap_or_else(|| panic!("no change row in:\n{text}"));
+    assert_eq!(
+        change.split_whitespace().count(),
+        1 + columns.len(),
+        "{change}"
+    );
     assert!(text.contains("queue limit"), "{text}");
     assert!(text.contains("held media"), "{text}");
     let picture = out.join("demo.png");

@@ -10,6 +10,10 @@
 //! delta frames spread 0.08 to 0.13. So: libvpx's key frames are larger than its delta frames
 //! but within the model's ratio, its ratio grows with the target, and both spreads stay under
 //! 0.3.
+//!
+//! libvpx is linked only with the `vp8` feature (scripts/test.sh turns it on).
+
+#![cfg(feature = "vp8")]
 
 use rtc_client::link::Time;
 use rtc_client::media::encoder::{Encoder, EncoderConfig};

@@ -343,7 +343,8 @@ mod tests {
         assert!(line.contains(
             "\"qoe\":{\"video_bitrate_kbps\":1834.25,\"freeze_count\":2,\"freezes_per_min\":1.0,\
              \"total_freeze_ms\":640,\"frame_rate\":29.7,\"e2e_delay_p50_ms\":143.5,\
-             \"e2e_delay_p95_ms\":412.0,\"packet_loss_pct\":0.1,\"frames_rendered\":3564},\
+             \"e2e_delay_p95_ms\":412.0,\"packet_loss_pct\":0.1,\"frames_rendered\":3564,\
+             \"frozen_s_per_min\":0.32,\"stall_count\":3,\"stalls_per_min\":1.5},\
              \"pacer\":{\"max_queue_ms\":911.0,\"mean_queue_ms\":37.25,\"drain_boost_ms\":0.0,\
              \"encoder_paused_ms\":120.0},\"gcc\":{\"mean_target_kbps\":2010.5,\
              \"min_target_kbps\":300.0},\"sender\":{\"bwe\":\"googcc\",\"cwnd_mode\":\"pushback\",\
@@ -438,7 +439,7 @@ mod tests {
         let mut object = object_of(&sample(0));
         object.insert("jitter_ms".into(), serde_json::json!(12.5));
         object.insert("future".into(), serde_json::json!({"a": [1, 2]}));
-        object["qoe"]["stall_count"] = serde_json::json!(4);
+        object["qoe"]["rebuffer_count"] = serde_json::json!(4);
         object["forecast"]["model"] = serde_json::json!("v9");
         let results = read_all(&Value::Object(object).to_string());
         assert_eq!(results.len(), 1);
@@ -628,6 +629,33 @@ mod tests {
             "line 8: no \"schema\" field; expected \"leopace.interval.v1\""
         );
         assert!(read_all("\n\n  \n").is_empty());
+    }
+    #[test]
+    fn a_qoe_record_written_before_stalls_and_freeze_time_per_minute_reads_them_as_zero() {
+        let mut object = object_of(&sample(0));
+        let qoe = object["qoe"].as_object_mut().unwrap();
+        for field in ["frozen_s_per_min", "stall_count", "stalls_per_min"] {
+            assert!(qoe.remove(field).is_some(), "the sample writes {field}");
+        }
+        let back = read_all(&Value::Object(object).to_string())
+            .remove(0)
+            .unwrap();
+        let mut expected = sample(0);
+        expected.qoe.frozen_s_per_min = 0.0;
+        expected.qoe.stall_count = 0;
+        expected.qoe.stalls_per_min = 0.0;
+        assert_eq!(back, expected);
+
+        let mut record = sample(3);
+        record.qoe.stalls_per_min = f64::INFINITY;
+        assert_eq!(
+            TelemetryWriter::new(Vec::new())
+                .write(&record)
+                .unwrap_err()
+                .to_string(),
+            "refusing to write interval 3 of call \"call-7\": qoe.stalls_per_min is inf; \
+             every number must be finite"
+        );
     }
     #[test]
     fn a_missing_or_mistyped_field_is_named() {

@@ -210,6 +210,17 @@ pub struct QoeRecord {
     pub packet_loss_pct: f64,
     /// Frames rendered.
     pub frames_rendered: u64,
+    /// Seconds frozen per minute of video: total freeze time / video duration x 60; 0 in lines
+    /// written before it was recorded.
+    #[serde(default)]
+    pub frozen_s_per_min: f64,
+    /// Stalls: rendered-frame gaps above 2 x the mean gap that are not freezes (rtc-client's QoE
+    /// meter); 0 in lines written before they were counted.
+    #[serde(default)]
+    pub stall_count: u64,
+    /// Stalls x 60 000 / video duration in ms; 0 in lines written before they were counted.
+    #[serde(default)]
+    pub stalls_per_min: f64,
 }
 
 /// What the pacer did over the interval.
@@ -455,6 +466,8 @@ impl IntervalRecord {
             ("qoe.e2e_delay_p50_ms", self.qoe.e2e_delay_p50_ms),
             ("qoe.e2e_delay_p95_ms", self.qoe.e2e_delay_p95_ms),
             ("qoe.packet_loss_pct", self.qoe.packet_loss_pct),
+            ("qoe.frozen_s_per_min", self.qoe.frozen_s_per_min),
+            ("qoe.stalls_per_min", self.qoe.stalls_per_min),
             ("pacer.max_queue_ms", self.pacer.max_queue_ms),
             ("pacer.mean_queue_ms", self.pacer.mean_queue_ms),
             ("pacer.drain_boost_ms", self.pacer.drain_boost_ms),
@@ -578,6 +591,9 @@ pub(super) mod fixtures {
                 e2e_delay_p95_ms: 412.0,
                 packet_loss_pct: 0.1,
                 frames_rendered: 3564,
+                frozen_s_per_min: 0.32,
+                stall_count: 3,
+                stalls_per_min: 1.5,
             },
             pacer: PacerRecord {
                 max_queue_ms: 911.0,

@@ -134,6 +134,7 @@ pub fn qoe(action_ms: u64, best_ms: u64, rng: &mut ChaCha8Rng) -> QoeRecord {
         e2e_delay_p95_ms: 300.0 + 80.0 * distance,
         packet_loss_pct: 0.5 * distance,
         frames_rendered: 3500,
+        ..QoeRecord::default()
     }
 }
 

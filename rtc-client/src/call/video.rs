@@ -8,6 +8,14 @@ use crate::link::Time;
 use crate::media::packetizer::MediaPacket;
 use pacer::sender::SenderHandles;
 
+/// Why a build without the `vp8` feature cannot send real VP8, and how to get one that can: one
+/// line, the same from every command that needs it (`call --video vp8`, `browser --direction
+/// receive`). The feature is off by default so that the simulated commands build on a machine
+/// without libvpx (README, "Quick start").
+pub const NO_VP8: &str = "real VP8 video needs libvpx, which this build of rtc-client leaves \
+     out: install libvpx-dev and pkg-config (scripts/setup-browser.sh does), then build with \
+     `--features vp8` (e.g. `cargo run --release -p rtc-client --features vp8 -- ...`)";
+
 /// What `call --video` parses to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum VideoChoice {
@@ -29,6 +37,21 @@ impl VideoChoice {
             "synthetic" => Ok(Self::Synthetic),
             "vp8" => Ok(Self::Vp8),
             other => Err(format!("unknown video {other:?}: synthetic or vp8")),
+        }
+    }
+
+    /// Whether this build can send this video: real VP8 needs the `vp8` feature, which links
+    /// libvpx (rtc-client/Cargo.toml). Commands check it before they open anything, so a build
+    /// without libvpx fails at once with what to install rather than after signalling.
+    ///
+    /// # Errors
+    ///
+    /// [`NO_VP8`] for [`VideoChoice::Vp8`] in a build without the `vp8` feature.
+    pub fn available(self) -> Result<(), String> {
+        match self {
+            Self::Synthetic => Ok(()),
+            Self::Vp8 if cfg!(feature = "vp8") => Ok(()),
+            Self::Vp8 => Err(NO_VP8.into()),
         }
     }
 
@@ -64,11 +87,7 @@ impl Video {
                 .map(|c| Self::Vp8(Box::new(c)))
                 .map_err(|e| e.to_string()),
             #[cfg(not(feature = "vp8"))]
-            VideoChoice::Vp8 => Err(
-                "this build has no VP8 encoder: build rtc-client with the `vp8` feature (it \
-                 links libvpx; scripts/setup-browser.sh installs libvpx-dev)"
-                    .into(),
-            ),
+            VideoChoice::Vp8 => Err(NO_VP8.into()),
         }
     }
 

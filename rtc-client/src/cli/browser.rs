@@ -24,7 +24,8 @@ use std::time::Duration;
 /// Which way the video goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Direction {
-    /// rtc-client sends (pacer, GoogCC, NACK/RTX, real VP8) and the browser receives.
+    /// rtc-client sends (pacer, GoogCC, NACK/RTX, real VP8) and the browser receives; needs a
+    /// build with the `vp8` feature, which links libvpx.
     Receive,
     /// The browser sends its fake camera and rtc-client receives (our NACK generator, TWCC
     /// feedback and jitter buffer under libwebrtc's sender).
@@ -84,6 +85,9 @@ fn parse_seconds(text: &str) -> Result<Duration, String> {
 /// Runs `rtc-client browser`.
 pub fn run(args: BrowserArgs) -> Result<()> {
     // Everything that can fail before the network does so first.
+    if args.direction == Direction::Receive {
+        VideoChoice::Vp8.available().map_err(anyhow::Error::msg)?;
+    }
     let binary = chromium::find()?;
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create {}", args.out.display()))?;

@@ -57,7 +57,8 @@ pub struct CallArgs {
     bind: IpAddr,
     /// The video sent: synthetic (the simulator's codec model; only rtc-client's receiver reads
     /// it) or vp8 (a moving test pattern with its frame number, encoded by libvpx at the
-    /// congestion controller's target: what a browser decodes).
+    /// congestion controller's target: what a browser decodes; needs a build with the `vp8`
+    /// feature, which links libvpx).
     #[arg(
         long,
         value_name = "VIDEO",
@@ -74,6 +75,7 @@ pub struct CallArgs {
 /// Runs `rtc-client call`.
 pub fn run(args: CallArgs) -> Result<()> {
     // Everything that can fail before the network does so first.
+    args.video.available().map_err(anyhow::Error::msg)?;
     let mut options = SenderOptions::default();
     let link = match &args.link {
         Some(name) => {

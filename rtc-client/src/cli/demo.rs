@@ -2,9 +2,10 @@
 //! seeds run once with WebRTC's default queue limit and once with the best handover-aware policy
 //! the project ships (the shipped model's queue limit with the handover-timed actions at every
 //! slot boundary the calibrated forecast predicts; docs/experiments/timed-2026-12-02.md),
-//! printed side by side with what that policy did around each handover, and
-//! drawn as a per-second timeline (frames rendered, longest frame delay) with the handovers
-//! marked.
+//! printed side by side (bitrate, freezes, freeze time, stalls, P50 and P95 delay, loss: the
+//! metrics that keep the trade honest) with what that policy did around each handover, and
+//! drawn as a per-second timeline (frames rendered, longest frame delay, and each policy's
+//! freezes with their lengths) with the handovers marked.
 
 use super::args::{PathArgs, parse_duration, parse_policy};
 use super::plot::register_fonts;
@@ -58,11 +59,68 @@ impl Row {
     }
 }
 
+/// One column of the printed table: its header, its width and decimals, and one call's value.
+/// The rows are each policy's mean over its calls.
+struct Column {
+    header: &'static str,
+    width: usize,
+    decimals: usize,
+    value: fn(&CallResult) -> f64,
+}
+
+/// The table: the metrics that keep the trade honest (README, "Quick start"). A policy that buys
+/// fewer freezes with a longer queue shows it in the delays; one that splits freezes into
+/// shorter hitches shows it in the stalls; the freeze time weighs long freezes above short ones.
+const COLUMNS: [Column; 7] = [
+    Column {
+        header: "video kbit/s",
+        width: 13,
+        decimals: 0,
+        value: |r| r.qoe.video_bitrate_kbps(),
+    },
+    Column {
+        header: "freezes/min",
+        width: 12,
+        decimals: 2,
+        value: |r| r.qoe.freezes_per_min(),
+    },
+    Column {
+        header: "frozen s/call",
+        width: 14,
+        decimals: 2,
+        value: |r| r.qoe.total_freeze.as_secs_f64(),
+    },
+    Column {
+        header: "stalls/min",
+        width: 11,
+        decimals: 2,
+        value: |r| r.qoe.stalls_per_min(),
+    },
+    Column {
+        header: "P50 delay ms",
+        width: 13,
+        decimals: 0,
+        value: |r| r.qoe.to_record().e2e_delay_p50_ms,
+    },
+    Column {
+        header: "P95 delay ms",
+        width: 13,
+        decimals: 0,
+        value: |r| r.qoe.to_record().e2e_delay_p95_ms,
+    },
+    Column {
+        header: "loss %",
+        width: 8,
+        decimals: 2,
+        value: |r| r.qoe.to_record().packet_loss_pct,
+    },
+];
+
 /// Runs `rtc-client demo`.
 pub fn run(args: DemoArgs, epoch: Instant) -> Result<()> {
     let paths = args.paths.resolve();
     let scenario = Scenario::load(SCENARIO, &paths)?;
-    let aware = match args.policy {
+    let aware = match args.policy.clone() {
         Some(policy) => policy,
         None => {
             let card = paths.root.join(SHIPPED_CARD);
@@ -70,6 +128,34 @@ pub fn run(args: DemoArgs, epoch: Instant) -> Result<()> {
         }
     };
     let started = Instant::now();
+    let (rows, handovers_s) = simulate(&args, &scenario, aware, epoch)?;
+
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "{SCENARIO}: {} call(s) of {} s per policy, seeds 1-{}, the same links for both \
+         (simulated in {:.1} s; sender: GoogCC, libwebrtc NACK/RTX and FEC)",
+        args.seeds,
+        args.duration.as_secs(),
+        args.seeds,
+        started.elapsed().as_secs_f64()
+    )?;
+    table(&mut out, &rows)?;
+    decisions(&mut out, &rows[1], &handovers_s)?;
+    let picture = args.out.join("demo.png");
+    draw(&picture, &rows, &handovers_s, args.duration)?;
+    writeln!(out, "timeline: {}", picture.display())?;
+    Ok(())
+}
+
+/// Runs seeds 1..=N under WebRTC's default and under `aware` on the same links; returns both
+/// policies' calls and seed 1's handover instants, s.
+fn simulate(
+    args: &DemoArgs,
+    scenario: &Scenario,
+    aware: PolicyChoice,
+    epoch: Instant,
+) -> Result<([Row; 2], Vec<f64>)> {
     let mut rows = [
         Row {
             name: "default".into(),
@@ -104,55 +190,56 @@ pub fn run(args: DemoArgs, epoch: Instant) -> Result<()> {
                 .collect()
         })
         .unwrap_or_default();
+    Ok((rows, handovers_s))
+}
 
-    let mut out = std::io::stdout().lock();
-    writeln!(
-        out,
-        "{SCENARIO}: {} call(s) of {} s per policy, seeds 1-{}, the same links for both \
-         (simulated in {:.1} s; sender: GoogCC, libwebrtc NACK/RTX and FEC)",
-        args.seeds,
-        args.duration.as_secs(),
-        args.seeds,
-        started.elapsed().as_secs_f64()
-    )?;
-    writeln!(
-        out,
-        "{:<26} {:>13} {:>12} {:>13} {:>8}",
-        "policy", "video kbit/s", "freezes/min", "P95 delay ms", "loss %"
-    )?;
-    for row in &rows {
-        writeln!(
-            out,
-            "{:<26} {:>13.0} {:>12.2} {:>13.0} {:>8.2}",
-            row.name,
-            row.mean(|r| r.qoe.video_bitrate_kbps()),
-            row.mean(|r| r.qoe.freezes_per_min()),
-            row.mean(|r| r.qoe.to_record().e2e_delay_p95_ms),
-            row.mean(|r| r.qoe.to_record().packet_loss_pct),
-        )?;
+/// Prints each policy's means over its calls, and the handover-aware one's change against the
+/// default, column by column.
+fn table(out: &mut impl Write, rows: &[Row; 2]) -> Result<()> {
+    write!(out, "{:<26}", "policy")?;
+    for c in &COLUMNS {
+        write!(out, " {:>w$}", c.header, w = c.width)?;
     }
-    let change = |f: &dyn Fn(&CallResult) -> f64| {
-        let (base, other) = (rows[0].mean(f), rows[1].mean(f));
-        if base == 0.0 {
-            0.0
-        } else {
-            100.0 * (other - base) / base
+    writeln!(out)?;
+    for row in rows {
+        write!(out, "{:<26}", row.name)?;
+        for c in &COLUMNS {
+            write!(
+                out,
+                " {:>w$.d$}",
+                row.mean(c.value),
+                w = c.width,
+                d = c.decimals
+            )?;
         }
-    };
-    writeln!(
-        out,
-        "{:<26} {:>+12.1}% {:>+11.1}% {:>+12.1}%",
-        "change",
-        change(&|r| r.qoe.video_bitrate_kbps()),
-        change(&|r| r.qoe.freezes_per_min()),
-        change(&|r| r.qoe.to_record().e2e_delay_p95_ms),
-    )?;
+        writeln!(out)?;
+    }
+    write!(out, "{:<26}", "change")?;
+    for c in &COLUMNS {
+        let (base, other) = (rows[0].mean(c.value), rows[1].mean(c.value));
+        let text = if base == 0.0 {
+            "n/a".to_owned()
+        } else {
+            format!("{:+.1}%", 100.0 * (other - base) / base)
+        };
+        write!(out, " {text:>w$}", w = c.width)?;
+    }
+    writeln!(out)?;
+    Ok(())
+}
+
+/// Prints what the handover-aware policy chose in each decision interval of seed 1's call, with
+/// the handovers that fell in it.
+fn decisions(out: &mut impl Write, aware: &Row, handovers_s: &[f64]) -> Result<()> {
     writeln!(
         out,
         "what {} did (seed 1; default holds 2000 ms throughout):",
-        rows[1].name
+        aware.name
     )?;
-    for record in &rows[1].results[0].telemetry {
+    let Some(first) = aware.results.first() else {
+        return Ok(());
+    };
+    for record in &first.telemetry {
         let from = record.start_ms as f64 / 1000.0;
         let to = from + record.duration_ms as f64 / 1000.0;
         let inside: Vec<String> = handovers_s
@@ -184,14 +271,17 @@ pub fn run(args: DemoArgs, epoch: Instant) -> Result<()> {
             }
         )?;
     }
-    let picture = args.out.join("demo.png");
-    draw(&picture, &rows, &handovers_s, args.duration)?;
-    writeln!(out, "timeline: {}", picture.display())?;
     Ok(())
 }
 
+/// The policies' colours: WebRTC's default grey, the handover-aware policy blue.
+const COLORS: [RGBColor; 2] = [RGBColor(120, 120, 120), RGBColor(31, 119, 180)];
+/// Handover marks.
+const HANDOVER: RGBColor = RGBColor(214, 39, 40);
+
 /// Seed 1's call for both policies, second by second, with the handovers marked: frames
-/// rendered (top) and the longest capture-to-render delay (bottom).
+/// rendered (top), the longest capture-to-render delay (middle), and each policy's freezes with
+/// their lengths (bottom).
 fn draw(path: &Path, rows: &[Row; 2], handovers_s: &[f64], duration: Duration) -> Result<()> {
     register_fonts();
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
@@ -199,7 +289,7 @@ fn draw(path: &Path, rows: &[Row; 2], handovers_s: &[f64], duration: Duration) -
             .with_context(|| format!("cannot create the directory {}", parent.display()))?;
     }
     let context = || format!("cannot write the picture {}", path.display());
-    let root = BitMapBackend::new(path, (1200, 800)).into_drawing_area();
+    let root = BitMapBackend::new(path, (1200, 1060)).into_drawing_area();
     root.fill(&WHITE)
         .map_err(|e| drawing(&e))
         .with_context(context)?;
@@ -210,7 +300,8 @@ fn draw(path: &Path, rows: &[Row; 2], handovers_s: &[f64], duration: Duration) -
         )
         .map_err(|e| drawing(&e))
         .with_context(context)?;
-    let (top, bottom) = root.split_vertically(390);
+    let (top, rest) = root.split_vertically(360);
+    let (bottom, strip) = rest.split_vertically(360);
     let fps: Vec<Vec<f64>> = rows
         .iter()
         .map(|row| first_call(row, |r| &r.rendered_per_second))
@@ -246,6 +337,7 @@ fn draw(path: &Path, rows: &[Row; 2], handovers_s: &[f64], duration: Duration) -
         "delay (ms)",
     )
     .with_context(context)?;
+    freeze_lanes(&strip, rows, seconds, handovers_s).with_context(context)?;
     root.present()
         .map_err(|e| drawing(&e))
         .with_context(context)?;
@@ -292,17 +384,10 @@ fn panel(
         .map_err(|e| drawing(&e))?;
     for &h in handovers_s.iter().filter(|&&h| h < seconds) {
         chart
-            .draw_series(LineSeries::new(
-                [(h, 0.0), (h, top)],
-                RGBColor(214, 39, 40).mix(0.35),
-            ))
+            .draw_series(LineSeries::new([(h, 0.0), (h, top)], HANDOVER.mix(0.35)))
             .map_err(|e| drawing(&e))?;
     }
-    for ((row, values), color) in rows
-        .iter()
-        .zip(series)
-        .zip([RGBColor(120, 120, 120), RGBColor(31, 119, 180)])
-    {
+    for ((row, values), color) in rows.iter().zip(series).zip(COLORS) {
         chart
             .draw_series(LineSeries::new(
                 values
@@ -323,4 +408,140 @@ fn panel(
         .draw()
         .map_err(|e| drawing(&e))?;
     Ok(())
+}
+
+/// Rows of freeze labels in a lane, so that labels of freezes close in time do not overlap.
+const LABEL_ROWS: usize = 2;
+/// Pixels a freeze label takes per character (13-px DejaVu Sans), for the overlap check.
+const LABEL_CHAR_PX: f64 = 7.5;
+
+/// The freezes of seed 1's call, one lane per policy (default above, the handover-aware policy
+/// below, in their line colours): each freeze a span from the last frame before it to the next
+/// one, at least 2 px wide, labelled with its length above it, and the handovers as red lines.
+/// A label that would overlap the previous two in its lane is left out; the caption gives each
+/// policy's count and total.
+fn freeze_lanes(
+    area: &DrawingArea<BitMapBackend<'_>, plotters::coord::Shift>,
+    rows: &[Row; 2],
+    seconds: f64,
+    handovers_s: &[f64],
+) -> Result<()> {
+    let summary: Vec<String> = rows
+        .iter()
+        .map(|row| {
+            let qoe = row.results.first().map(|r| &r.qoe);
+            format!(
+                "{}: {}, {:.1} s frozen",
+                row.name,
+                qoe.map_or(0, |q| q.freeze_count),
+                qoe.map_or(0.0, |q| q.total_freeze.as_secs_f64())
+            )
+        })
+        .collect();
+    let caption = format!("freezes (shaded) and their lengths; {}", summary.join("; "));
+    let mut chart = ChartBuilder::on(area)
+        .caption(caption, ("sans-serif", 18))
+        .margin(15)
+        .x_label_area_size(40)
+        .y_label_area_size(60)
+        .build_cartesian_2d(0.0..seconds, 0.0..2.0)
+        .map_err(|e| drawing(&e))?;
+    // The lanes' names on the y axis, where they fit; the caption names both in full.
+    let names: Vec<String> = rows
+        .iter()
+        .zip(["default", "aware"])
+        .map(|(row, short)| {
+            if row.name.len() <= 9 {
+                row.name.clone()
+            } else {
+                short.to_owned()
+            }
+        })
+        .collect();
+    let lane_name = |v: &f64| match v {
+        v if (v - 1.5).abs() < 1e-6 => names[0].clone(),
+        v if (v - 0.5).abs() < 1e-6 => names[1].clone(),
+        _ => String::new(),
+    };
+    chart
+        .configure_mesh()
+        .disable_y_mesh()
+        .x_desc("call time (s)")
+        .x_label_formatter(&|v| format!("{v:.0}"))
+        .y_labels(5)
+        .y_label_formatter(&lane_name)
+        .draw()
+        .map_err(|e| drawing(&e))?;
+    for &h in handovers_s.iter().filter(|&&h| h < seconds) {
+        chart
+            .draw_series(LineSeries::new([(h, 0.0), (h, 2.0)], HANDOVER.mix(0.35)))
+            .map_err(|e| drawing(&e))?;
+    }
+    let width_px = f64::from(chart.plotting_area().dim_in_pixel().0);
+    let px_per_s = width_px / seconds.max(1.0);
+    for (lane, (row, color)) in rows.iter().zip(COLORS).enumerate() {
+        let base = 1.0 - lane as f64;
+        // The divider between the lanes.
+        chart
+            .draw_series(LineSeries::new(
+                [(0.0, base), (seconds, base)],
+                BLACK.mix(0.2),
+            ))
+            .map_err(|e| drawing(&e))?;
+        let freezes = row.results.first().map_or(&[][..], |r| &r.qoe.freezes[..]);
+        let mut label_ends = [f64::NEG_INFINITY; LABEL_ROWS];
+        for freeze in freezes {
+            let from = freeze.from.as_nanos() as f64 / 1e9;
+            if from >= seconds {
+                break;
+            }
+            let length = freeze.duration.as_secs_f64();
+            let to = (from + length).max(from + 2.0 / px_per_s).min(seconds);
+            chart
+                .draw_series(std::iter::once(Rectangle::new(
+                    [(from, base + 0.06), (to, base + 0.36)],
+                    color.mix(0.75).filled(),
+                )))
+                .map_err(|e| drawing(&e))?;
+            let text = freeze_label(freeze.duration);
+            // Starts at the freeze, or ends at the right edge when it would run past it.
+            let text_px = text.len() as f64 * LABEL_CHAR_PX;
+            let x_px = (from * px_per_s).min(width_px - text_px).max(0.0);
+            let Some(slot) = label_ends.iter().position(|&end| end + 4.0 < x_px) else {
+                continue;
+            };
+            label_ends[slot] = x_px + text_px;
+            let y = base + 0.66 + 0.3 * slot as f64;
+            chart
+                .draw_series(std::iter::once(Text::new(
+                    text,
+                    (x_px / px_per_s, y),
+                    ("sans-serif", 13).into_font().color(&color),
+                )))
+                .map_err(|e| drawing(&e))?;
+        }
+    }
+    Ok(())
+}
+
+/// A freeze's length as a label: "420 ms" under a second, "1.3 s" from a second.
+fn freeze_label(length: Duration) -> String {
+    if length < Duration::from_secs(1) {
+        format!("{} ms", length.as_millis())
+    } else {
+        format!("{:.1} s", length.as_secs_f64())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn freeze_labels_read_in_ms_below_a_second_and_in_s_from_a_second() {
+        assert_eq!(freeze_label(Duration::from_millis(196)), "196 ms");
+        assert_eq!(freeze_label(Duration::from_micros(999_900)), "999 ms");
+        assert_eq!(freeze_label(Duration::from_millis(1_000)), "1.0 s");
+        assert_eq!(freeze_label(Duration::from_millis(1_249)), "1.2 s");
+    }
 }

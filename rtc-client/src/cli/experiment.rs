@@ -75,6 +75,7 @@ pub fn run(args: ExperimentArgs, epoch: Instant) -> Result<()> {
         .map(|f| CallOutcome {
             seed: f.seed,
             qoe: f.qoe,
+            fec_share_pct: f.fec_share_pct,
             intervals: f.intervals,
         })
         .collect();

@@ -42,8 +42,9 @@ enum Command {
     ///
     /// Runs --seeds calls of --duration over the starlink scenario once with WebRTC's fixed
     /// 2000-ms queue limit and once with the shipped learned policy (or --policy), on identical
-    /// links, and prints bitrate, freezes, P95 delay and loss for both, what the policy chose
-    /// around the handovers, and the path of a frames-per-second timeline picture.
+    /// links, and prints bitrate, freezes per minute, seconds frozen, stalls per minute, P50 and
+    /// P95 delay and loss for both, what the policy chose around the handovers, and the path of
+    /// a timeline picture (frames per second, frame delay, and each freeze with its length).
     #[command(after_help = "Examples:\n  \
         rtc-client demo\n  \
         rtc-client demo --duration 10m --seeds 5\n  \
@@ -68,7 +69,8 @@ enum Command {
     /// Draws the call's links and handovers from the scenario (file + seed), runs the sender,
     /// pacer, queue policy and receiver over them in virtual time, and prints the QoE of the
     /// whole call and of each decision interval (queue limit, handovers forecast and observed,
-    /// bitrate, freezes, P95 delay). --telemetry writes one JSON line per interval.
+    /// bitrate, freezes, stalls, P95 delay; for the call also the freeze time and P50 delay).
+    /// --telemetry writes one JSON line per interval.
     #[command(after_help = "Examples:\n  \
         rtc-client sim --scenario starlink --policy default --handover oracle --duration 10m \
         --seed 7\n  \
@@ -122,7 +124,8 @@ enum Command {
     /// to the browser, --direction send has the browser send its fake camera to our receiver.
     /// Prints both sides' frames, freezes and bitrate side by side and writes the browser's
     /// getStats samples, our telemetry, a screenshot and summary.json to --out. Needs Chromium
-    /// (scripts/setup-browser.sh installs Debian's).
+    /// (scripts/setup-browser.sh installs Debian's), and --direction receive a build with the
+    /// `vp8` feature (libvpx).
     #[command(after_help = "Examples:\n  \
         rtc-client browser --seconds 30 --direction receive --scenario starlink\n  \
         rtc-client browser --seconds 20 --direction send --out runs/browser-send")]

@@ -80,6 +80,7 @@ struct IntervalLine {
     handovers_observed: usize,
     video_bitrate_kbps: f64,
     freeze_count: u64,
+    stall_count: u64,
     e2e_delay_p95_ms: f64,
 }
 
@@ -94,6 +95,7 @@ impl IntervalLine {
             handovers_observed: r.observed.handover.count(),
             video_bitrate_kbps: r.qoe.video_bitrate_kbps,
             freeze_count: r.qoe.freeze_count,
+            stall_count: r.qoe.stall_count,
             e2e_delay_p95_ms: r.qoe.e2e_delay_p95_ms,
         }
     }
@@ -313,7 +315,7 @@ fn text(out: &mut impl Write, r: &SimReport<'_>) -> Result<()> {
     )?;
     writeln!(
         out,
-        "{:>8} {:>8} {:>9} {:>12} {:>12} {:>12} {:>7} {:>12}",
+        "{:>8} {:>8} {:>9} {:>12} {:>12} {:>12} {:>7} {:>6} {:>12}",
         "interval",
         "start_s",
         "action_ms",
@@ -321,12 +323,13 @@ fn text(out: &mut impl Write, r: &SimReport<'_>) -> Result<()> {
         "ho_observed",
         "bitrate_kbps",
         "freezes",
+        "stalls",
         "p95_delay_ms"
     )?;
     for i in &r.intervals {
         writeln!(
             out,
-            "{:>8} {:>8.0} {:>9} {:>12} {:>12} {:>12.1} {:>7} {:>12.1}",
+            "{:>8} {:>8.0} {:>9} {:>12} {:>12} {:>12.1} {:>7} {:>6} {:>12.1}",
             i.index,
             i.start_s,
             i.action_ms,
@@ -334,14 +337,23 @@ fn text(out: &mut impl Write, r: &SimReport<'_>) -> Result<()> {
             i.handovers_observed,
             i.video_bitrate_kbps,
             i.freeze_count,
+            i.stall_count,
             i.e2e_delay_p95_ms
         )?;
     }
     let q = &r.qoe;
     writeln!(
         out,
-        "call: {:.1} kbit/s, {} freezes ({:.2} per minute, {} ms frozen), {:.1} fps",
-        q.video_bitrate_kbps, q.freeze_count, q.freezes_per_min, q.total_freeze_ms, q.frame_rate
+        "call: {:.1} kbit/s, {} freezes ({:.2} per minute, {:.2} s frozen, {:.2} s per minute), \
+         {} stalls ({:.2} per minute), {:.1} fps",
+        q.video_bitrate_kbps,
+        q.freeze_count,
+        q.freezes_per_min,
+        q.total_freeze_ms as f64 / 1000.0,
+        q.frozen_s_per_min,
+        q.stall_count,
+        q.stalls_per_min,
+        q.frame_rate
     )?;
     writeln!(
         out,

@@ -101,6 +101,8 @@ pub struct FinishedCall {
     pub seed: u64,
     /// Whole-call QoE.
     pub qoe: QoeRecord,
+    /// The repair bytes' share of the video bytes sent over the whole call, %.
+    pub fec_share_pct: f64,
     /// Telemetry lines.
     pub intervals: usize,
     /// The telemetry file, relative to the output directory.
@@ -239,6 +241,7 @@ pub fn run_calls(
             Ok(FinishedCall {
                 seed: spec.seed,
                 qoe: result.qoe.to_record(),
+                fec_share_pct: result.recovery.fec_share_pct,
                 intervals: result.telemetry.len(),
                 file,
                 bytes: bytes.len(),

@@ -218,6 +218,7 @@ mod tests {
                     e2e_delay_p95_ms: 180.0,
                     ..QoeRecord::default()
                 },
+                fec_share_pct: 0.0,
                 intervals: 1,
             })
             .collect();

@@ -6,13 +6,13 @@
 //! The report holds no wall-clock figure, so it is byte-identical for the same plan whatever
 //! the machine or the number of threads.
 
+pub use super::CallOutcome;
 use super::Metric;
 use super::stats::{
     BOOTSTRAP_RESAMPLES, CONFIDENCE, PAIRED_TEST_NAME, SIGNIFICANCE, bootstrap_ci, mean,
     paired_permutation_p, relative_change_pct, seed_from_text,
 };
 use crate::call::SenderNames;
-use pacer::telemetry::QoeRecord;
 use serde::Serialize;
 use std::fmt::Write;
 
@@ -114,17 +114,6 @@ impl Cell {
     pub fn metric(&self, metric: Metric) -> Option<&MetricSummary> {
         self.metrics.iter().find(|m| m.metric == metric.key())
     }
-}
-
-/// One finished call: its seed, its whole-call QoE and its number of intervals.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct CallOutcome {
-    /// The call's seed.
-    pub seed: u64,
-    /// QoE over the whole call.
-    pub qoe: QoeRecord,
-    /// Decision intervals (telemetry lines).
-    pub intervals: usize,
 }
 
 /// Why a report cannot be built.
@@ -269,12 +258,14 @@ impl Report {
             }
             md.push('\n');
             for metric in Metric::ALL {
-                let arrow = if metric.higher_is_better() {
-                    "↑"
+                let arrow = if metric.is_cost() {
+                    ""
+                } else if metric.higher_is_better() {
+                    " ↑"
                 } else {
-                    "↓"
+                    " ↓"
                 };
-                let _ = write!(md, "| {} ({}) {arrow} |", metric.label(), metric.unit());
+                let _ = write!(md, "| {} ({}){arrow} |", metric.label(), metric.unit());
                 for c in &cells {
                     let entry = c.metric(metric).map(fmt_entry).unwrap_or_default();
                     let _ = write!(md, " {entry} |");
@@ -294,7 +285,7 @@ fn summarise(
     calls: &[CallOutcome],
     baseline: Option<&[CallOutcome]>,
 ) -> MetricSummary {
-    let values: Vec<f64> = calls.iter().map(|c| metric.of(&c.qoe)).collect();
+    let values: Vec<f64> = calls.iter().map(|c| metric.of(c)).collect();
     let stream = format!("{scenario}/{policy}/{}", metric.key());
     let mean_value = mean(&values).unwrap_or(f64::NAN);
     let ci = bootstrap_ci(
@@ -303,8 +294,7 @@ fn summarise(
         CONFIDENCE,
         seed_from_text(&stream),
     );
-    let reference: Option<Vec<f64>> =
-        baseline.map(|b| b.iter().map(|c| metric.of(&c.qoe)).collect());
+    let reference: Option<Vec<f64>> = baseline.map(|b| b.iter().map(|c| metric.of(c)).collect());
     let change = reference
         .as_deref()
         .and_then(mean)
@@ -366,6 +356,7 @@ fn fmt_entry(m: &MetricSummary) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use pacer::telemetry::QoeRecord;
 
     fn qoe(bitrate: f64, freezes: f64) -> QoeRecord {
         QoeRecord {
@@ -378,6 +369,9 @@ mod tests {
             e2e_delay_p95_ms: 200.0,
             packet_loss_pct: 0.5,
             frames_rendered: 100,
+            frozen_s_per_min: 0.0,
+            stall_count: 0,
+            stalls_per_min: 0.0,
         }
     }
 
@@ -398,6 +392,7 @@ mod tests {
         CallOutcome {
             seed,
             qoe: qoe(bitrate, 0.0),
+            fec_share_pct: 0.0,
             intervals: 1,
         }
     }
@@ -482,6 +477,52 @@ mod tests {
             "{md}"
         );
         assert!(md.contains("seeds 10..=15"), "{md}");
+    }
+
+    #[test]
+    fn the_markdown_has_rows_for_freeze_time_stalls_delays_and_the_fec_share_with_tests() {
+        // Policy B stalls 1 more per minute, freezes 0.5 s a minute more and spends 10 points
+        // more of its bytes on FEC than default, on each of six seeds.
+        let call = |seed: u64, b: bool| {
+            let k = if b { 1.0 } else { 0.0 };
+            let mut q = qoe(1000.0, 1.0);
+            q.total_freeze_ms = 400 + 100 * b as u64;
+            let spread = (seed - 10) as f64 * 0.02;
+            q.frozen_s_per_min = 0.2 + 0.5 * k + spread;
+            q.stalls_per_min = 2.0 + k + spread;
+            CallOutcome {
+                seed,
+                qoe: q,
+                fec_share_pct: 5.0 + 10.0 * k,
+                intervals: 1,
+            }
+        };
+        let outcomes: Vec<CallOutcome> = (0..12).map(|i| call(10 + i % 6, i >= 6)).collect();
+        let report = Report::build(plan(&["default", "b"], 6), &outcomes).unwrap();
+        let b = report.cell("s", "b").unwrap();
+        let stalls = b.metric(Metric::StallsPerMin).unwrap();
+        assert!((stalls.change_vs_default_pct.unwrap() - 100.0 / 2.05).abs() < 1e-9);
+        assert_eq!(stalls.p_value, Some(0.03125));
+        let fec = b.metric(Metric::FecShare).unwrap();
+        assert_eq!((fec.mean, fec.ci_low, fec.ci_high), (15.0, 15.0, 15.0));
+        let md = report.markdown();
+        for row in [
+            "| Freeze rate (freezes/min) ↓ | 1 [1, 1] |",
+            "| Total freeze time (ms) ↓ | 400 [400, 400] |",
+            "| Freeze time per minute (s/min) ↓ | 0.25 [",
+            "| Stall rate (stalls/min) ↓ | 2.05 [",
+            "| E2E delay P50 (ms) ↓ | 100 [100, 100] |",
+            "| E2E delay P95 (ms) ↓ | 200 [200, 200] |",
+            "| Video bitrate (kbit/s) ↑ | 1000 [1000, 1000] |",
+            "| FEC share (% of video bytes) | 5 [5, 5] | 15 [15, 15]<br>+200.0 %, p=0.031* |",
+        ] {
+            assert!(md.contains(row), "no {row:?} in\n{md}");
+        }
+        let stall_row = md.lines().find(|l| l.starts_with("| Stall rate")).unwrap();
+        assert!(
+            stall_row.ends_with("<br>+48.8 %, p=0.031* |"),
+            "{stall_row}"
+        );
     }
 
     #[test]

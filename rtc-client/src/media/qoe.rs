@@ -18,6 +18,13 @@
 //! first, less pauses, as in libwebrtc. The 3 s minimum libwebrtc applies before reporting
 //! freezes per minute is not applied (a short interval reports its own rate); a zero duration
 //! gives zero rates.
+//!
+//! Besides WebRTC's freezes the meter counts *stalls*: gaps above [`STALL_FACTOR`] times the
+//! freeze rule's mean gap that the freeze rule does not count (so no gap is both). They are
+//! this project's measure, not libwebrtc's: the hitches a viewer notices (at 30 fps, gaps of
+//! roughly 70 to 190 ms) that stay under a freeze's `mean + 150 ms`, where a policy that trades
+//! freezes for delay could hide its cost. They are judged on the same 30-gap window, need the
+//! same 5 gaps, and skip pauses as freezes do.
 
 use super::histogram::DelayHistogram;
 use super::receiver::RenderedFrame;
@@ -36,7 +43,20 @@ pub const FREEZE_MIN_SAMPLES: usize = 5;
 /// (reference section 1.10).
 pub const FREEZE_MIN_INCREASE: Duration = Duration::from_millis(150);
 
+/// How many times the mean gap a gap must exceed to be a stall when it is not a freeze (see the
+/// module documentation).
+pub const STALL_FACTOR: u64 = 2;
+
 const NANOS_PER_MS: f64 = 1e6;
+
+/// One freeze: the picture that stayed on screen and for how long.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Freeze {
+    /// When the last frame before the freeze was rendered.
+    pub from: Time,
+    /// The gap to the next rendered frame.
+    pub duration: Duration,
+}
 
 /// What the meter measured over an interval or the whole call.
 #[derive(Debug, Clone, PartialEq)]
@@ -51,6 +71,11 @@ pub struct QoeReport {
     pub freeze_count: u64,
     /// Sum of the freeze gaps.
     pub total_freeze: Duration,
+    /// Every freeze, in render order (for timelines; a few a minute on a bad link, so the list
+    /// stays small however long the call).
+    pub freezes: Vec<Freeze>,
+    /// Stalls: gaps above [`STALL_FACTOR`] x the mean gap that are not freezes.
+    pub stall_count: u64,
     /// Pauses (gaps after [`QoeMeter::on_stream_inactive`]), excluded from everything else.
     pub pause_count: u64,
     /// Capture-to-render delays of the rendered frames (to 0.1 ms below 1 s).
@@ -70,6 +95,18 @@ impl QoeReport {
     /// Freezes per minute: freezes x 60 000 / video duration in ms (reference section 1.10).
     pub fn freezes_per_min(&self) -> f64 {
         per_duration(self.freeze_count as f64, self.video_duration) * 60.0
+    }
+
+    /// Seconds frozen per minute of video: the sum of the freeze gaps over the video duration,
+    /// the time-weighted companion of [`QoeReport::freezes_per_min`] (ten 200-ms freezes and one
+    /// 2-s freeze weigh the same here).
+    pub fn frozen_s_per_min(&self) -> f64 {
+        per_duration(self.total_freeze.as_secs_f64(), self.video_duration) * 60.0
+    }
+
+    /// Stalls per minute: stalls x 60 000 / video duration in ms, as freezes per minute.
+    pub fn stalls_per_min(&self) -> f64 {
+        per_duration(self.stall_count as f64, self.video_duration) * 60.0
     }
 
     /// Rendered frames per second of video duration.
@@ -111,6 +148,9 @@ impl QoeReport {
             e2e_delay_p95_ms: ms(95.0),
             packet_loss_pct: self.packet_loss_pct(),
             frames_rendered: self.frames_rendered,
+            frozen_s_per_min: self.frozen_s_per_min(),
+            stall_count: self.stall_count,
+            stalls_per_min: self.stalls_per_min(),
         }
     }
 }
@@ -139,6 +179,8 @@ struct Sums {
     bytes: u64,
     freezes: u64,
     freeze_ns: u64,
+    freeze_list: Vec<Freeze>,
+    stalls: u64,
     pauses: u64,
     delays: DelayHistogram,
     sent: u64,
@@ -153,12 +195,25 @@ impl Sums {
             bytes_rendered: self.bytes,
             freeze_count: self.freezes,
             total_freeze: Duration::from_nanos(self.freeze_ns),
+            freezes: self.freeze_list.clone(),
+            stall_count: self.stalls,
             pause_count: self.pauses,
             delays: self.delays.clone(),
             packets_sent: self.sent,
             packets_received: self.received,
         }
     }
+}
+
+/// What the meter made of one gap between rendered frames.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Gap {
+    /// Neither a freeze nor a stall (or not judged: a pause, or fewer than 5 gaps seen).
+    Normal,
+    /// A stall: above [`STALL_FACTOR`] x the mean, below the freeze threshold.
+    Stall,
+    /// A freeze by WebRTC's rule.
+    Freeze,
 }
 
 /// The QoE meter (see the module documentation).
@@ -197,16 +252,17 @@ impl QoeMeter {
     /// the previous frame's is taken as a zero gap).
     pub fn on_rendered(&mut self, frame: &RenderedFrame) {
         let delay = frame.rendered.saturating_duration_since(frame.capture);
-        let mut freeze = None;
+        let mut verdict = Gap::Normal;
         let mut gap_ns = None;
         let mut pause = false;
-        if let Some(last) = self.last_render {
+        let previous = self.last_render;
+        if let Some(last) = previous {
             let gap = frame.rendered.as_nanos().saturating_sub(last.as_nanos());
             gap_ns = Some(gap);
             if self.paused {
                 pause = true;
             } else {
-                freeze = self.freeze_rule(gap).then_some(gap);
+                verdict = self.judge(gap);
             }
         }
         self.paused = false;
@@ -225,16 +281,25 @@ impl QoeMeter {
                     sums.pauses_ns = sums.pauses_ns.saturating_add(gap);
                 }
             }
-            if let Some(gap) = freeze {
-                sums.freezes += 1;
-                sums.freeze_ns = sums.freeze_ns.saturating_add(gap);
+            match (verdict, gap_ns, previous) {
+                (Gap::Freeze, Some(gap), Some(from)) => {
+                    sums.freezes += 1;
+                    sums.freeze_ns = sums.freeze_ns.saturating_add(gap);
+                    sums.freeze_list.push(Freeze {
+                        from,
+                        duration: Duration::from_nanos(gap),
+                    });
+                }
+                (Gap::Stall, ..) => sums.stalls += 1,
+                _ => {}
             }
         }
     }
 
-    /// Adds `gap` to the window and says whether it is a freeze: the window's mean includes
-    /// `gap` itself and is rounded down, as libwebrtc's `GetAverageRoundedDown` (in ns here).
-    fn freeze_rule(&mut self, gap: u64) -> bool {
+    /// Adds `gap` to the window and judges it: a freeze by WebRTC's rule, else a stall when it
+    /// exceeds [`STALL_FACTOR`] x the mean. The window's mean includes `gap` itself and is
+    /// rounded down, as libwebrtc's `GetAverageRoundedDown` (in ns here).
+    fn judge(&mut self, gap: u64) -> Gap {
         self.gaps.push_back(gap);
         self.gaps_sum = self.gaps_sum.saturating_add(gap);
         if self.gaps.len() > FREEZE_WINDOW_GAPS
@@ -243,11 +308,17 @@ impl QoeMeter {
             self.gaps_sum -= old;
         }
         if self.gaps.len() < FREEZE_MIN_SAMPLES {
-            return false;
+            return Gap::Normal;
         }
         let mean = self.gaps_sum / self.gaps.len() as u64;
         let increase = FREEZE_MIN_INCREASE.as_nanos() as u64;
-        gap >= mean.saturating_mul(3).max(mean.saturating_add(increase))
+        if gap >= mean.saturating_mul(3).max(mean.saturating_add(increase)) {
+            Gap::Freeze
+        } else if gap > mean.saturating_mul(STALL_FACTOR) {
+            Gap::Stall
+        } else {
+            Gap::Normal
+        }
     }
 
     /// Hands in the cumulative counts of RTP packets the sender sent and of distinct packets the
@@ -314,6 +385,73 @@ mod tests {
         assert_eq!(total.freeze_count, 1);
         assert_eq!(total.total_freeze, Duration::from_millis(300));
         assert_eq!(total.video_duration, Duration::from_millis(1_290));
+    }
+
+    #[test]
+    fn a_100_ms_gap_after_steady_30_fps_is_a_stall_and_not_a_freeze() {
+        let mut renders = steady(0, 31); // 30 gaps of 33 ms, last render at 990
+        renders.push(1_090);
+        // Mean with the current gap: (29 x 33 + 100) / 30 = 35.2 ms: 100 ms is above twice that
+        // (70.5) and below the freeze threshold max(105.7, 185.2).
+        let total = meter(&renders).total();
+        assert_eq!((total.freeze_count, total.stall_count), (0, 1));
+        assert_eq!(total.total_freeze, Duration::ZERO);
+        assert!((total.stalls_per_min() - 60_000.0 / 1_090.0).abs() < 1e-9);
+        let record = total.to_record();
+        assert_eq!(record.stall_count, 1);
+        assert!((record.stalls_per_min - 60_000.0 / 1_090.0).abs() < 1e-9);
+        assert_eq!(record.frozen_s_per_min, 0.0);
+    }
+
+    #[test]
+    fn a_60_ms_gap_after_steady_30_fps_is_neither_a_stall_nor_a_freeze() {
+        // Mean (29 x 33 + 60) / 30 = 33.9 ms: twice that is 67.8 ms, above the gap.
+        let mut renders = steady(0, 31);
+        renders.push(1_050);
+        let total = meter(&renders).total();
+        assert_eq!((total.freeze_count, total.stall_count), (0, 0));
+    }
+
+    #[test]
+    fn a_freeze_is_not_also_counted_as_a_stall() {
+        // The 300-ms gap is above twice the mean too, but it is a freeze, and only that.
+        let mut renders = steady(0, 31);
+        renders.push(1_290);
+        let total = meter(&renders).total();
+        assert_eq!((total.freeze_count, total.stall_count), (1, 0));
+        assert_eq!(total.to_record().stalls_per_min, 0.0);
+    }
+
+    #[test]
+    fn total_freeze_time_sums_the_freezes_and_is_reported_per_minute_of_video() {
+        let mut renders = steady(0, 31);
+        renders.push(1_290); // a 300-ms freeze
+        renders.extend(steady(1_323, 30)); // 30 gaps of 33 ms: the 300 leaves the window
+        renders.push(2_280 + 500); // mean (29 x 33 + 500) / 30 = 48.6 ms: a 500-ms freeze
+        renders.push(2_780 + 150); // mean (28 x 33 + 650) / 30 = 52.5 ms: 150 ms is a stall
+        let total = meter(&renders).total();
+        assert_eq!(total.freeze_count, 2);
+        assert_eq!(total.stall_count, 1);
+        assert_eq!(total.total_freeze, Duration::from_millis(800));
+        assert_eq!(
+            total.freezes,
+            [
+                Freeze {
+                    from: Time::from_millis(990),
+                    duration: Duration::from_millis(300)
+                },
+                Freeze {
+                    from: Time::from_millis(2_280),
+                    duration: Duration::from_millis(500)
+                }
+            ]
+        );
+        assert_eq!(total.video_duration, Duration::from_millis(2_930));
+        assert!((total.frozen_s_per_min() - 0.8 * 60.0 / 2.93).abs() < 1e-9);
+        let record = total.to_record();
+        assert_eq!(record.total_freeze_ms, 800);
+        assert!((record.frozen_s_per_min - 0.8 * 60.0 / 2.93).abs() < 1e-9);
+        assert!((record.stalls_per_min - 60.0 / 2.93).abs() < 1e-9);
     }
 
     #[test]
@@ -400,6 +538,14 @@ mod tests {
         let second = m.take_interval();
         assert_eq!(second.frames_rendered, 1);
         assert_eq!(second.freeze_count, 1);
+        assert!(first.freezes.is_empty());
+        assert_eq!(
+            second.freezes,
+            [Freeze {
+                from: Time::from_millis(990),
+                duration: Duration::from_millis(300)
+            }]
+        );
         assert_eq!(second.video_duration, Duration::from_millis(300));
         assert_eq!(second.packets_sent, 50);
         assert_eq!(second.packet_loss_pct(), 0.0);
@@ -421,7 +567,7 @@ mod tests {
         m.on_stream_inactive();
         m.on_rendered(&frame(10_990, 50));
         let total = m.total();
-        assert_eq!(total.freeze_count, 0);
+        assert_eq!((total.freeze_count, total.stall_count), (0, 0));
         assert_eq!(total.pause_count, 1);
         assert_eq!(total.video_duration, Duration::from_millis(990));
     }
