@@ -9,8 +9,10 @@ mod compare;
 mod demo;
 mod experiment;
 mod link;
+mod merge;
 mod plot;
 mod sim;
+mod sweep;
 
 use anyhow::Result;
 use args::PathArgs;
@@ -101,6 +103,20 @@ enum Command {
           rtc-client collect --scenarios starlink,sparse-leo --hours 60 --duration 10m --seed 1         --out runs/train
           rtc-client collect --scenarios starlink --hours 0.5 --duration 2m --jobs 4 --out /tmp/c         --json")]
     Collect(collect::CollectArgs),
+    /// Join the shard directories of one experiment or collect sweep into what one run writes.
+    ///
+    /// Each SHARD_DIR is the --out of an `experiment` or `collect` run with --shard K/N. Merge
+    /// checks they come from the same engine (binary) and configuration and hold every call of
+    /// the plan exactly once, copies every call's telemetry (checked against its recorded
+    /// sha256), and writes the report and plots (experiment) or manifest.json (collect) that the
+    /// sweep run unsharded writes, byte for byte, with run.json listing every call. Run it with
+    /// the binary that made the shards, from the directory they ran in (scenario paths in their
+    /// arguments resolve from there).
+    #[command(after_help = "Examples:
+          rtc-client experiment --scenarios starlink --calls 40 --shard 1/4 --out runs/ab/1
+          ... (shards 2/4, 3/4, 4/4, on any machines)
+          rtc-client merge --out runs/ab/all runs/ab/1 runs/ab/2 runs/ab/3 runs/ab/4")]
+    Merge(merge::MergeArgs),
     /// Answer real calls: HTTP signalling, the receiver and QoE meter, a report per second.
     #[command(
         after_help = "Examples:\n  rtc-client answer\n  rtc-client answer --listen 127.0.0.1:9000 --once"
@@ -152,6 +168,7 @@ pub fn main() -> ExitCode {
         Command::Sim(args) => sim::run(args, std::time::Instant::now()),
         Command::Experiment(args) => experiment::run(args, std::time::Instant::now()),
         Command::Collect(args) => collect::run(args, std::time::Instant::now()),
+        Command::Merge(args) => merge::run(args),
         Command::Answer(args) => answer::run(args),
         Command::Call(args) => call::run(args),
         Command::Browser(args) => browser::run(args),
