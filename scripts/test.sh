@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Runs every check the project has: import circles, formatting, lints, all tests, the API docs
-# and the fuzz target's build.
+# Runs every check the project has: import circles, formatting, lints, all tests, the sharded
+# sweep on a single-node Slurm cluster, the API docs and the fuzz target's build.
 #
 # Usage: scripts/test.sh
 #
@@ -48,6 +48,9 @@ cargo check -p pacer --no-default-features --locked
 
 step "cargo test --workspace"
 cargo test --workspace --locked
+
+step "a sweep in 4 shards on a single-node Slurm merges to the unsharded run (scripts/slurm/test-sweep.sh)"
+scripts/slurm/test-sweep.sh
 
 step "cargo doc (warnings are errors)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --all-features --locked
