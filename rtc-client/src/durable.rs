@@ -92,6 +92,65 @@ pub fn remove_partials(dir: &Path) -> io::Result<usize> {
     Ok(removed)
 }
 
+/// A file written whole before anyone sees it: the bytes go to [`partial_path`] and
+/// [`commit`](AtomicFile::commit) fsyncs it and renames it over the final name; dropped without a
+/// commit (a failed run), the partial file is removed. What [`write_atomic`] does for bytes
+/// already in memory, for a writer that produces them piece by piece.
+#[derive(Debug)]
+pub struct AtomicFile {
+    path: PathBuf,
+    partial: PathBuf,
+    file: Option<io::BufWriter<File>>,
+}
+
+impl AtomicFile {
+    /// Starts `path`: creates its partial file (so a path that cannot be written fails here).
+    pub fn create(path: &Path) -> io::Result<Self> {
+        let partial = partial_path(path);
+        let file = File::create(&partial)?;
+        Ok(Self {
+            path: path.to_path_buf(),
+            partial,
+            file: Some(io::BufWriter::new(file)),
+        })
+    }
+
+    /// Makes the file durable and gives it its name.
+    pub fn commit(mut self) -> io::Result<()> {
+        let Some(buffered) = self.file.take() else {
+            return Ok(());
+        };
+        let file = buffered
+            .into_inner()
+            .map_err(io::IntoInnerError::into_error)?;
+        file.sync_all()?;
+        drop(file);
+        std::fs::rename(&self.partial, &self.path)?;
+        sync_dir(self.path.parent().unwrap_or(Path::new(".")))
+    }
+}
+
+impl Write for AtomicFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self.file.as_mut() {
+            Some(file) => file.write(buf),
+            None => Err(io::Error::other("the file is already committed")),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.file.as_mut().map_or(Ok(()), Write::flush)
+    }
+}
+
+impl Drop for AtomicFile {
+    fn drop(&mut self) {
+        if self.file.take().is_some() {
+            let _ = std::fs::remove_file(&self.partial);
+        }
+    }
+}
+
 /// A file written one record at a time: each `write` goes straight to the file (no buffer, so a
 /// record handed over in one `write_all` is never split between two system calls by us) and
 /// [`flush`](Write::flush) fsyncs it, so a caller that flushes after every record commits them
@@ -214,6 +273,25 @@ mod tests {
         assert_eq!(std::fs::read(&path).unwrap(), b"a\nb\nc\n");
         SyncedFile::create(&path).unwrap().commit(b"d\n").unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), b"d\n");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn an_atomic_file_appears_only_when_committed() {
+        let dir = scratch("atomic-file");
+        let path = dir.join("call.jsonl");
+        let mut file = AtomicFile::create(&path).unwrap();
+        file.write_all(b"a\n").unwrap();
+        assert!(!path.exists());
+        file.commit().unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"a\n");
+
+        let mut abandoned = AtomicFile::create(&path).unwrap();
+        abandoned.write_all(b"b\n").unwrap();
+        drop(abandoned);
+        assert_eq!(std::fs::read(&path).unwrap(), b"a\n");
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
+        assert!(AtomicFile::create(&dir.join("absent").join("x")).is_err());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -86,7 +86,9 @@ enum Command {
     /// bootstrap interval, its change against `default` and a paired sign-flip permutation test
     /// against `default` (OUT/report.md, OUT/report.json), and one bar chart per metric
     /// (OUT/plots/*.png). Prints the markdown table (or, with --json, report.json). The output is
-    /// identical whatever --jobs.
+    /// identical whatever --jobs. OUT/run.json records the engine, the configuration's sha256
+    /// and every call's; --shard K/N runs a part of the plan for `merge`, and --resume finishes
+    /// a run that was killed, with the same result.
     #[command(after_help = "Examples:
           rtc-client experiment --scenarios starlink,sparse-leo,terrestrial-lte         --policies default,heuristic,random --calls 50 --duration 10m --seed 1 --out runs/ab
           rtc-client experiment --scenarios starlink --policies default,fixed:900 --calls 4         --duration 2m --jobs 2 --out /tmp/ab --force
@@ -98,7 +100,8 @@ enum Command {
     /// decision interval), dealt to the scenarios in turn with seeds BASE, BASE+1, ... per
     /// scenario, until --hours of call time in total are filled. Writes each call's telemetry to
     /// OUT/telemetry/<scenario>/random/seed-<n>.jsonl and OUT/manifest.json (scenarios, seeds,
-    /// calls, intervals, each file's sha256), then one summary line.
+    /// calls, intervals, each file's sha256), then one summary line. --shard and --resume as for
+    /// `experiment`.
     #[command(after_help = "Examples:
           rtc-client collect --scenarios starlink,sparse-leo --hours 60 --duration 10m --seed 1         --out runs/train
           rtc-client collect --scenarios starlink --hours 0.5 --duration 2m --jobs 4 --out /tmp/c         --json")]
