@@ -91,19 +91,27 @@ pub struct Engine {
 }
 
 impl Engine {
-    /// The running executable's identity.
+    /// The running executable's identity. On Linux the file is read through /proc/self/exe,
+    /// which still names the running binary after a rebuild has replaced the file on disk.
     pub fn current() -> Result<Self, LedgerError> {
-        let path = std::env::current_exe().map_err(|source| LedgerError::Io {
-            action: "locate",
-            path: PathBuf::from("the running executable"),
-            source,
-        })?;
+        let (path, file) = match std::fs::File::open("/proc/self/exe") {
+            Ok(file) => (PathBuf::from("/proc/self/exe"), Ok(file)),
+            Err(_) => {
+                let path = std::env::current_exe().map_err(|source| LedgerError::Io {
+                    action: "locate",
+                    path: PathBuf::from("the running executable"),
+                    source,
+                })?;
+                let file = std::fs::File::open(&path);
+                (path, file)
+            }
+        };
         let io = |source| LedgerError::Io {
             action: "read (to identify the engine)",
             path: path.clone(),
             source,
         };
-        let mut file = std::fs::File::open(&path).map_err(io)?;
+        let mut file = file.map_err(io)?;
         let mut hasher = Sha256::new();
         let mut buffer = vec![0u8; 1 << 20];
         loop {
