@@ -6,6 +6,7 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
 use pacer::telemetry::TelemetryWriter;
 use rtc_client::call::{PolicyChoice, SenderOptions, VideoChoice};
+use rtc_client::durable::SyncedFile;
 use rtc_client::forecast::ForecastSpec;
 use rtc_client::live::answer::{AnswerConfig, AnswerEvent, AnswerServer};
 use rtc_client::live::call::{LinkSetup, LiveCallConfig, StatusEvent, run as run_call};
@@ -15,8 +16,7 @@ use rtc_client::live::signal::{QoeQuery, QoeSnapshot};
 use rtc_client::live::web::{WebConfig, WebHandle, WebLink};
 use rtc_client::scenario::Scenario;
 use serde_json::{Value, json};
-use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -238,9 +238,10 @@ async fn receive(
         video: VideoChoice::Vp8,
     };
     let path = args.out.join("telemetry.jsonl");
-    let mut telemetry = TelemetryWriter::new(BufWriter::new(
-        File::create(&path).with_context(|| format!("cannot create {}", path.display()))?,
-    ));
+    // One record committed per interval, as `call --telemetry` does.
+    let mut telemetry = TelemetryWriter::new(
+        SyncedFile::create(&path).with_context(|| format!("cannot create {}", path.display()))?,
+    );
     let mut decisions = Vec::new();
     let mut targets = Vec::new();
     let cancel = async {

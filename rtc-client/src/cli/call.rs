@@ -5,14 +5,14 @@ use anyhow::{Context, Result};
 use clap::Args;
 use pacer::telemetry::TelemetryWriter;
 use rtc_client::call::{PolicyChoice, SenderOptions, VideoChoice};
+use rtc_client::durable::SyncedFile;
 use rtc_client::forecast::ForecastSpec;
 use rtc_client::live::call::{
     LinkSetup, LiveCallConfig, LiveCallOutcome, StatusEvent, run as run_call,
 };
 use rtc_client::live::status::{process_cpu_time, summary};
 use rtc_client::scenario::Scenario;
-use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::net::IpAddr;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -91,10 +91,13 @@ pub fn run(args: CallArgs) -> Result<()> {
     };
     let options = options.overridden_by(&args.sender.overrides());
     let mut telemetry = match &args.telemetry {
-        Some(path) => Some(TelemetryWriter::new(BufWriter::new(
-            File::create(path)
+        // Each record is committed (one write, then fsync) as its interval closes: a call that
+        // dies keeps every interval before it (docs/architecture.md, "Sweeps, shards and
+        // resume").
+        Some(path) => Some(TelemetryWriter::new(
+            SyncedFile::create(path)
                 .with_context(|| format!("cannot create the telemetry file {}", path.display()))?,
-        ))),
+        )),
         None => None,
     };
     let config = LiveCallConfig {
