@@ -111,6 +111,7 @@ impl Done {
                 file: PathBuf::from(&c.file),
                 bytes: c.bytes,
                 sha256: c.sha256.clone(),
+                fec_share_pct: c.fec_share_pct,
             })
             .collect()
     }
@@ -206,6 +207,7 @@ fn cell_done(index: usize, key: &CellKey, call: &FinishedCall) -> CellDone {
         sha256: call.sha256.clone(),
         intervals: call.intervals,
         qoe: call.qoe,
+        fec_share_pct: call.fec_share_pct,
     }
 }
 

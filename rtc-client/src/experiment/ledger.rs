@@ -188,6 +188,9 @@ pub struct CellDone {
     /// Whole-call QoE (what the experiment's report is built from; the interval records do not
     /// determine it).
     pub qoe: QoeRecord,
+    /// The repair bytes' share of the call's video, % (the report's FEC-share row).
+    #[serde(default)]
+    pub fec_share_pct: f64,
 }
 
 /// `run.json`.
@@ -535,6 +538,7 @@ mod tests {
             sha256: hex(&Sha256::digest(&bytes)),
             intervals: 1,
             qoe: QoeRecord::default(),
+            fec_share_pct: 0.0,
         }
     }
 

@@ -306,6 +306,7 @@ mod tests {
             sha256: hex(&Sha256::digest(b"")),
             intervals: 0,
             qoe: QoeRecord::default(),
+            fec_share_pct: 0.0,
         }
     }
 
