@@ -254,8 +254,12 @@ fn decisions(out: &mut impl Write, aware: &Row, handovers_s: &[f64]) -> Result<(
             };
             format!(
                 "; held media {} times ({} ms), guarded the estimator {} times, boosted FEC {} \
-                 times{shifted}",
-                a.hold.applied, a.hold.total_ms, a.guard.applied, a.boost.applied
+                 times, raised the receiver's playout delay {} times{shifted}",
+                a.hold.applied,
+                a.hold.total_ms,
+                a.guard.applied,
+                a.boost.applied,
+                a.playout.applied
             )
         });
         writeln!(
@@ -310,6 +314,10 @@ fn draw(path: &Path, rows: &[Row; 2], handovers_s: &[f64], duration: Duration) -
         .iter()
         .map(|row| first_call(row, |r| &r.max_frame_delay_ms_per_second))
         .collect();
+    let asked: Vec<Vec<f64>> = rows
+        .iter()
+        .map(|row| first_call(row, |r| &r.max_playout_minimum_ms_per_second))
+        .collect();
     let top_y = 40.0;
     let bottom_y = delay
         .iter()
@@ -325,6 +333,7 @@ fn draw(path: &Path, rows: &[Row; 2], handovers_s: &[f64], duration: Duration) -
         handovers_s,
         "frames rendered per second",
         "frames/s",
+        &[],
     )
     .with_context(context)?;
     panel(
@@ -333,8 +342,9 @@ fn draw(path: &Path, rows: &[Row; 2], handovers_s: &[f64], duration: Duration) -
         &delay,
         (seconds, bottom_y),
         handovers_s,
-        "longest capture-to-render delay of each second",
+        "longest capture-to-render delay of each second (thin: the playout delay the sender asked for)",
         "delay (ms)",
+        &asked,
     )
     .with_context(context)?;
     freeze_lanes(&strip, rows, seconds, handovers_s).with_context(context)?;
@@ -365,6 +375,7 @@ fn panel(
     handovers_s: &[f64],
     caption: &str,
     y_desc: &str,
+    thin: &[Vec<f64>],
 ) -> Result<()> {
     let (seconds, top) = extent;
     let mut chart = ChartBuilder::on(area)
@@ -399,6 +410,21 @@ fn panel(
             .map_err(|e| drawing(&e))?
             .label(row.name.clone())
             .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], color.stroke_width(2)));
+    }
+    // A second series per policy, drawn thin, where it says anything (the fps panel has none).
+    for (values, color) in thin.iter().zip(COLORS) {
+        if values.iter().all(|&v| v == 0.0) {
+            continue;
+        }
+        chart
+            .draw_series(LineSeries::new(
+                values
+                    .iter()
+                    .enumerate()
+                    .map(|(s, &v)| (s as f64 + 0.5, v.min(top))),
+                color.mix(0.7).stroke_width(1),
+            ))
+            .map_err(|e| drawing(&e))?;
     }
     chart
         .configure_series_labels()
