@@ -401,10 +401,7 @@ fn panel(
     for ((row, values), color) in rows.iter().zip(series).zip(COLORS) {
         chart
             .draw_series(LineSeries::new(
-                values
-                    .iter()
-                    .enumerate()
-                    .map(|(s, &v)| (s as f64 + 0.5, v.min(top))),
+                per_second(values, top),
                 color.stroke_width(2),
             ))
             .map_err(|e| drawing(&e))?
@@ -418,10 +415,7 @@ fn panel(
         }
         chart
             .draw_series(LineSeries::new(
-                values
-                    .iter()
-                    .enumerate()
-                    .map(|(s, &v)| (s as f64 + 0.5, v.min(top))),
+                per_second(values, top),
                 color.mix(0.7).stroke_width(1),
             ))
             .map_err(|e| drawing(&e))?;
@@ -434,6 +428,14 @@ fn panel(
         .draw()
         .map_err(|e| drawing(&e))?;
     Ok(())
+}
+
+/// One value per second as points at the middle of each second, cut at the panel's `top`.
+fn per_second(values: &[f64], top: f64) -> impl Iterator<Item = (f64, f64)> + '_ {
+    values
+        .iter()
+        .enumerate()
+        .map(move |(s, &v)| (s as f64 + 0.5, v.min(top)))
 }
 
 /// Rows of freeze labels in a lane, so that labels of freezes close in time do not overlap.
