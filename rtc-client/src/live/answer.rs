@@ -11,12 +11,14 @@
 //! `POST /calls/{id}/qoe`.
 
 use super::LiveError;
+use super::auth::{self, Token};
 use super::peer::{Events, ReceiverChain, build_peer, receiver_chain, set_local_and_gather};
 use super::respond::{error, json, read_json};
 use super::signal::{
     AnswerResponse, OfferRequest, QoeQuery, QoeSnapshot, SessionDescription, check_video_offer,
     extmap_id,
 };
+use super::tls::{ServerTls, TlsListener};
 use super::web::{self, WebConfig, WebHandle};
 use crate::call::NackChoice;
 use crate::call::streams::{PLAYOUT_DELAY_URI, RECEIVER_SSRC, VIDEO_SSRC, playout_minimum};
@@ -64,6 +66,11 @@ pub struct AnswerConfig {
     pub fec: bool,
     /// Serve the browser peer's page and endpoints too ([`super::web`]).
     pub web: Option<WebConfig>,
+    /// Require `Authorization: Bearer <token>` on every request but the page's
+    /// ([`super::auth`]). Required beyond loopback; on loopback, optional (then enforced).
+    pub token: Option<Token>,
+    /// Serve HTTPS with this certificate and key ([`super::tls`]); none: plain HTTP.
+    pub tls: Option<ServerTls>,
 }
 
 /// A report from the server, for whoever prints them.
@@ -142,8 +149,9 @@ impl AnswerServer {
     ///
     /// # Errors
     ///
-    /// [`LiveError::Config`] for a non-loopback address without `allow_non_loopback`,
-    /// [`LiveError::Io`] if the address cannot be bound.
+    /// [`LiveError::Config`] for a non-loopback address without `allow_non_loopback` or without
+    /// a token (checked before anything is bound), [`LiveError::Io`] if the address cannot be
+    /// bound.
     pub async fn start(
         config: AnswerConfig,
         report: impl Fn(AnswerEvent) + Send + Sync + 'static,
@@ -151,6 +159,13 @@ impl AnswerServer {
         if !config.listen.ip().is_loopback() && !config.allow_non_loopback {
             return Err(LiveError::Config(format!(
                 "{} is not a loopback address: pass it explicitly to serve it",
+                config.listen
+            )));
+        }
+        if auth::token_required(config.listen.ip()) && config.token.is_none() {
+            return Err(LiveError::Config(format!(
+                "{} is not a loopback address: serving it needs a bearer token (`answer` \
+                 generates one, or give --token-file)",
                 config.listen
             )));
         }
@@ -167,38 +182,16 @@ impl AnswerServer {
             next_id: AtomicU64::new(1),
             report: Arc::new(report),
         });
-        let mut app = Router::new()
-            .route("/calls", post(create_call))
-            .route("/calls/{id}/qoe", post(query_qoe))
-            .route("/calls/{id}", delete(end_call))
-            .with_state(Arc::clone(&server));
-        let mut web_handle = None;
-        if let Some(web_config) = config.web {
-            let for_web = Arc::clone(&server);
-            let answerer: web::Answerer = Arc::new(move |request| {
-                let server = Arc::clone(&for_web);
-                Box::pin(async move {
-                    if lock(&server.calls).len() >= MAX_CALLS {
-                        return Err((
-                            StatusCode::SERVICE_UNAVAILABLE,
-                            format!("already {MAX_CALLS} calls in progress"),
-                        ));
-                    }
-                    answer(&server, request).await
-                })
-            });
-            let (routes, handle) = web::routes(web_config, answerer)?;
-            app = app.merge(routes);
-            web_handle = Some(handle);
-        }
+        let (app, web_handle) = router(&server, config.web, config.token)?;
         let (stop, stopped) = oneshot::channel::<()>();
-        let task = tokio::spawn(async move {
-            let _ = axum::serve(listener, app)
-                .with_graceful_shutdown(async {
-                    let _ = stopped.await;
-                })
-                .await;
-        });
+        let task = match config.tls {
+            None => tokio::spawn(serve_until(listener, app, stopped)),
+            Some(tls) => tokio::spawn(serve_until(
+                TlsListener::new(listener, addr, &tls),
+                app,
+                stopped,
+            )),
+        };
         Ok(Self {
             addr,
             web: web_handle,
@@ -248,6 +241,64 @@ impl Drop for AnswerServer {
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The routes: the calls, the browser peer's endpoints (with `web`), all behind the token when
+/// there is one, then the browser page, which is static, starts nothing and must load before
+/// its script can send the token (`/#token=...`).
+fn router(
+    server: &Arc<Server>,
+    web_config: Option<WebConfig>,
+    token: Option<Token>,
+) -> Result<(Router, Option<WebHandle>), LiveError> {
+    let mut app = Router::new()
+        .route("/calls", post(create_call))
+        .route("/calls/{id}/qoe", post(query_qoe))
+        .route("/calls/{id}", delete(end_call))
+        .with_state(Arc::clone(server));
+    let mut web_handle = None;
+    if let Some(web_config) = web_config {
+        let for_web = Arc::clone(server);
+        let answerer: web::Answerer = Arc::new(move |request| {
+            let server = Arc::clone(&for_web);
+            Box::pin(async move {
+                if lock(&server.calls).len() >= MAX_CALLS {
+                    return Err((
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        format!("already {MAX_CALLS} calls in progress"),
+                    ));
+                }
+                answer(&server, request).await
+            })
+        });
+        let (routes, handle) = web::routes(web_config, answerer)?;
+        app = app.merge(routes);
+        web_handle = Some(handle);
+    }
+    if let Some(token) = token {
+        // `layer` also wraps the fallback: unknown paths get 401 too, not a map of the routes.
+        app = app.layer(axum::middleware::from_fn_with_state(
+            Arc::new(token),
+            auth::require_bearer,
+        ));
+    }
+    if web_handle.is_some() {
+        app = app.merge(web::page_routes());
+    }
+    Ok((app, web_handle))
+}
+
+/// Serves `app` on `listener` until `stopped` fires.
+async fn serve_until<L>(listener: L, app: Router, stopped: oneshot::Receiver<()>)
+where
+    L: axum::serve::Listener,
+    L::Addr: std::fmt::Debug,
+{
+    let _ = axum::serve(listener, app)
+        .with_graceful_shutdown(async {
+            let _ = stopped.await;
+        })
+        .await;
 }
 
 /// Reads a JSON body of at most [`MAX_BODY_BYTES`](super::signal::MAX_BODY_BYTES), or the error

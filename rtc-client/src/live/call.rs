@@ -25,7 +25,8 @@
 
 use super::LiveError;
 use super::answer::ice_rtt;
-use super::http::{PeerUrl, request};
+use super::auth::Token;
+use super::http::{Peer, request};
 use super::peer::{
     CallerChain, Events, build_peer, sender_chain, set_local_and_gather, video_track,
 };
@@ -114,8 +115,12 @@ impl LinkSetup {
 /// Everything one real call needs.
 #[derive(Debug, Clone)]
 pub struct LiveCallConfig {
-    /// The answerer's signalling URL, `http://HOST:PORT`.
+    /// The answerer's signalling URL, `http[s]://HOST:PORT`.
     pub peer: String,
+    /// The answerer's bearer token, when it requires one (beyond loopback).
+    pub token: Option<Token>,
+    /// For an `https` peer: the PEM certificates its certificate is checked against.
+    pub ca: Option<std::path::PathBuf>,
     /// How long the call lasts from its epoch.
     pub duration: Duration,
     /// The queue policy.
@@ -197,7 +202,7 @@ pub async fn run(
             "the duration and the decision interval must be positive".into(),
         ));
     }
-    let peer_url = PeerUrl::parse(&config.peer)?;
+    let peer_url = Peer::new(&config.peer, config.token.clone(), config.ca.as_deref())?;
     let epoch = Instant::now();
     let epoch_unix_ns = SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -301,7 +306,7 @@ pub async fn run(
 }
 
 /// Hangs up (`DELETE`), whatever happened, and stops the relay, if there is one.
-async fn hang_up(peer_url: &PeerUrl, call_id: &str, relay: Option<Relay>) -> Option<RelayStats> {
+async fn hang_up(peer_url: &Peer, call_id: &str, relay: Option<Relay>) -> Option<RelayStats> {
     let _ = request(
         peer_url,
         "DELETE",
@@ -363,7 +368,7 @@ fn relay_answer(
 /// POSTs the offer to the answerer and reads its answer.
 async fn signal(
     config: &LiveCallConfig,
-    peer_url: &PeerUrl,
+    peer_url: &Peer,
     offer_sdp: String,
     epoch_unix_ns: Option<u64>,
 ) -> Result<AnswerResponse, LiveError> {
@@ -483,7 +488,7 @@ pub enum StatusEvent<'a> {
 struct SenderLoop<'a> {
     config: &'a LiveCallConfig,
     epoch: Instant,
-    peer_url: &'a PeerUrl,
+    peer_url: &'a Peer,
     call_id: String,
     /// Set when a PLI arrives; the encoder takes it.
     pli: Arc<AtomicBool>,
