@@ -54,6 +54,16 @@ pub const MAX_CALLS: usize = 16;
 /// the first packet take well under a second on loopback).
 pub const TRACK_TIMEOUT: Duration = Duration::from_secs(20);
 
+/// How long a caller that reads its QoE (this project's caller asks once a second) may send
+/// neither a packet nor a QoE query before the answerer takes it for gone and ends the call. A
+/// killed caller sends no goodbye, and ICE alone would take 30 s to fail the connection
+/// (webrtc-rs's 5-s disconnected and 25-s failed timeouts). An outage on the emulated link
+/// stops the packets but not the queries, which do not cross it, so it ends nothing. Where the
+/// queries share the media's path, an outage longer than this ends the call on both sides (the
+/// caller then hears `404`, [`super::call::GONE_AFTER`]). A caller that never asks (a browser
+/// sending) is left to ICE.
+pub const CALLER_SILENCE: Duration = Duration::from_secs(6);
+
 /// What the answering server is told.
 #[derive(Debug, Clone)]
 pub struct AnswerConfig {
@@ -119,6 +129,8 @@ struct CallState {
     fec: FecReceiverHandle,
     /// The id of the playout-delay header extension, if the offer carries it.
     playout_extension: Option<u8>,
+    /// When the caller last asked for its QoE (none: it never did).
+    last_query: Option<Instant>,
 }
 
 struct CallEntry {
@@ -422,6 +434,7 @@ async fn answer(
         last_pli: None,
         fec,
         playout_extension,
+        last_query: None,
     }));
     let task = {
         let server = Arc::clone(server);
@@ -559,6 +572,7 @@ async fn receive(
     );
     let started = Instant::now();
     let mut bytes_this_second = 0u64;
+    let mut last_packet = Instant::now();
     loop {
         let due = lock(state)
             .receiver
@@ -573,6 +587,7 @@ async fn receive(
         tokio::select! {
             event = track.poll() => match event {
                 Some(TrackRemoteEvent::OnRtpPacket(packet)) => {
+                    last_packet = Instant::now();
                     // Padding (probes, keep-alives) carries no payload.
                     if packet.header.ssrc == media_ssrc && !packet.payload.is_empty() {
                         bytes_this_second += packet.payload.len() as u64;
@@ -625,6 +640,11 @@ async fn receive(
                 let line = lock(state).second_line(started.elapsed(), bytes_this_second);
                 bytes_this_second = 0;
                 (server.report)(AnswerEvent::Second { call_id: call_id.to_owned(), line });
+                let asked = lock(state).last_query;
+                if let Some(silent) = caller_silent(asked, last_packet) {
+                    lock(state).connected = false;
+                    return silent;
+                }
             }
             () = wake => {}
         }
@@ -639,6 +659,20 @@ async fn receive(
             let _ = track.write_rtcp(vec![Box::new(pli)]).await;
         }
     }
+}
+
+/// Why the call ends when a caller that asks for its QoE has sent neither a packet nor a query
+/// for [`CALLER_SILENCE`] (it is gone); `None` while it is there, or when it never asked.
+fn caller_silent(last_query: Option<Instant>, last_packet: Instant) -> Option<String> {
+    let query = last_query?.elapsed();
+    let packet = last_packet.elapsed();
+    (query >= CALLER_SILENCE && packet >= CALLER_SILENCE).then(|| {
+        format!(
+            "the caller is gone: no packet for {} s and no QoE query for {} s",
+            packet.as_secs(),
+            query.as_secs()
+        )
+    })
 }
 
 /// The round-trip time of the nominated ICE candidate pair, from the STUN checks (they cross the
@@ -690,6 +724,7 @@ async fn query_qoe(
         None => return error(StatusCode::NOT_FOUND, format!("no call {id:?}")),
     };
     let mut s = lock(&state);
+    s.last_query = Some(Instant::now());
     let received = s.receiver.stats().packets_received;
     s.meter.on_packet_counts(query.packets_sent, received);
     let interval = query

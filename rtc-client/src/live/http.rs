@@ -199,7 +199,8 @@ impl Response {
 ///
 /// # Errors
 ///
-/// [`LiveError::Signalling`] on a connection failure, a timeout or a malformed response.
+/// [`LiveError::Io`] when the connection cannot be made (`ConnectionRefused`: nothing listens
+/// there), [`LiveError::Signalling`] on a failure after, a timeout or a malformed response.
 pub async fn request(
     peer: &Peer,
     method: &str,
@@ -240,7 +241,12 @@ pub async fn request_raw(
     );
     let exchange = async {
         let stream = TcpStream::connect(&url.authority).await.map_err(|e| {
-            LiveError::Signalling(format!("cannot connect to {}: {e}", url.authority))
+            // Kept an I/O error so that the caller can tell a refusal (nothing listens there)
+            // from a silence; it prints as before.
+            LiveError::Io {
+                context: format!("signalling: cannot connect to {}", url.authority),
+                source: e,
+            }
         })?;
         let _ = stream.set_nodelay(true);
         let raw = match &peer.tls {
