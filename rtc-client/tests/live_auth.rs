@@ -354,7 +354,13 @@ fn the_commands_refuse_weak_tokens_and_https_without_a_ca() {
         weak.to_str().unwrap(),
     ]);
     cli_support::assert_clear_failure(&o, "at least 22");
-    let o = cli_support::run(&["answer", "--token", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"]);
+    let o = cli_support::run(&[
+        "answer",
+        "--listen",
+        "127.0.0.1:0",
+        "--token",
+        "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+    ]);
     cli_support::assert_clear_failure(&o, "distinct characters");
     let o = cli_support::run(&["call", "--peer", "https://127.0.0.1:1", "--duration", "2s"]);
     cli_support::assert_clear_failure(&o, "--ca");
