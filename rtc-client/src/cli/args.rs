@@ -15,6 +15,7 @@ use rtc_client::experiment::batch::{self, BatchError, FinishedCall};
 use rtc_client::experiment::run::{CallSettings, CellCall};
 use rtc_client::experiment::shard::Shard;
 use rtc_client::forecast::{ForecastError, ForecastSpec};
+use rtc_client::live::auth::Token;
 use rtc_client::scenario::{Scenario, ScenarioPaths};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -152,6 +153,21 @@ impl TimingArgs {
 }
 
 /// `--fec`: a [`FecChoice`] by name.
+/// The bearer token given as `--token TEXT` or `--token-file FILE` (clap keeps them apart),
+/// checked ([`Token::parse`]).
+///
+/// # Errors
+///
+/// Naming the flag, when the file cannot be read or the token is too weak.
+pub fn given_token(text: Option<&str>, file: Option<&Path>) -> Result<Option<Token>> {
+    use anyhow::Context;
+    Ok(match (text, file) {
+        (Some(text), _) => Some(Token::parse(text).context("--token")?),
+        (None, Some(path)) => Some(Token::read_file(path).context("--token-file")?),
+        (None, None) => None,
+    })
+}
+
 fn parse_fec(text: &str) -> Result<FecChoice, String> {
     FecChoice::parse(text).map_err(|e| e.to_string())
 }

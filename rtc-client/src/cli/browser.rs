@@ -11,7 +11,7 @@ use rtc_client::forecast::ForecastSpec;
 use rtc_client::live::answer::{AnswerConfig, AnswerEvent, AnswerServer};
 use rtc_client::live::call::{LinkSetup, LiveCallConfig, StatusEvent, run as run_call};
 use rtc_client::live::chromium::{self, Chromium};
-use rtc_client::live::http::{PeerUrl, request};
+use rtc_client::live::http::{Peer, request};
 use rtc_client::live::signal::{QoeQuery, QoeSnapshot};
 use rtc_client::live::web::{WebConfig, WebHandle, WebLink};
 use rtc_client::scenario::Scenario;
@@ -139,6 +139,8 @@ async fn drive(
                 link: web_link,
                 ip: None,
             }),
+            token: None,
+            tls: None,
         },
         move |event| {
             if let AnswerEvent::Second { line, .. } = &event {
@@ -227,6 +229,8 @@ async fn receive(
 ) -> Result<Value> {
     let config = LiveCallConfig {
         peer: format!("http://{addr}/web"),
+        token: None,
+        ca: None,
         duration: args.seconds,
         policy: args.policy.clone(),
         handover: args.handover.clone(),
@@ -328,7 +332,7 @@ async fn send(
             args.out.join("chromium.log").display()
         );
     };
-    let peer = PeerUrl::parse(&format!("http://{addr}"))?;
+    let peer = Peer::plain(&format!("http://{addr}"))?;
     let response = request(
         &peer,
         "POST",

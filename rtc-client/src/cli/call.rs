@@ -20,9 +20,20 @@ use std::time::Duration;
 /// `rtc-client call` arguments.
 #[derive(Debug, Args)]
 pub struct CallArgs {
-    /// The answerer's signalling URL.
+    /// The answerer's signalling URL, http:// or https:// (then with --ca).
     #[arg(long, value_name = "URL", default_value = "http://127.0.0.1:8443")]
     peer: String,
+    /// The answerer's bearer token (what `answer` printed at start; needed beyond loopback).
+    /// Visible to other users in the process list: prefer --token-file.
+    #[arg(long, value_name = "TOKEN", conflicts_with = "token_file")]
+    token: Option<String>,
+    /// Like --token, read from FILE (its only content).
+    #[arg(long, value_name = "FILE")]
+    token_file: Option<PathBuf>,
+    /// For an https:// peer: the PEM certificates its certificate is checked against (its
+    /// CA's, or its own if self-signed).
+    #[arg(long, value_name = "PEM")]
+    ca: Option<PathBuf>,
     /// Call length, e.g. 30s, 10m.
     #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration, allow_hyphen_values = true)]
     duration: Duration,
@@ -100,8 +111,11 @@ pub fn run(args: CallArgs) -> Result<()> {
         )),
         None => None,
     };
+    let token = super::args::given_token(args.token.as_deref(), args.token_file.as_deref())?;
     let config = LiveCallConfig {
         peer: args.peer.clone(),
+        token,
+        ca: args.ca.clone(),
         duration: args.duration,
         policy: args.policy.clone(),
         handover: args.handover.clone(),
@@ -158,6 +172,18 @@ pub fn run(args: CallArgs) -> Result<()> {
         .await
     });
     let outcome: LiveCallOutcome = outcome.context("the call failed")?;
+    report(&args, &config, &outcome, cpu_start, telemetry_error)
+}
+
+/// The call's summary, and the telemetry file's fate.
+fn report(
+    args: &CallArgs,
+    config: &LiveCallConfig,
+    outcome: &LiveCallOutcome,
+    cpu_start: Option<Duration>,
+    telemetry_error: Option<pacer::telemetry::TelemetryError>,
+) -> Result<()> {
+    let options = config.sender;
     let mut out = std::io::stdout().lock();
     for line in summary(
         &outcome.call_id,
