@@ -331,8 +331,7 @@ fn draw(path: &Path, rows: &[Row; 2], handovers_s: &[f64], duration: Duration) -
         &fps,
         (seconds, top_y),
         handovers_s,
-        "frames rendered per second",
-        "frames/s",
+        ("frames rendered per second", "frames/s"),
         &[],
     )
     .with_context(context)?;
@@ -342,8 +341,11 @@ fn draw(path: &Path, rows: &[Row; 2], handovers_s: &[f64], duration: Duration) -
         &delay,
         (seconds, bottom_y),
         handovers_s,
-        "longest capture-to-render delay of each second (thin: the playout delay the sender asked for)",
-        "delay (ms)",
+        (
+            "longest capture-to-render delay of each second (thin: the playout delay the sender \
+             asked for)",
+            "delay (ms)",
+        ),
         &asked,
     )
     .with_context(context)?;
@@ -366,15 +368,15 @@ fn first_call(row: &Row, series: impl Fn(&CallResult) -> &Vec<u32>) -> Vec<f64> 
         .unwrap_or_default()
 }
 
-/// One panel: a per-second series for each policy over `(0, 0)..extent`, handovers as red lines.
+/// One panel: a per-second series for each policy over `(0, 0)..extent`, handovers as red lines,
+/// and, thin, a second series per policy (`thin`, may be empty) where it is not all zero.
 fn panel(
     area: &DrawingArea<BitMapBackend<'_>, plotters::coord::Shift>,
     rows: &[Row; 2],
     series: &[Vec<f64>],
     extent: (f64, f64),
     handovers_s: &[f64],
-    caption: &str,
-    y_desc: &str,
+    (caption, y_desc): (&str, &str),
     thin: &[Vec<f64>],
 ) -> Result<()> {
     let (seconds, top) = extent;
