@@ -366,12 +366,19 @@ impl ModelCard {
 
     /// Output `index`'s profile as the call applies it: the menu's name with the card's
     /// configuration; `None` for a queue-limit card or an index out of range.
+    ///
+    /// The playout raise is the menu's (off): a card written before the raise existed has no
+    /// `playout` table, which would read as the raise's default, and its model never learned
+    /// what the raise does.
     pub fn profile(&self, index: usize) -> Option<ActionProfile> {
         let profile = self.profiles.as_ref()?.get(index)?;
         let named = ActionProfile::named(&profile.name).ok()?;
         Some(ActionProfile {
             name: named.name,
-            config: profile.config,
+            config: crate::ActionConfig {
+                playout: named.config.playout,
+                ..profile.config
+            },
         })
     }
 
