@@ -22,9 +22,9 @@ mod sequence_map;
 
 pub use responder::{
     DEFAULT_RTT, DEFAULT_TARGET_BPS, MAX_HISTORY_PACKETS, MIN_PACKET_DURATION,
-    MIN_PACKET_DURATION_RTT, MIN_REPAIR_DELAY_SAMPLES, NackResponder, NackResponderConfig, NackResponderHandle,
-    NackResponderStats, RESEND_RTT_MARGIN, REPAIR_DELAY_SAMPLES, RETRANSMIT_BUDGET_SHARE,
-    RETRANSMIT_WINDOW, RetransmissionTap,
+    MIN_PACKET_DURATION_RTT, MIN_REPAIR_DELAY_SAMPLES, NackResponder, NackResponderConfig,
+    NackResponderHandle, NackResponderStats, REPAIR_DELAY_SAMPLES, RESEND_RTT_MARGIN,
+    RETRANSMIT_BUDGET_SHARE, RETRANSMIT_WINDOW, RetransmissionTap,
 };
 pub use rtx::{rtx_decapsulate, rtx_encapsulate};
 

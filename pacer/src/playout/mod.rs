@@ -145,7 +145,10 @@ mod tests {
                     && units > p
                 {
                     let step_ms = u64::from(units - p) * 10;
-                    assert!(step_ms <= interval / 2 + 10, "{interval} ms: step {step_ms}");
+                    assert!(
+                        step_ms <= interval / 2 + 10,
+                        "{interval} ms: step {step_ms}"
+                    );
                     if interval >= 20 {
                         assert!(step_ms < interval, "{interval} ms: step {step_ms}");
                     }
@@ -157,10 +160,7 @@ mod tests {
 
     #[test]
     fn the_amount_is_the_measured_repair_round_plus_the_hold_within_the_maximum() {
-        assert_eq!(
-            raise_amount(Some(ms(90)), ms(40), ms(0), ms(400)),
-            ms(100)
-        );
+        assert_eq!(raise_amount(Some(ms(90)), ms(40), ms(0), ms(400)), ms(100));
         assert_eq!(raise_amount(None, ms(40), ms(0), ms(400)), ms(70));
         assert_eq!(
             raise_amount(Some(ms(90)), ms(40), ms(160), ms(400)),

@@ -116,7 +116,10 @@ impl PlayoutDelayStamper {
     /// either.
     fn raise(&self, now: Instant, previous: Option<(Duration, Instant)>) -> Duration {
         let (windows, max) = self.actions.playout_windows();
-        let repair = self.nack.as_ref().and_then(|n| n.repair_delay(REPAIR_QUANTILE));
+        let repair = self
+            .nack
+            .as_ref()
+            .and_then(|n| n.repair_delay(REPAIR_QUANTILE));
         let rtt = self
             .nack
             .as_ref()
@@ -167,7 +170,10 @@ impl PlayoutDelayStamper {
             stats.max_raise = stats.max_raise.max(asked);
             stats.total_raise += asked;
         }
-        Some(PlayoutDelayExtension::new(units, to_units(MAX_PLAYOUT_DELAY)))
+        Some(PlayoutDelayExtension::new(
+            units,
+            to_units(MAX_PLAYOUT_DELAY),
+        ))
     }
 
     fn stamp(&mut self, msg: &mut TaggedPacket) {
@@ -191,7 +197,9 @@ impl PlayoutDelayStamper {
             && let Ok(payload) = extension.marshal()
         {
             // An id the header cannot carry was refused at bind time; nothing else fails here.
-            let _ = rtp.header.set_extension(stream.extension_id, payload.freeze());
+            let _ = rtp
+                .header
+                .set_extension(stream.extension_id, payload.freeze());
         }
     }
 }
@@ -337,24 +345,41 @@ mod tests {
         for frame in 0..150u64 {
             let at = t0 + ms(frame * 33);
             for _ in 0..2 {
-                stamper.handle_write(packet(at, SSRC, frame as u32)).unwrap();
+                stamper
+                    .handle_write(packet(at, SSRC, frame as u32))
+                    .unwrap();
                 let other = packet(at, 0x2222, frame as u32);
                 stamper.handle_write(other).unwrap();
             }
             let ours: Vec<_> = (0..4).filter_map(|_| stamper.poll_write()).collect();
-            assert_eq!(minimum_ms(&ours[0]), minimum_ms(&ours[2]), "one value per frame");
+            assert_eq!(
+                minimum_ms(&ours[0]),
+                minimum_ms(&ours[2]),
+                "one value per frame"
+            );
             assert_eq!(minimum_ms(&ours[1]), None, "a stream without the extension");
             asked.push((frame * 33, minimum_ms(&ours[0])));
         }
-        let at = |t: u64| asked.iter().find(|(c, _)| *c >= t).map(|(_, m)| *m).unwrap();
+        let at = |t: u64| {
+            asked
+                .iter()
+                .find(|(c, _)| *c >= t)
+                .map(|(_, m)| *m)
+                .unwrap()
+        };
         assert_eq!(at(0), None, "nothing before the ramp");
         assert_eq!(at(2950), Some(130));
         assert_eq!(at(3130), Some(130));
         assert!(at(2800).is_some_and(|m| m > 0 && m < 130), "{:?}", at(2800));
         assert_eq!(at(3400), Some(0), "zero after the window, for a second");
         assert_eq!(at(4600), None, "then nothing");
-        let steps = asked.windows(2).filter_map(|w| Some(w[1].1? as i64 - w[0].1? as i64));
-        assert!(steps.clone().all(|s| s <= 20), "rises at most half a frame interval");
+        let steps = asked
+            .windows(2)
+            .filter_map(|w| Some(w[1].1? as i64 - w[0].1? as i64));
+        assert!(
+            steps.clone().all(|s| s <= 20),
+            "rises at most half a frame interval"
+        );
         assert!(steps.clone().any(|s| s < -20), "falls faster than it rises");
         let stats = handle.stats();
         assert!(stats.frames_raised > 5 && stats.frames_stamped > stats.frames_raised);

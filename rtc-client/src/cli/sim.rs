@@ -43,7 +43,8 @@ pub struct SimArgs {
     /// s, evaluation only), mirror (the paper's predictor: the last 120 s of handovers,
     /// repeated), orbital (SGP4 over the scenario's own constellation, at both ends; orbit
     /// scenarios such as sparse-leo), calibrated (every slot boundary with the switch rate
-    /// learned from the boundaries already passed) or none.
+    /// learned from the boundaries already passed), blind (calibrated's instants each moved at
+    /// random within half a slot: the forecast-blind control) or none.
     #[arg(long, value_name = "SOURCE", default_value = "oracle", value_parser = parse_sim_forecast)]
     handover: ForecastSpec,
     #[command(flatten)]

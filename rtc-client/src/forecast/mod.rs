@@ -11,6 +11,8 @@
 //! - `orbital`: SGP4 over the scenario's own constellation, at both ends (orbit scenarios).
 //! - `orbital:TLE@LAT,LON`: SGP4 over a TLE file for an observer, with Starlink's 15-s slot
 //!   policy, against the local UTC clock (real calls).
+//! - `blind`: the calibrated forecast with each instant moved to a random one within half a
+//!   slot, keyed by the call's seed (the ablation's forecast-blind control; simulations only).
 //! - `calibrated`: every slot boundary of the next 120 s with the switch rate learned from the
 //!   boundaries already passed (on paths without slots, the orbital instants); a real call
 //!   without a link reads the slot grid from the local UTC clock and gives the pooled prior.
@@ -25,8 +27,11 @@
 //! cannot apply to the call at all (`orbital` over a scenario without orbits, the dish in a
 //! simulation) is an error before the call starts.
 
+mod blind;
 #[cfg(feature = "live")]
 mod dish;
+
+pub use blind::Blind;
 
 use crate::scenario::orbit::OrbitPredictorInputs;
 use crate::scenario::sources::{BothEnds, TruthCalibrated, TruthMirror};
@@ -64,6 +69,8 @@ pub enum ForecastSpec {
     },
     /// The calibrated predictor.
     Calibrated,
+    /// The calibrated predictor's instants, each moved at random ([`Blind`]).
+    Blind,
     /// The dish's gRPC API at `HOST:PORT`.
     Dish(String),
     /// The calibrated predictor fed by the dish's detector at `HOST:PORT`.
@@ -72,7 +79,7 @@ pub enum ForecastSpec {
 
 /// The specs every command accepts, for help and error texts.
 pub const FORECAST_SPECS: &str = "none, oracle (or scenario), mirror, orbital, \
-    orbital:TLE@LAT,LON, calibrated, dish:ADDR or calibrated:dish:ADDR";
+    orbital:TLE@LAT,LON, calibrated, blind, dish:ADDR or calibrated:dish:ADDR";
 
 impl ForecastSpec {
     /// Parses a spec (see the module documentation).
@@ -87,6 +94,7 @@ impl ForecastSpec {
             "mirror" => return Ok(Self::Mirror),
             "orbital" => return Ok(Self::Orbital),
             "calibrated" => return Ok(Self::Calibrated),
+            "blind" => return Ok(Self::Blind),
             _ => {}
         }
         if let Some(rest) = text.strip_prefix("calibrated:") {
@@ -118,6 +126,7 @@ impl ForecastSpec {
             Self::Orbital => "orbital".into(),
             Self::OrbitalTle { tle, lat, lon } => format!("orbital:{}@{lat},{lon}", tle.display()),
             Self::Calibrated => "calibrated".into(),
+            Self::Blind => "blind".into(),
             Self::Dish(addr) => format!("dish:{addr}"),
             Self::CalibratedDish(addr) => format!("calibrated:dish:{addr}"),
         }
@@ -168,6 +177,8 @@ pub struct ForecastInputs<'a> {
     pub orbits: Option<(&'a OrbitPredictorInputs, DateTime<Utc>)>,
     /// Whether the call runs in real time: the local UTC clock (and a dish) are there.
     pub real_time: bool,
+    /// The call's seed (where `blind` draws its instants).
+    pub seed: u64,
 }
 
 /// Why a spec cannot apply to a call.
@@ -223,6 +234,14 @@ pub fn build(
             Some(t) => Box::new(TruthCalibrated::new(t, inputs.orbits, epoch)),
             // The edge of a real call: the slot grid is read from the local UTC clock.
             None if inputs.real_time => Box::new(Calibrated::slot_grid(epoch, Utc::now())),
+            None => return Err(no_timeline()),
+        },
+        ForecastSpec::Blind => match inputs.timeline {
+            Some(t) => Box::new(Blind::new(
+                Box::new(TruthCalibrated::new(t, inputs.orbits, epoch)),
+                epoch,
+                inputs.seed,
+            )),
             None => return Err(no_timeline()),
         },
         ForecastSpec::OrbitalTle { tle, lat, lon } => orbital_tle(tle, *lat, *lon, epoch),
@@ -361,6 +380,7 @@ mod tests {
             "mirror",
             "orbital",
             "calibrated",
+            "blind",
             "dish:h:1",
         ] {
             assert_eq!(ForecastSpec::parse(spec).unwrap().name(), spec);
@@ -373,6 +393,7 @@ mod tests {
             timeline: None,
             orbits: None,
             real_time,
+            seed: 0,
         }
     }
 

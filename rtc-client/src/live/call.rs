@@ -214,6 +214,7 @@ pub async fn run(
             timeline: config.link.as_ref().map(|l| &l.timeline),
             orbits: None,
             real_time: true,
+            seed: config.seed,
         },
         epoch,
     )

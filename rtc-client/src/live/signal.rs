@@ -227,7 +227,9 @@ pub fn extmap_id(sdp: &str, uri: &str) -> Option<u8> {
         let mut fields = rest.split_whitespace();
         let id = fields.next().and_then(|f| f.split('/').next());
         if fields.next() == Some(uri)
-            && let Some(id) = id.and_then(|id| id.parse::<u8>().ok()).filter(|&id| id >= 1)
+            && let Some(id) = id
+                .and_then(|id| id.parse::<u8>().ok())
+                .filter(|&id| id >= 1)
         {
             return Some(id);
         }
@@ -265,11 +267,11 @@ mod tests {
                    a=extmap:7/sendrecv {uri}\r\n"
             .replace("{uri}", uri);
         assert_eq!(extmap_id(&sdp, uri), Some(7));
-        let audio_only = "v=0\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111\r\na=extmap:4 {uri}\r\n"
-            .replace("{uri}", uri);
+        let audio_only =
+            "v=0\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111\r\na=extmap:4 {uri}\r\n".replace("{uri}", uri);
         assert_eq!(extmap_id(&audio_only, uri), None);
-        let session = "v=0\r\na=extmap:2 {uri}\r\nm=video 9 UDP/TLS/RTP/SAVPF 96\r\n"
-            .replace("{uri}", uri);
+        let session =
+            "v=0\r\na=extmap:2 {uri}\r\nm=video 9 UDP/TLS/RTP/SAVPF 96\r\n".replace("{uri}", uri);
         assert_eq!(extmap_id(&session, uri), Some(2));
         assert_eq!(extmap_id("a=extmap:zero x\r\na=extmap:0 x", "x"), None);
     }

@@ -18,8 +18,8 @@ use crate::call::video::Video;
 use crate::fec::FecReceiverHandle;
 use crate::forecast::{self, ForecastInputs};
 use crate::link::{Link, Time};
-use crate::media::qoe::QoeMeter;
 use crate::media::playout::PlayoutConfig;
+use crate::media::qoe::QoeMeter;
 use crate::media::receiver::{Playout, Receiver, ReceiverConfig};
 use crate::nack::NackGeneratorHandle;
 use pacer::nack::NackResponderHandle;
@@ -165,6 +165,7 @@ impl SimCall {
                     .as_ref()
                     .map(|(inputs, start)| (inputs, *start)),
                 real_time: false,
+                seed: config.seed,
             },
             epoch,
         )?;
