@@ -49,9 +49,10 @@ QOE = [
 ]
 
 GOAL_POLICIES = [
-    ("default", "default: libwebrtc's 2000-ms limit + adaptive FEC"),
-    ("timed@fixed:200", "timed@fixed:200: hold + guard + boost + playout raise"),
-    ("timed:hold+guard+boost@fixed:200", "timed:hold+guard+boost@fixed:200: without the playout raise"),
+    ("default", "`default`: libwebrtc's fixed 2000-ms queue limit with its adaptive FEC"),
+    ("timed@fixed:200", "`timed@fixed:200`: a 200-ms limit with every handover-timed action (pacer hold, "
+     "estimator guard, FEC boost, playout raise) at the forecast's instants"),
+    ("timed:hold+guard+boost@fixed:200", "`timed:hold+guard+boost@fixed:200`: the same without the playout raise"),
 ]
 CARDS = [
     ("models/policy.json", "the paper's queue-limit model"),
@@ -379,8 +380,11 @@ class Page:
             return lines + [self.not_run("goal"), ""]
         run = self.goal
         plan = run.plan
+        shipped = sorted(os.path.basename(f)[:-len(".toml")] for f in glob.glob("traces/scenarios/*.toml"))
+        which = ("Every shipped scenario (`traces/scenarios/`)" if sorted(run.scenarios()) == shipped
+                 else f"{len(run.scenarios())} of the {len(shipped)} shipped scenarios")
         lines += [
-            f"Every shipped scenario (`traces/scenarios/`), {plan['calls']} calls of "
+            f"{which}, {plan['calls']} calls of "
             f"{fmt_duration(plan['duration_s'])} per cell on seeds {plan['seed_base']}-"
             f"{plan['seed_base'] + plan['calls'] - 1} (the same seeds for every policy of a "
             f"scenario), forecast `{plan['handover']}`, decision interval {plan['interval_s']:.0f} s. "
@@ -564,8 +568,9 @@ class Page:
             "What the congestion window (`off`, libwebrtc's `pushback`, AlphaRTC's pacer-side "
             "`pacer`) and modern libwebrtc's key-frame flush do to the queue limit's effect, as "
             "docs/experiments/sender-fidelity-2026-11-30.md first measured it: every combination "
-            "over the same seeds, 10-minute LEO calls and a 90-s call with one 2-s outage on a clean "
-            "3-Mbit/s link (docs/experiments/sender-fidelity-outage.toml). QoE columns: report.json, "
+            "over the same seeds, on the LEO scenarios and on a call with one 2-s outage on a clean "
+            "3-Mbit/s link (docs/experiments/sender-fidelity-outage.toml), each table with its calls. "
+            "QoE columns: report.json, "
             "mean [95 % bootstrap CI]. Pacer and sender columns: per call from telemetry (mean queue "
             "and window duration-weighted, max queue the largest, drain boost, frames dropped and "
             "packets flushed summed), then the mean over calls with a 95 % bootstrap CI; min "
@@ -645,7 +650,8 @@ class Page:
         lines += [
             f"Our sender (pacer, GoogCC, NACK/RTX, FlexFEC, real VP8 from libvpx) to headless "
             f"Chromium over the starlink scenario's links (`rtc-client browser --direction receive`), "
-            f"{n} call(s) of {secs:.0f} s per policy on seeds {seeds[0]}-{seeds[-1]}, in real time on "
+            f"{n} call{'s' if n > 1 else ''} of {secs:.0f} s per policy "
+            f"({'seeds ' + str(seeds[0]) + '-' + str(seeds[-1]) if n > 1 else 'seed ' + str(seeds[0])}), in real time on "
             "loopback, calibrated forecast. Chromium's columns are its own `getStats()` at the call's "
             "end: freezeCount, totalFreezesDuration, the mean jitter-buffer (playout) delay "
             "(jitterBufferDelay / jitterBufferEmittedCount) and framesDropped; ours are our QoE "
@@ -728,8 +734,8 @@ class Page:
                 ["machine", f"{m['cores']} cores, {m['cpu']}"],
                 ["date (UTC)", m["started"]],
                 ["calls per cell", f"{m['calls']} of {m['duration']}, seeds from {m['seed']}, {m['jobs']} at once"],
-                ["build", f"`{m.get('build', '')}` ({float(m.get('build_s', 0)):.0f} s, not counted below)"],
-                ["total wall time", f"{fmt_wall(total)} (build included)"],
+                ["build", f"`{m.get('build', '')}`: {float(m.get('build_s', 0)):.0f} s"],
+                ["total wall time", f"{fmt_wall(total)}, the build and every section included"],
             ]),
             "",
             "| section | wall time | commands |",
@@ -982,9 +988,9 @@ def self_test():
         expect("| machine | 2 cores, Test CPU |")
         expect("rtc-client experiment --out runs/x/goal   # goal, 60.5 s")
         expect("| starlink | `default` | ")
-        expect("| | `timed@fixed:200` | ")
-        expect("| | `timed:hold+guard+boost@fixed:200` | ")
-        expect(f"| | `{learned[1]}` | ")
+        expect("|  | `timed@fixed:200` | ")
+        expect("|  | `timed:hold+guard+boost@fixed:200` | ")
+        expect(f"|  | `{learned[1]}` | ")
         expect("### Against the goal")
         expect("| `default` + playout floor 100 ms † | ")
         expect("| `timed@fixed:200`, forecast 50 ms early | ")
