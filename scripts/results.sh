@@ -107,6 +107,13 @@ command -v python3 >/dev/null || die "python3 is not on PATH (the page is render
 
 started_utc="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 t_start="$(date +%s.%N)"
+# The commit the runs describe, taken before they start. Uncommitted changes to anything but the
+# page itself and the README (which this script writes) mean the figures may not be the
+# commit's.
+commit="$(git rev-parse HEAD 2>/dev/null || echo unknown)"
+if [ -n "$(git status --porcelain -- . ':!docs/results.md' ':!README.md' 2>/dev/null)" ]; then
+  commit="$commit (dirty)"
+fi
 if [ -z "$out" ]; then out="runs/results/$mode-$(date -u +%Y%m%dT%H%M%SZ)"; fi
 if [ -e "$out" ] && [ -n "$(ls -A "$out" 2>/dev/null)" ]; then
   die "$out is not empty: give a new --out, or remove it"
@@ -296,15 +303,9 @@ if want browser && [ -z "$browser_reason" ]; then
 fi
 
 # --- the page -------------------------------------------------------------------------------
-dirty=""
-# Uncommitted changes to anything but the page itself and the README (which this script writes)
-# mean the figures may not be the commit's.
-if [ -n "$(git status --porcelain -- . ':!docs/results.md' ':!README.md' 2>/dev/null)" ]; then
-  dirty=" (dirty)"
-fi
 {
   printf 'mode\t%s\n' "$mode"
-  printf 'commit\t%s%s\n' "$(git rev-parse HEAD 2>/dev/null || echo unknown)" "$dirty"
+  printf 'commit\t%s\n' "$commit"
   printf 'cores\t%s\n' "$(nproc)"
   printf 'cpu\t%s\n' "$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || echo unknown)"
   printf 'started\t%s\n' "$started_utc"
