@@ -223,8 +223,15 @@ def fmt_change(change, significant):
 class Compared:
     """One metric of a row: its own summary and its comparison with a reference."""
 
-    def __init__(self, mean, lo, hi, change, p):
+    def __init__(self, mean, lo, hi, change, p, reference):
         self.mean, self.lo, self.hi, self.change, self.p = mean, lo, hi, change, p
+        self.reference = reference
+
+    def worse(self, higher_is_better=False):
+        """Significantly worse than the reference (also when the reference is 0)."""
+        if not self.significant or self.reference is None:
+            return False
+        return self.mean < self.reference if higher_is_better else self.mean > self.reference
 
     @property
     def significant(self):
@@ -236,12 +243,14 @@ def compare(run, scenario, policy, key, ref=None):
     (a (Run, scenario, policy) triple on the same seeds) when given."""
     m = run.metric(scenario, policy, key)
     if ref is None:
-        return Compared(m["mean"], m["ci_low"], m["ci_high"], m["change_vs_default_pct"], m["p_value"])
+        base = run.metric(scenario, "default", key)["mean"] if run.has(scenario, "default") else None
+        return Compared(m["mean"], m["ci_low"], m["ci_high"], m["change_vs_default_pct"], m["p_value"], base)
     rrun, rsc, rpol = ref
     r = rrun.metric(rsc, rpol, key)
     if run.cell(scenario, policy)["seeds"] != rrun.cell(rsc, rpol)["seeds"]:
         raise RenderError(f"{run.path} {scenario}/{policy} and its reference {rrun.path} ran different seeds")
-    return Compared(m["mean"], m["ci_low"], m["ci_high"], change_pct(m["mean"], r["mean"]), paired_p(m["values"], r["values"]))
+    return Compared(m["mean"], m["ci_low"], m["ci_high"], change_pct(m["mean"], r["mean"]),
+                    paired_p(m["values"], r["values"]), r["mean"])
 
 
 def qoe_cells(run, scenario, policy, baseline=False, ref=None):
@@ -364,11 +373,11 @@ class Page:
                     )
                 else:
                     harms = []
-                    if f.significant and f.change is not None and f.change > 0:
-                        harms.append(f"freezes {fmt_change(f.change, True)}")
-                    if b.significant and b.change is not None and b.change < 0:
+                    if f.worse():
+                        harms.append(f"freezes {f.reference:.2f} -> {f.mean:.2f}/min ({fmt_change(f.change, True)})")
+                    if b.worse(higher_is_better=True):
                         harms.append(f"bitrate {fmt_change(b.change, True)}")
-                    if d.significant and d.change is not None and d.change > GOAL_MAX_P95_PCT:
+                    if d.worse() and (d.change is None or d.change > GOAL_MAX_P95_PCT):
                         harms.append(f"P95 {fmt_change(d.change, True)}")
                     row.append("harm: " + ", ".join(harms) if harms else f"no harm (freezes {fmt_change(f.change, f.significant)})")
             rows.append(row)
@@ -992,6 +1001,8 @@ def self_test():
         expect("|  | `timed:hold+guard+boost@fixed:200` | ")
         expect(f"|  | `{learned[1]}` | ")
         expect("### Against the goal")
+        expect("| `timed@fixed:200` | not met: freezes +10.0 %, ")
+        expect(" | no harm (freezes +10.0 %) |")
         expect("| `default` + playout floor 100 ms † | ")
         expect("| `timed@fixed:200`, forecast 50 ms early | ")
         expect("| `timed@fixed:200`, forecast-blind (`--handover blind`) | ")
