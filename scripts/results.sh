@@ -49,8 +49,9 @@ Options:
   --no-docs          write the page to DIR/results.md only, leaving docs/ and README.md alone
   -h, --help         this text
 
-Full mode: 30 calls of 10 minutes per cell, 3 browser calls of 60 s per policy; it states its
-wall time on the page (about 25 to 40 minutes on 2 cores).
+Full mode: 30 calls of 10 minutes per cell, 3 browser calls of 60 s per policy; the page states
+its wall time (43 minutes on the shared 2-core development machine, where a simulated 10-minute
+call takes about 1.5 s of CPU; quick mode took about 2 minutes there).
 EOF
 }
 
