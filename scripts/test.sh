@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every check the project has: import circles, the results renderer, formatting, lints, all
-# tests, the API docs and the fuzz target's build.
+# tests, the sharded sweep on a single-node Slurm cluster, the API docs and the fuzz target's
+# build.
 #
 # Usage: scripts/test.sh
 #
@@ -67,6 +68,9 @@ cargo check -p pacer --no-default-features --locked
 
 step "cargo test --workspace --features rtc-client/vp8"
 cargo test --workspace --locked --features rtc-client/vp8
+
+step "a sweep in 4 shards on a single-node Slurm merges to the unsharded run (scripts/slurm/test-sweep.sh)"
+scripts/slurm/test-sweep.sh
 
 step "cargo doc (warnings are errors)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --all-features --locked

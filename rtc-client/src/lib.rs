@@ -11,7 +11,9 @@
 //!   options, the sender chain (pacer, estimator, congestion window), the camera and the
 //!   decision interval's telemetry record.
 //! - [`nack`]: libwebrtc-like loss recovery (NACK generator and responder, RTX).
-//! - [`experiment`]: A/B experiments over scenarios and seeds, with statistics and plots.
+//! - [`experiment`]: A/B experiments over scenarios and seeds, with statistics and plots, split
+//!   into shards, resumed after a crash and merged.
+//! - [`durable`]: files written so that a crash leaves them whole or recognisably unfinished.
 //! - [`sim`]: one call in virtual time through the real webrtc-rs interceptor chain (GCC, TWCC,
 //!   the handover-aware pacer, NACK), with the media engine, the scenario's links and a queue
 //!   policy, producing one telemetry record per decision interval.
@@ -25,6 +27,7 @@
 #![forbid(unsafe_code)]
 
 pub mod call;
+pub mod durable;
 pub mod experiment;
 pub mod fec;
 pub mod forecast;

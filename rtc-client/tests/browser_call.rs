@@ -309,7 +309,7 @@ fn chromium_to_our_receiver_follows_our_feedback() {
 #[test]
 fn an_offer_with_only_unsupported_codecs_gets_a_clear_422() {
     use rtc_client::live::answer::{AnswerConfig, AnswerServer};
-    use rtc_client::live::http::{PeerUrl, request_raw};
+    use rtc_client::live::http::{Peer, request_raw};
     use rtc_client::live::web::WebConfig;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -323,12 +323,14 @@ fn an_offer_with_only_unsupported_codecs_gets_a_clear_422() {
                 allow_non_loopback: false,
                 fec: false,
                 web: Some(WebConfig::default()),
+                token: None,
+                tls: None,
             },
             |_| {},
         )
         .await
         .unwrap();
-        let peer = PeerUrl::parse(&format!("http://{}", server.local_addr())).unwrap();
+        let peer = Peer::plain(&format!("http://{}", server.local_addr())).unwrap();
         let sdp = "v=0\r\no=- 1 2 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\na=group:BUNDLE 0\r\n\
                    m=video 9 UDP/TLS/RTP/SAVPF 49\r\nc=IN IP4 0.0.0.0\r\na=mid:0\r\na=sendonly\r\n\
                    a=rtpmap:49 H265/90000\r\na=candidate:1 1 udp 1 127.0.0.1 40000 typ host\r\n";

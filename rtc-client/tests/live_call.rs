@@ -13,7 +13,7 @@ use rtc_client::call::{FecChoice, PolicyChoice, TimedActions};
 use rtc_client::forecast::ForecastSpec;
 use rtc_client::link::{Capacity, Delay, LinkConfig, Loss};
 use rtc_client::live::call::{LinkSetup, LiveCallConfig, LiveCallOutcome, run};
-use rtc_client::live::http::{PeerUrl, request_raw};
+use rtc_client::live::http::{Peer, request_raw};
 use rtc_client::live::signal::ErrorBody;
 use rtc_client::scenario::orbit::End;
 use rtc_client::scenario::timeline::{Handover, HandoverTimeline};
@@ -219,7 +219,7 @@ async fn failing_sources_fall_back_to_2000_ms_and_the_calls_complete() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn signalling_refuses_bad_input_with_the_reason() {
     let answerer = Answerer::start().await;
-    let peer = PeerUrl::parse(&answerer.url()).unwrap();
+    let peer = Peer::plain(&answerer.url()).unwrap();
     let timeout = Duration::from_secs(5);
     let post = |body: Vec<u8>, kind: &'static str| {
         let peer = peer.clone();

@@ -29,6 +29,20 @@ pub enum TelemetryError {
         /// The I/O error.
         source: io::Error,
     },
+    /// The last line has no newline: its writer stopped in the middle of the record (a killed
+    /// process, a full disk), so it is not read, even when what is there happens to parse.
+    /// Reading stops there.
+    #[error(
+        "{}line {line}: the last line is cut short (no newline at its end): the file was not \
+         completely written, and the line is not read",
+        path_prefix(.path)
+    )]
+    Truncated {
+        /// The file, when known.
+        path: Option<PathBuf>,
+        /// 1-based line number.
+        line: u64,
+    },
     /// A line is not a valid interval record.
     #[error("{}line {line}: {error}", path_prefix(.path))]
     Line {
@@ -58,7 +72,9 @@ impl TelemetryError {
     /// The 1-based line number the error is about, for reading errors.
     pub fn line(&self) -> Option<u64> {
         match self {
-            Self::Read { line, .. } | Self::Line { line, .. } => Some(*line),
+            Self::Read { line, .. } | Self::Line { line, .. } | Self::Truncated { line, .. } => {
+                Some(*line)
+            }
             _ => None,
         }
     }
@@ -75,14 +91,17 @@ fn path_prefix(path: &Option<PathBuf>) -> String {
 ///
 /// A line that is not a valid record is yielded as a [`TelemetryError::Line`] naming its 1-based
 /// line number, and reading goes on with the next line, so a caller may skip bad lines. A read
-/// error is yielded once as [`TelemetryError::Read`] and ends the iteration. The `schema` field is
+/// error is yielded once as [`TelemetryError::Read`] and ends the iteration. Every record the
+/// writer writes ends in `\n`, so a last line without one is a record cut short by a writer that
+/// stopped mid-line: it is yielded as [`TelemetryError::Truncated`], never as a record
+/// (docs/architecture.md, "Sweeps, shards and resume"). The `schema` field is
 /// checked before anything else, so a record of another schema version is reported as such
 /// rather than as whatever field it happens to lack.
 pub fn read_intervals<R: BufRead>(
     reader: R,
 ) -> impl Iterator<Item = Result<IntervalRecord, TelemetryError>> {
     Intervals {
-        lines: reader.lines(),
+        reader,
         line: 0,
         path: None,
         done: false,
@@ -98,7 +117,7 @@ pub fn read_intervals_file(path: impl AsRef<Path>) -> Result<Vec<IntervalRecord>
         source,
     })?;
     Intervals {
-        lines: BufReader::new(file).lines(),
+        reader: BufReader::new(file),
         line: 0,
         path: Some(path.to_owned()),
         done: false,
@@ -107,7 +126,7 @@ pub fn read_intervals_file(path: impl AsRef<Path>) -> Result<Vec<IntervalRecord>
 }
 
 struct Intervals<R> {
-    lines: io::Lines<R>,
+    reader: R,
     line: u64,
     path: Option<PathBuf>,
     done: bool,
@@ -121,9 +140,22 @@ impl<R: BufRead> Iterator for Intervals<R> {
             return None;
         }
         loop {
-            let next = self.lines.next()?;
+            let mut bytes = Vec::new();
+            let read = self.reader.read_until(b'\n', &mut bytes);
+            if matches!(read, Ok(0)) {
+                return None;
+            }
             self.line += 1;
-            let text = match next {
+            let complete = bytes.last() == Some(&b'\n');
+            let text = read.and_then(|_| {
+                String::from_utf8(bytes).map_err(|_| {
+                    io::Error::new(
+                        io::ErrorKind::InvalidData,
+                        "stream did not contain valid UTF-8",
+                    )
+                })
+            });
+            let text = match text {
                 Ok(text) => text,
                 Err(source) => {
                     self.done = true;
@@ -137,7 +169,16 @@ impl<R: BufRead> Iterator for Intervals<R> {
             if text.trim().is_empty() {
                 continue;
             }
-            return Some(parse_line(&text).map_err(|error| TelemetryError::Line {
+            if !complete {
+                self.done = true;
+                return Some(Err(TelemetryError::Truncated {
+                    path: self.path.clone(),
+                    line: self.line,
+                }));
+            }
+            let line = text.strip_suffix('\n').unwrap_or(&text);
+            let line = line.strip_suffix('\r').unwrap_or(line);
+            return Some(parse_line(line).map_err(|error| TelemetryError::Line {
                 path: self.path.clone(),
                 line: self.line,
                 error,
@@ -298,7 +339,13 @@ mod tests {
         }
     }
 
+    /// Reads `text` as a file of whole lines: a last line without its newline gets one, since
+    /// these tests are about the records, not about files cut short.
     fn read_all(text: &str) -> Vec<Result<IntervalRecord, TelemetryError>> {
+        let mut text = text.to_owned();
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
         read_intervals(text.as_bytes()).collect()
     }
 
@@ -791,6 +838,46 @@ mod tests {
         );
         std::fs::remove_dir_all(&dir).unwrap();
     }
+    #[test]
+    fn a_last_line_cut_short_is_reported_and_never_read_even_when_it_parses() {
+        let good = line_of(&sample(0));
+        let whole = good.trim_end_matches('\n');
+        for tail in [&good[..good.len() / 2], whole] {
+            let text = format!("{good}{good}{tail}");
+            let results: Vec<_> = read_intervals(text.as_bytes()).collect();
+            assert_eq!(results.len(), 3, "{tail}");
+            assert!(results[0].is_ok() && results[1].is_ok());
+            let err = results[2].as_ref().unwrap_err();
+            assert!(
+                matches!(err, TelemetryError::Truncated { line: 3, .. }),
+                "{err:?}"
+            );
+            assert_eq!(
+                err.to_string(),
+                "line 3: the last line is cut short (no newline at its end): the file was not \
+                 completely written, and the line is not read"
+            );
+        }
+        // Trailing blanks without a newline are no record at all.
+        let text = format!("{good}  ");
+        assert_eq!(read_intervals(text.as_bytes()).count(), 1);
+        // A cut-short line in a file names the file and stops the read.
+        let dir = std::env::temp_dir().join(format!("pacer-truncated-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("call.jsonl");
+        std::fs::write(&path, format!("{good}{}", &good[..10])).unwrap();
+        let err = read_intervals_file(&path).unwrap_err();
+        assert_eq!(err.line(), Some(2));
+        assert!(
+            err.to_string().starts_with(&format!(
+                "{}: line 2: the last line is cut short",
+                path.display()
+            )),
+            "{err}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
     proptest::proptest! {
         // serde_json parses floats exactly only with its `float_roundtrip` feature; without it a
         // value such as 2.938171304346487e87 reads back one ulp off.

@@ -3,11 +3,14 @@
 use anyhow::{Context, Result};
 use clap::Args;
 use rtc_client::live::answer::{AnswerConfig, AnswerEvent, AnswerServer};
+use rtc_client::live::auth::{Token, token_required};
 use rtc_client::live::status::process_cpu_time;
+use rtc_client::live::tls::ServerTls;
 use rtc_client::live::web::WebConfig;
 use std::collections::HashMap;
 use std::io::Write;
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::Notify;
@@ -18,10 +21,25 @@ const DEFAULT_LISTEN: &str = "127.0.0.1:8443";
 /// `rtc-client answer` arguments.
 #[derive(Debug, Args)]
 pub struct AnswerArgs {
-    /// Signalling address (HTTP). Loopback by default; a non-loopback address is served only
-    /// when given here [default: 127.0.0.1:8443].
+    /// Signalling address. Loopback by default; a non-loopback address is served only when
+    /// given here, and then every request needs the bearer token (printed at start, or
+    /// --token-file) [default: 127.0.0.1:8443].
     #[arg(long, value_name = "ADDR:PORT")]
     listen: Option<SocketAddr>,
+    /// Require `Authorization: Bearer TOKEN` on every request (at least 22 characters of
+    /// URL-safe base64 or hex). Beyond loopback one is generated when none is given. Visible to
+    /// other users in the process list: prefer --token-file.
+    #[arg(long, value_name = "TOKEN", conflicts_with = "token_file")]
+    token: Option<String>,
+    /// Like --token, read from FILE (its only content).
+    #[arg(long, value_name = "FILE")]
+    token_file: Option<PathBuf>,
+    /// Serve HTTPS with this PEM certificate chain (rustls, TLS 1.3); needs --tls-key.
+    #[arg(long, value_name = "PEM", requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// The PEM private key of --tls-cert (PKCS#8, PKCS#1 or SEC1).
+    #[arg(long, value_name = "PEM", requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
     /// Exit when the first call ends (for scripts).
     #[arg(long)]
     once: bool,
@@ -50,12 +68,75 @@ pub fn run(args: AnswerArgs) -> Result<()> {
     runtime.block_on(serve(args))
 }
 
+/// Who may call: the token (given, generated beyond loopback, or none) and whether it was
+/// generated here (then printed once), and the TLS identity.
+fn access(
+    args: &AnswerArgs,
+    listen: SocketAddr,
+) -> Result<(Option<Token>, bool, Option<ServerTls>)> {
+    let given = super::args::given_token(args.token.as_deref(), args.token_file.as_deref())?;
+    let (token, generated) = match given {
+        Some(token) => (Some(token), false),
+        None if token_required(listen.ip()) => (
+            Some(Token::generate().context("cannot generate a token")?),
+            true,
+        ),
+        None => (None, false),
+    };
+    let tls = match (&args.tls_cert, &args.tls_key) {
+        (Some(cert), Some(key)) => Some(ServerTls::from_pem_files(cert, key)?),
+        _ => None,
+    };
+    Ok((token, generated, tls))
+}
+
+/// The lines that tell the user where to call, with what.
+fn announce(args: &AnswerArgs, addr: SocketAddr, token: Option<&Token>, generated: bool) {
+    let scheme = if args.tls_cert.is_some() {
+        "https"
+    } else {
+        "http"
+    };
+    let needs = if token.is_some() {
+        ", every request with Authorization: Bearer TOKEN"
+    } else {
+        ""
+    };
+    println!("answering on {scheme}://{addr} (POST /calls{needs}); Ctrl-C to stop");
+    // Printed once, here: the only copy outside this process.
+    let fragment = match token {
+        Some(t) if generated => {
+            println!("token: {}", t.expose());
+            println!(
+                "  (callers: put it in a file and pass `call --peer {scheme}://{addr} \
+                 --token-file FILE`)"
+            );
+            format!("#token={}", t.expose())
+        }
+        Some(_) => "#token=TOKEN".to_owned(),
+        None => String::new(),
+    };
+    if token.is_some() && scheme == "http" && token_required(addr.ip()) {
+        eprintln!(
+            "warning: without --tls-cert the token crosses the network in clear text; serve \
+             HTTPS beyond a trusted network"
+        );
+    }
+    if args.web {
+        println!(
+            "browser peer on {scheme}://{addr}/?mode=receive{fragment} (answers `call --peer \
+             {scheme}://{addr}/web`) and {scheme}://{addr}/?mode=send{fragment}"
+        );
+    }
+}
+
 async fn serve(args: AnswerArgs) -> Result<()> {
     let explicit = args.listen.is_some();
     let listen = match args.listen {
         Some(addr) => addr,
         None => DEFAULT_LISTEN.parse().context("default address")?,
     };
+    let (token, generated, tls) = access(&args, listen)?;
     let ended = Arc::new(Notify::new());
     let on_end = Arc::clone(&ended);
     // CPU time and wall clock at each call's start, for its CPU share at the end.
@@ -69,6 +150,8 @@ async fn serve(args: AnswerArgs) -> Result<()> {
                 stats_out: args.browser_stats.clone(),
                 ..WebConfig::default()
             }),
+            token: token.clone(),
+            tls,
         },
         move |event| {
             let mut out = std::io::stdout().lock();
@@ -102,17 +185,7 @@ async fn serve(args: AnswerArgs) -> Result<()> {
         },
     )
     .await?;
-    println!(
-        "answering on http://{} (POST /calls); Ctrl-C to stop",
-        server.local_addr()
-    );
-    if args.web {
-        println!(
-            "browser peer on http://{0}/?mode=receive (answers `call --peer http://{0}/web`) \
-             and http://{0}/?mode=send",
-            server.local_addr()
-        );
-    }
+    announce(&args, server.local_addr(), token.as_ref(), generated);
     tokio::select! {
         signal = tokio::signal::ctrl_c() => signal.context("cannot wait for Ctrl-C")?,
         () = ended.notified(), if args.once => {}

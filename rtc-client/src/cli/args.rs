@@ -11,9 +11,11 @@ use rtc_client::call::{
     ActionSet, BweChoice, FecChoice, NackChoice, PolicyChoice, SenderOverrides, TimedActions,
     TimingError,
 };
-use rtc_client::experiment::batch::{self, FinishedCall};
+use rtc_client::experiment::batch::{self, BatchError, FinishedCall};
 use rtc_client::experiment::run::{CallSettings, CellCall};
+use rtc_client::experiment::shard::Shard;
 use rtc_client::forecast::{ForecastError, ForecastSpec};
+use rtc_client::live::auth::Token;
 use rtc_client::scenario::{Scenario, ScenarioPaths};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -151,6 +153,21 @@ impl TimingArgs {
 }
 
 /// `--fec`: a [`FecChoice`] by name.
+/// The bearer token given as `--token TEXT` or `--token-file FILE` (clap keeps them apart),
+/// checked ([`Token::parse`]).
+///
+/// # Errors
+///
+/// Naming the flag, when the file cannot be read or the token is too weak.
+pub fn given_token(text: Option<&str>, file: Option<&Path>) -> Result<Option<Token>> {
+    use anyhow::Context;
+    Ok(match (text, file) {
+        (Some(text), _) => Some(Token::parse(text).context("--token")?),
+        (None, Some(path)) => Some(Token::read_file(path).context("--token-file")?),
+        (None, None) => None,
+    })
+}
+
 fn parse_fec(text: &str) -> Result<FecChoice, String> {
     FecChoice::parse(text).map_err(|e| e.to_string())
 }
@@ -342,6 +359,11 @@ pub(crate) fn parse_interval(text: &str) -> Result<Duration, String> {
     Ok(d)
 }
 
+/// `--shard`: `K/N`.
+fn parse_shard(text: &str) -> Result<Shard, String> {
+    Shard::parse(text).map_err(|e| e.to_string())
+}
+
 /// The policy's name as telemetry writes it.
 pub(crate) fn policy_name(policy: &PolicyChoice) -> String {
     policy.name()
@@ -381,13 +403,23 @@ pub struct RunArgs {
     /// beats the scenario file's `[sender]` table, which beats the default.
     #[command(flatten)]
     pub sender: SenderArgs,
-    /// Output directory; it must not exist or be empty (see --force).
+    /// Output directory; it must not exist or be empty (see --force and --resume).
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
     /// Write into a non-empty --out, replacing the telemetry, plots and reports a previous run
     /// left there.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "resume")]
     pub force: bool,
+    /// Run only shard K of N: the calls whose index in the plan (scenario, then policy, then
+    /// seed) is K-1 modulo N. A shard writes its calls' telemetry and run.json; `rtc-client
+    /// merge` joins the N shard directories into what one run writes.
+    #[arg(long, value_name = "K/N", default_value = "1/1", value_parser = parse_shard)]
+    pub shard: Shard,
+    /// Finish the run that --out holds (killed, or stopped by a failure) with the same
+    /// arguments: calls recorded as done are kept, the others run. An empty or missing --out
+    /// starts afresh, so a job can always pass it.
+    #[arg(long)]
+    pub resume: bool,
     /// Print JSON on stdout instead of text.
     #[arg(long)]
     pub json: bool,
@@ -422,13 +454,15 @@ impl RunArgs {
     }
 
     /// Runs every call of `specs` on `--jobs` threads with a progress bar on stderr, writing each
-    /// call's telemetry under `--out` (see [`batch::run_calls`]); the result is in `specs` order.
+    /// call's telemetry under `--out` and handing it to `on_call` (see [`batch::run_calls`]); the
+    /// result is in `specs` order.
     pub fn run_calls(
         &self,
         scenarios: &[Scenario],
         policies: &[PolicyChoice],
         specs: &[CellCall],
         epoch: Instant,
+        on_call: impl Fn(usize, &FinishedCall) -> Result<(), BatchError> + Sync,
     ) -> Result<Vec<FinishedCall>> {
         let threads = self.threads();
         tracing::info!(
@@ -454,7 +488,11 @@ impl RunArgs {
             &self.out,
             self.settings(),
             epoch,
-            |_| bar.inc(1),
+            |index, call| {
+                on_call(index, call)?;
+                bar.inc(1);
+                Ok(())
+            },
         );
         bar.finish_and_clear();
         Ok(finished?)

@@ -6,17 +6,17 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
 use pacer::telemetry::TelemetryWriter;
 use rtc_client::call::{PolicyChoice, SenderOptions, VideoChoice};
+use rtc_client::durable::SyncedFile;
 use rtc_client::forecast::ForecastSpec;
 use rtc_client::live::answer::{AnswerConfig, AnswerEvent, AnswerServer};
 use rtc_client::live::call::{LinkSetup, LiveCallConfig, StatusEvent, run as run_call};
 use rtc_client::live::chromium::{self, Chromium};
-use rtc_client::live::http::{PeerUrl, request};
+use rtc_client::live::http::{Peer, request};
 use rtc_client::live::signal::{QoeQuery, QoeSnapshot};
 use rtc_client::live::web::{WebConfig, WebHandle, WebLink};
 use rtc_client::scenario::Scenario;
 use serde_json::{Value, json};
-use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -139,6 +139,8 @@ async fn drive(
                 link: web_link,
                 ip: None,
             }),
+            token: None,
+            tls: None,
         },
         move |event| {
             if let AnswerEvent::Second { line, .. } = &event {
@@ -227,6 +229,8 @@ async fn receive(
 ) -> Result<Value> {
     let config = LiveCallConfig {
         peer: format!("http://{addr}/web"),
+        token: None,
+        ca: None,
         duration: args.seconds,
         policy: args.policy.clone(),
         handover: args.handover.clone(),
@@ -238,9 +242,10 @@ async fn receive(
         video: VideoChoice::Vp8,
     };
     let path = args.out.join("telemetry.jsonl");
-    let mut telemetry = TelemetryWriter::new(BufWriter::new(
-        File::create(&path).with_context(|| format!("cannot create {}", path.display()))?,
-    ));
+    // One record committed per interval, as `call --telemetry` does.
+    let mut telemetry = TelemetryWriter::new(
+        SyncedFile::create(&path).with_context(|| format!("cannot create {}", path.display()))?,
+    );
     let mut decisions = Vec::new();
     let mut targets = Vec::new();
     let cancel = async {
@@ -327,7 +332,7 @@ async fn send(
             args.out.join("chromium.log").display()
         );
     };
-    let peer = PeerUrl::parse(&format!("http://{addr}"))?;
+    let peer = Peer::plain(&format!("http://{addr}"))?;
     let response = request(
         &peer,
         "POST",

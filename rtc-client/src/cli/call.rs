@@ -5,14 +5,14 @@ use anyhow::{Context, Result};
 use clap::Args;
 use pacer::telemetry::TelemetryWriter;
 use rtc_client::call::{PolicyChoice, SenderOptions, VideoChoice};
+use rtc_client::durable::SyncedFile;
 use rtc_client::forecast::ForecastSpec;
 use rtc_client::live::call::{
     LinkSetup, LiveCallConfig, LiveCallOutcome, StatusEvent, run as run_call,
 };
 use rtc_client::live::status::{process_cpu_time, summary};
 use rtc_client::scenario::Scenario;
-use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::net::IpAddr;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -20,9 +20,20 @@ use std::time::Duration;
 /// `rtc-client call` arguments.
 #[derive(Debug, Args)]
 pub struct CallArgs {
-    /// The answerer's signalling URL.
+    /// The answerer's signalling URL, http:// or https:// (then with --ca).
     #[arg(long, value_name = "URL", default_value = "http://127.0.0.1:8443")]
     peer: String,
+    /// The answerer's bearer token (what `answer` printed at start; needed beyond loopback).
+    /// Visible to other users in the process list: prefer --token-file.
+    #[arg(long, value_name = "TOKEN", conflicts_with = "token_file")]
+    token: Option<String>,
+    /// Like --token, read from FILE (its only content).
+    #[arg(long, value_name = "FILE")]
+    token_file: Option<PathBuf>,
+    /// For an https:// peer: the PEM certificates its certificate is checked against (its
+    /// CA's, or its own if self-signed).
+    #[arg(long, value_name = "PEM")]
+    ca: Option<PathBuf>,
     /// Call length, e.g. 30s, 10m.
     #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration, allow_hyphen_values = true)]
     duration: Duration,
@@ -91,14 +102,20 @@ pub fn run(args: CallArgs) -> Result<()> {
     };
     let options = options.overridden_by(&args.sender.overrides());
     let mut telemetry = match &args.telemetry {
-        Some(path) => Some(TelemetryWriter::new(BufWriter::new(
-            File::create(path)
+        // Each record is committed (one write, then fsync) as its interval closes: a call that
+        // dies keeps every interval before it (docs/architecture.md, "Sweeps, shards and
+        // resume").
+        Some(path) => Some(TelemetryWriter::new(
+            SyncedFile::create(path)
                 .with_context(|| format!("cannot create the telemetry file {}", path.display()))?,
-        ))),
+        )),
         None => None,
     };
+    let token = super::args::given_token(args.token.as_deref(), args.token_file.as_deref())?;
     let config = LiveCallConfig {
         peer: args.peer.clone(),
+        token,
+        ca: args.ca.clone(),
         duration: args.duration,
         policy: args.policy.clone(),
         handover: args.handover.clone(),
@@ -155,6 +172,18 @@ pub fn run(args: CallArgs) -> Result<()> {
         .await
     });
     let outcome: LiveCallOutcome = outcome.context("the call failed")?;
+    report(&args, &config, &outcome, cpu_start, telemetry_error)
+}
+
+/// The call's summary, and the telemetry file's fate.
+fn report(
+    args: &CallArgs,
+    config: &LiveCallConfig,
+    outcome: &LiveCallOutcome,
+    cpu_start: Option<Duration>,
+    telemetry_error: Option<pacer::telemetry::TelemetryError>,
+) -> Result<()> {
+    let options = config.sender;
     let mut out = std::io::stdout().lock();
     for line in summary(
         &outcome.call_id,

@@ -5,12 +5,18 @@
 //! sha256 so a training run can say exactly what it learnt from.
 
 use super::args::{RunArgs, policy_name};
+use super::sweep::{self, Done, Sweep, command_args};
 use anyhow::{Result, bail};
 use clap::Args;
 use rtc_client::call::{PolicyChoice, SenderNames};
-use rtc_client::experiment::batch::{display_path, load_scenarios, prepare_out, senders};
+use rtc_client::durable;
+use rtc_client::experiment::batch::{FinishedCall, display_path, load_scenarios, senders};
+use rtc_client::experiment::ledger::CellDone;
+use rtc_client::experiment::merge::Source;
 use rtc_client::experiment::run::CellCall;
+use rtc_client::scenario::Scenario;
 use serde::Serialize;
+use serde_json::{Value, json};
 use std::io::Write;
 use std::time::Instant;
 
@@ -33,7 +39,7 @@ pub struct CollectArgs {
     #[arg(long)]
     explore_actions: bool,
     #[command(flatten)]
-    run: RunArgs,
+    pub(super) run: RunArgs,
 }
 
 /// Parses `--hours`: a positive, finite number.
@@ -88,87 +94,112 @@ struct Manifest {
     files: Vec<ManifestFile>,
 }
 
+/// What the output directory holds besides the ledger (for `--force`).
+const OWNED: [&str; 2] = ["telemetry", "manifest.json"];
+
+/// The collection's plan, resolved from its arguments.
+struct Setup {
+    scenarios: Vec<Scenario>,
+    policy: PolicyChoice,
+    specs: Vec<CellCall>,
+    config: Value,
+}
+
+impl Setup {
+    /// Checks the arguments, loads the scenarios and deals the calls: call j goes to scenario
+    /// j mod S with seed BASE + j div S, so every scenario's seeds are consecutive from BASE;
+    /// the plan is ordered by scenario, then seed.
+    fn new(args: &CollectArgs) -> Result<Self> {
+        let run = &args.run;
+        let wanted = (args.hours * 3600.0 / run.duration.as_secs_f64()).ceil();
+        if wanted > MAX_CALLS {
+            bail!(
+                "--hours {} at --duration {} s plans {wanted} calls; at most {MAX_CALLS} per run",
+                args.hours,
+                run.duration.as_secs()
+            );
+        }
+        let total = wanted as usize;
+        let scenarios = load_scenarios(&run.scenarios, &run.paths.resolve())?;
+        let count = scenarios.len();
+        let mut specs: Vec<CellCall> = (0..total)
+            .map(|j| CellCall {
+                scenario: j % count,
+                policy: 0,
+                seed: run.seed.wrapping_add((j / count) as u64),
+            })
+            .collect();
+        specs.sort_by_key(|s| (s.scenario, s.seed));
+        let policy = if args.explore_actions {
+            PolicyChoice::RandomJoint
+        } else {
+            PolicyChoice::Random
+        };
+        let mut config = run.config(&scenarios)?;
+        config.insert("command".into(), json!("collect"));
+        config.insert("policy".into(), json!(policy.name()));
+        config.insert("hours".into(), json!(args.hours));
+        config.insert("calls".into(), json!(total));
+        Ok(Self {
+            scenarios,
+            policy,
+            specs,
+            config: Value::Object(config),
+        })
+    }
+
+    /// The plan as a sweep, with the arguments `merge` rebuilds it from.
+    fn sweep(&self, argv: Vec<String>) -> Sweep<'_> {
+        Sweep {
+            command: "collect",
+            args: argv,
+            config: self.config.clone(),
+            scenarios: &self.scenarios,
+            policies: std::slice::from_ref(&self.policy),
+            specs: &self.specs,
+            owned: &OWNED,
+        }
+    }
+}
+
 /// Runs `rtc-client collect`; `epoch` is the instant every simulated call's clock starts at.
 pub fn run(args: CollectArgs, epoch: Instant) -> Result<()> {
     let started = Instant::now();
-    let run = &args.run;
-    let wanted = (args.hours * 3600.0 / run.duration.as_secs_f64()).ceil();
-    if wanted > MAX_CALLS {
-        bail!(
-            "--hours {} at --duration {} s plans {wanted} calls; at most {MAX_CALLS} per run",
-            args.hours,
-            run.duration.as_secs()
-        );
+    let setup = Setup::new(&args)?;
+    let sweep = setup.sweep(command_args("collect"));
+    let done = sweep::execute(&args.run, &sweep, epoch)?;
+    if !done.is_whole() {
+        return done.close_part(&args.run, started);
     }
-    let total = wanted as usize;
-    let scenarios = load_scenarios(&run.scenarios, &run.paths.resolve())?;
-    prepare_out(&run.out, run.force, &["telemetry", "manifest.json"])?;
-    // Call j goes to scenario j mod S with seed BASE + j div S: every scenario's seeds are
-    // consecutive from BASE.
-    let count = scenarios.len();
-    let mut specs: Vec<CellCall> = (0..total)
-        .map(|j| CellCall {
-            scenario: j % count,
-            policy: 0,
-            seed: run.seed.wrapping_add((j / count) as u64),
-        })
-        .collect();
-    specs.sort_by_key(|s| (s.scenario, s.seed));
-    let policy = if args.explore_actions {
-        PolicyChoice::RandomJoint
-    } else {
-        PolicyChoice::Random
-    };
-    let finished = run.run_calls(&scenarios, std::slice::from_ref(&policy), &specs, epoch)?;
+    finish(&args, &setup, done, started)
+}
 
-    let intervals: usize = finished.iter().map(|f| f.intervals).sum();
-    let manifest = Manifest {
-        schema: "leopace.collect.v1",
-        policy: policy_name(&policy),
-        handover: run.handover_name(),
-        hours_requested: args.hours,
-        duration_s: run.duration.as_secs_f64(),
-        interval_s: run.interval.as_secs_f64(),
-        seed_base: run.seed,
-        calls: finished.len(),
-        intervals,
-        simulated_hours: finished.len() as f64 * run.duration.as_secs_f64() / 3600.0,
-        scenarios: scenarios
-            .iter()
-            .zip(senders(&scenarios, &run.sender.overrides())?)
-            .enumerate()
-            .map(|(i, (s, sender))| {
-                let seeds: Vec<u64> = specs
-                    .iter()
-                    .filter(|c| c.scenario == i)
-                    .map(|c| c.seed)
-                    .collect();
-                ManifestScenario {
-                    name: s.name().to_owned(),
-                    file: s.origin.clone(),
-                    calls: seeds.len(),
-                    seeds,
-                    sender,
-                }
-            })
-            .collect(),
-        files: specs
-            .iter()
-            .zip(&finished)
-            .map(|(spec, f)| ManifestFile {
-                path: display_path(&f.file),
-                scenario: scenarios[spec.scenario].name().to_owned(),
-                seed: f.seed,
-                intervals: f.intervals,
-                bytes: f.bytes,
-                sha256: f.sha256.clone(),
-            })
-            .collect(),
-    };
+/// Writes the merged shards into `args.run.out` (`rtc-client merge`): the shards' calls, then
+/// manifest.json exactly as [`run`] writes it.
+pub fn merged(
+    args: CollectArgs,
+    argv: Vec<String>,
+    sources: &[Source],
+    calls: Vec<(usize, CellDone)>,
+) -> Result<()> {
+    let started = Instant::now();
+    let setup = Setup::new(&args)?;
+    let sweep = setup.sweep(argv);
+    let done = sweep::gather(&args.run, &sweep, sources, calls)?;
+    finish(&args, &setup, done, started)
+}
+
+/// Writes manifest.json from the whole plan's calls, closes the directory, and prints the
+/// summary line (or JSON).
+fn finish(args: &CollectArgs, setup: &Setup, done: Done, started: Instant) -> Result<()> {
+    let run = &args.run;
+    let finished = done.calls();
+    let manifest = manifest(args, setup, &finished)?;
     let json = serde_json::to_string_pretty(&manifest)? + "\n";
     let path = run.out.join("manifest.json");
-    std::fs::write(&path, &json)
+    durable::write_atomic(&path, json.as_bytes())
         .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+    done.close(run)?;
 
     let wall_s = started.elapsed().as_secs_f64();
     let mut stdout = std::io::stdout().lock();
@@ -198,4 +229,54 @@ pub fn run(args: CollectArgs, epoch: Instant) -> Result<()> {
     }
     stdout.flush()?;
     Ok(())
+}
+
+/// manifest.json's content for the plan's calls (in plan order).
+fn manifest(args: &CollectArgs, setup: &Setup, finished: &[FinishedCall]) -> Result<Manifest> {
+    let run = &args.run;
+    let scenarios = &setup.scenarios;
+    let specs = &setup.specs;
+    Ok(Manifest {
+        schema: "leopace.collect.v1",
+        policy: policy_name(&setup.policy),
+        handover: run.handover_name(),
+        hours_requested: args.hours,
+        duration_s: run.duration.as_secs_f64(),
+        interval_s: run.interval.as_secs_f64(),
+        seed_base: run.seed,
+        calls: finished.len(),
+        intervals: finished.iter().map(|f| f.intervals).sum(),
+        simulated_hours: finished.len() as f64 * run.duration.as_secs_f64() / 3600.0,
+        scenarios: scenarios
+            .iter()
+            .zip(senders(scenarios, &run.sender.overrides())?)
+            .enumerate()
+            .map(|(i, (s, sender))| {
+                let seeds: Vec<u64> = specs
+                    .iter()
+                    .filter(|c| c.scenario == i)
+                    .map(|c| c.seed)
+                    .collect();
+                ManifestScenario {
+                    name: s.name().to_owned(),
+                    file: s.origin.clone(),
+                    calls: seeds.len(),
+                    seeds,
+                    sender,
+                }
+            })
+            .collect(),
+        files: specs
+            .iter()
+            .zip(finished)
+            .map(|(spec, f)| ManifestFile {
+                path: display_path(&f.file),
+                scenario: scenarios[spec.scenario].name().to_owned(),
+                seed: f.seed,
+                intervals: f.intervals,
+                bytes: f.bytes,
+                sha256: f.sha256.clone(),
+            })
+            .collect(),
+    })
 }

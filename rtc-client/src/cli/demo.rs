@@ -254,8 +254,12 @@ fn decisions(out: &mut impl Write, aware: &Row, handovers_s: &[f64]) -> Result<(
             };
             format!(
                 "; held media {} times ({} ms), guarded the estimator {} times, boosted FEC {} \
-                 times{shifted}",
-                a.hold.applied, a.hold.total_ms, a.guard.applied, a.boost.applied
+                 times, raised the receiver's playout delay {} times{shifted}",
+                a.hold.applied,
+                a.hold.total_ms,
+                a.guard.applied,
+                a.boost.applied,
+                a.playout.applied
             )
         });
         writeln!(
@@ -310,6 +314,10 @@ fn draw(path: &Path, rows: &[Row; 2], handovers_s: &[f64], duration: Duration) -
         .iter()
         .map(|row| first_call(row, |r| &r.max_frame_delay_ms_per_second))
         .collect();
+    let asked: Vec<Vec<f64>> = rows
+        .iter()
+        .map(|row| first_call(row, |r| &r.max_playout_minimum_ms_per_second))
+        .collect();
     let top_y = 40.0;
     let bottom_y = delay
         .iter()
@@ -323,8 +331,8 @@ fn draw(path: &Path, rows: &[Row; 2], handovers_s: &[f64], duration: Duration) -
         &fps,
         (seconds, top_y),
         handovers_s,
-        "frames rendered per second",
-        "frames/s",
+        ("frames rendered per second", "frames/s"),
+        &[],
     )
     .with_context(context)?;
     panel(
@@ -333,8 +341,12 @@ fn draw(path: &Path, rows: &[Row; 2], handovers_s: &[f64], duration: Duration) -
         &delay,
         (seconds, bottom_y),
         handovers_s,
-        "longest capture-to-render delay of each second",
-        "delay (ms)",
+        (
+            "longest capture-to-render delay of each second (thin: the playout delay the sender \
+             asked for)",
+            "delay (ms)",
+        ),
+        &asked,
     )
     .with_context(context)?;
     freeze_lanes(&strip, rows, seconds, handovers_s).with_context(context)?;
@@ -356,15 +368,16 @@ fn first_call(row: &Row, series: impl Fn(&CallResult) -> &Vec<u32>) -> Vec<f64> 
         .unwrap_or_default()
 }
 
-/// One panel: a per-second series for each policy over `(0, 0)..extent`, handovers as red lines.
+/// One panel: a per-second series for each policy over `(0, 0)..extent`, handovers as red lines,
+/// and, thin, a second series per policy (`thin`, may be empty) where it is not all zero.
 fn panel(
     area: &DrawingArea<BitMapBackend<'_>, plotters::coord::Shift>,
     rows: &[Row; 2],
     series: &[Vec<f64>],
     extent: (f64, f64),
     handovers_s: &[f64],
-    caption: &str,
-    y_desc: &str,
+    (caption, y_desc): (&str, &str),
+    thin: &[Vec<f64>],
 ) -> Result<()> {
     let (seconds, top) = extent;
     let mut chart = ChartBuilder::on(area)
@@ -390,15 +403,24 @@ fn panel(
     for ((row, values), color) in rows.iter().zip(series).zip(COLORS) {
         chart
             .draw_series(LineSeries::new(
-                values
-                    .iter()
-                    .enumerate()
-                    .map(|(s, &v)| (s as f64 + 0.5, v.min(top))),
+                per_second(values, top),
                 color.stroke_width(2),
             ))
             .map_err(|e| drawing(&e))?
             .label(row.name.clone())
             .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], color.stroke_width(2)));
+    }
+    // A second series per policy, drawn thin, where it says anything (the fps panel has none).
+    for (values, color) in thin.iter().zip(COLORS) {
+        if values.iter().all(|&v| v == 0.0) {
+            continue;
+        }
+        chart
+            .draw_series(LineSeries::new(
+                per_second(values, top),
+                color.mix(0.7).stroke_width(1),
+            ))
+            .map_err(|e| drawing(&e))?;
     }
     chart
         .configure_series_labels()
@@ -408,6 +430,14 @@ fn panel(
         .draw()
         .map_err(|e| drawing(&e))?;
     Ok(())
+}
+
+/// One value per second as points at the middle of each second, cut at the panel's `top`.
+fn per_second(values: &[f64], top: f64) -> impl Iterator<Item = (f64, f64)> + '_ {
+    values
+        .iter()
+        .enumerate()
+        .map(move |(s, &v)| (s as f64 + 0.5, v.min(top)))
 }
 
 /// Rows of freeze labels in a lane, so that labels of freezes close in time do not overlap.

@@ -9,8 +9,10 @@ mod compare;
 mod demo;
 mod experiment;
 mod link;
+mod merge;
 mod plot;
 mod sim;
+mod sweep;
 
 use anyhow::Result;
 use args::PathArgs;
@@ -86,7 +88,9 @@ enum Command {
     /// bootstrap interval, its change against `default` and a paired sign-flip permutation test
     /// against `default` (OUT/report.md, OUT/report.json), and one bar chart per metric
     /// (OUT/plots/*.png). Prints the markdown table (or, with --json, report.json). The output is
-    /// identical whatever --jobs.
+    /// identical whatever --jobs. OUT/run.json records the engine, the configuration's sha256
+    /// and every call's; --shard K/N runs a part of the plan for `merge`, and --resume finishes
+    /// a run that was killed, with the same result.
     #[command(after_help = "Examples:
           rtc-client experiment --scenarios starlink,sparse-leo,terrestrial-lte         --policies default,heuristic,random --calls 50 --duration 10m --seed 1 --out runs/ab
           rtc-client experiment --scenarios starlink --policies default,fixed:900 --calls 4         --duration 2m --jobs 2 --out /tmp/ab --force
@@ -98,11 +102,26 @@ enum Command {
     /// decision interval), dealt to the scenarios in turn with seeds BASE, BASE+1, ... per
     /// scenario, until --hours of call time in total are filled. Writes each call's telemetry to
     /// OUT/telemetry/<scenario>/random/seed-<n>.jsonl and OUT/manifest.json (scenarios, seeds,
-    /// calls, intervals, each file's sha256), then one summary line.
+    /// calls, intervals, each file's sha256), then one summary line. --shard and --resume as for
+    /// `experiment`.
     #[command(after_help = "Examples:
           rtc-client collect --scenarios starlink,sparse-leo --hours 60 --duration 10m --seed 1         --out runs/train
           rtc-client collect --scenarios starlink --hours 0.5 --duration 2m --jobs 4 --out /tmp/c         --json")]
     Collect(collect::CollectArgs),
+    /// Join the shard directories of one experiment or collect sweep into what one run writes.
+    ///
+    /// Each SHARD_DIR is the --out of an `experiment` or `collect` run with --shard K/N. Merge
+    /// checks they come from the same engine (binary) and configuration and hold every call of
+    /// the plan exactly once, copies every call's telemetry (checked against its recorded
+    /// sha256), and writes the report and plots (experiment) or manifest.json (collect) that the
+    /// sweep run unsharded writes, byte for byte, with run.json listing every call. Run it with
+    /// the binary that made the shards, from the directory they ran in (scenario paths in their
+    /// arguments resolve from there).
+    #[command(after_help = "Examples:
+          rtc-client experiment --scenarios starlink --calls 40 --shard 1/4 --out runs/ab/1
+          ... (shards 2/4, 3/4, 4/4, on any machines)
+          rtc-client merge --out runs/ab/all runs/ab/1 runs/ab/2 runs/ab/3 runs/ab/4")]
+    Merge(merge::MergeArgs),
     /// Answer real calls: HTTP signalling, the receiver and QoE meter, a report per second.
     #[command(
         after_help = "Examples:\n  rtc-client answer\n  rtc-client answer --listen 127.0.0.1:9000 --once"
@@ -155,6 +174,7 @@ pub fn main() -> ExitCode {
         Command::Sim(args) => sim::run(args, std::time::Instant::now()),
         Command::Experiment(args) => experiment::run(args, std::time::Instant::now()),
         Command::Collect(args) => collect::run(args, std::time::Instant::now()),
+        Command::Merge(args) => merge::run(args),
         Command::Answer(args) => answer::run(args),
         Command::Call(args) => call::run(args),
         Command::Browser(args) => browser::run(args),

@@ -9,12 +9,12 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use pacer::telemetry::{IntervalRecord, QoeRecord, TelemetryWriter};
 use rtc_client::call::PolicyChoice;
+use rtc_client::durable::AtomicFile;
 use rtc_client::forecast::ForecastSpec;
 use rtc_client::scenario::Scenario;
 use rtc_client::sim::{CallConfig, CallResult, run_call};
 use serde::Serialize;
-use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -185,12 +185,14 @@ pub fn run(args: SimArgs, epoch: Instant) -> Result<()> {
     tracing::debug!(root = %paths.root.display(), data = %paths.data.display(), "paths");
     let scenario = Scenario::load(&args.scenario, &paths)?;
     let duration = args.duration.unwrap_or_else(|| scenario.default_duration());
-    // Open the telemetry file first: a bad path fails before any work.
-    let mut telemetry = match &args.telemetry {
-        Some(path) => Some(TelemetryWriter::new(BufWriter::new(
-            File::create(path)
+    // Open the telemetry file first: a bad path fails before any work. It is written beside its
+    // name and renamed into place once whole (docs/architecture.md, "Sweeps, shards and
+    // resume"), so a killed run leaves no telemetry file that looks complete.
+    let telemetry = match &args.telemetry {
+        Some(path) => Some(TelemetryWriter::new(
+            AtomicFile::create(path)
                 .with_context(|| format!("cannot create the telemetry file {}", path.display()))?,
-        ))),
+        )),
         None => None,
     };
     let realization = scenario
@@ -223,8 +225,12 @@ pub fn run(args: SimArgs, epoch: Instant) -> Result<()> {
         "call simulated"
     );
 
-    if let (Some(writer), Some(path)) = (telemetry.as_mut(), &args.telemetry) {
-        write_telemetry(writer, &result.telemetry, path)?;
+    if let (Some(mut writer), Some(path)) = (telemetry, &args.telemetry) {
+        write_telemetry(&mut writer, &result.telemetry, path)?;
+        writer
+            .into_inner()
+            .commit()
+            .with_context(|| format!("cannot write the telemetry file {}", path.display()))?;
         tracing::info!(file = %path.display(), lines = result.telemetry.len(), "telemetry written");
     }
 

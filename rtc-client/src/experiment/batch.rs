@@ -8,6 +8,7 @@
 //! `--scenarios`, `--force`), since the command line is who passes these values on.
 
 use crate::call::{PolicyChoice, SenderNames, SenderOptions, SenderOverrides};
+use crate::durable;
 use crate::experiment::run::{
     CallError, CallSettings, CellCall, parallel_map, simulate, telemetry_bytes,
 };
@@ -92,6 +93,10 @@ pub enum BatchError {
     /// A call failed.
     #[error(transparent)]
     Call(#[from] CallError),
+    /// A finished call could not be recorded as done (its telemetry file is in place; the call
+    /// runs again on `--resume`).
+    #[error("cannot record a finished call as done")]
+    Record(#[source] Box<dyn std::error::Error + Send + Sync>),
 }
 
 /// One call's files and figures, as both commands keep them.
@@ -190,9 +195,12 @@ pub fn load_scenarios(
 /// (see [`telemetry_path`]); the result is in `specs` order.
 ///
 /// Every call is simulated with `settings` and the clock starting at `epoch` ([`simulate`]).
-/// `on_done` is called from the worker after each call, with the number finished so far (for a
-/// progress bar). The telemetry directories are all created before any call runs, so a path
-/// that cannot be written fails before the work.
+/// Each telemetry file is written whole beside its name and renamed into place
+/// ([`durable::write_atomic`]), so a run killed at any instant leaves every file complete or
+/// absent. `on_call` is then called from the worker with the call's index in `specs` and what it
+/// left (to record it as done and move a progress bar); its error stops the batch like a failed
+/// call. The telemetry directories are all created before any call runs, so a path that cannot
+/// be written fails before the work.
 #[allow(clippy::too_many_arguments)]
 pub fn run_calls(
     scenarios: &[Scenario],
@@ -202,7 +210,7 @@ pub fn run_calls(
     out: &Path,
     settings: CallSettings,
     epoch: Instant,
-    on_done: impl Fn(usize) + Sync,
+    on_call: impl Fn(usize, &FinishedCall) -> Result<(), BatchError> + Sync,
 ) -> Result<Vec<FinishedCall>, BatchError> {
     let names: Vec<String> = policies.iter().map(PolicyChoice::name).collect();
     let file_of = |spec: &CellCall| {
@@ -224,7 +232,7 @@ pub fn run_calls(
     parallel_map(
         specs,
         threads,
-        |_, spec| -> Result<FinishedCall, BatchError> {
+        |index, spec| -> Result<FinishedCall, BatchError> {
             let scenario = &scenarios[spec.scenario];
             let result = simulate(
                 scenario,
@@ -236,9 +244,9 @@ pub fn run_calls(
             let bytes = telemetry_bytes(scenario, spec.seed, &result)?;
             let file = file_of(spec);
             let path = out.join(&file);
-            std::fs::write(&path, &bytes)
+            durable::write_atomic(&path, &bytes)
                 .map_err(|source| BatchError::WriteTelemetry { path, source })?;
-            Ok(FinishedCall {
+            let finished = FinishedCall {
                 seed: spec.seed,
                 qoe: result.qoe.to_record(),
                 fec_share_pct: result.recovery.fec_share_pct,
@@ -246,14 +254,16 @@ pub fn run_calls(
                 file,
                 bytes: bytes.len(),
                 sha256: hex(&Sha256::digest(&bytes)),
-            })
+            };
+            on_call(index, &finished)?;
+            Ok(finished)
         },
-        on_done,
+        |_| {},
     )
 }
 
 /// Lower-case hex of `bytes`.
-fn hex(bytes: &[u8]) -> String {
+pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes.iter().fold(String::new(), |mut s, b| {
         use std::fmt::Write as _;
         let _ = write!(s, "{b:02x}");

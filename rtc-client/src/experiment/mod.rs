@@ -13,9 +13,14 @@
 
 pub mod batch;
 #[cfg(feature = "cli")]
+pub mod ledger;
+#[cfg(feature = "cli")]
+pub mod merge;
+#[cfg(feature = "cli")]
 pub mod plots;
 pub mod report;
 pub mod run;
+pub mod shard;
 pub mod stats;
 
 use pacer::telemetry::QoeRecord;

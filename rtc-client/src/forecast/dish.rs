@@ -3,7 +3,11 @@
 //! once per second and every detected handover feeds a mirror predictor, or every verdict at a
 //! slot boundary (switched or not) a calibrated one. A dish that does not answer or stops
 //! answering is not an error for the call: the source's `forecast` fails with the reason, the
-//! policy falls back to WebRTC's 2000 ms and records why, and the status line shows it.
+//! policy falls back to WebRTC's 2000 ms and records why, and the status line shows it. It fails
+//! as soon as no map has come for [`STALE_AFTER`] (the detector itself tolerates ten failed
+//! polls before it gives up, and a forecast from a silent dish would be stale), and the feeder
+//! connects again every [`RECONNECT_EVERY`] until the dish answers: a dish (or its gRPC server)
+//! that restarts mid-call gives forecasts again once it polls.
 
 use chrono::{DateTime, Utc};
 use handover_predictor::dish::{DishClient, DriverConfig, run_detector_with};
@@ -11,6 +15,13 @@ use handover_predictor::predict::{Calibrated, Mirror, SLOT};
 use handover_predictor::{Forecast, HandoverSource, SourceError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+/// How long without a polled map before the source says the dish is silent (it polls once a
+/// second).
+pub const STALE_AFTER: Duration = Duration::from_secs(3);
+
+/// How long the feeder waits before it connects again after the detector stopped.
+pub const RECONNECT_EVERY: Duration = Duration::from_secs(1);
 
 /// What the dish feeder has to say.
 #[derive(Debug)]
@@ -20,10 +31,12 @@ struct DishState {
     calibrated: Option<Calibrated>,
     /// Whether the source answers with the calibrated predictor instead of the mirror.
     use_calibrated: bool,
-    /// Why the feeder stopped, if it did.
+    /// Why the feeder stopped, if it did and has not polled a map since.
     failed: Option<String>,
     /// Polls so far.
     observations: u64,
+    /// When the last map was polled.
+    last_poll: Option<Instant>,
     /// Handovers detected so far.
     handovers: u64,
 }
@@ -53,15 +66,19 @@ impl DishSource {
             mirror: Mirror::new(epoch),
             failed: None,
             observations: 0,
+            last_poll: None,
             handovers: 0,
         }));
         let feeder = Arc::clone(&state);
         let task = tokio::spawn(async move {
-            let reason = match feed(&addr, &feeder).await {
-                Ok(()) => "the detector stopped".to_owned(),
-                Err(e) => e,
-            };
-            lock(&feeder).failed = Some(reason);
+            loop {
+                let reason = match feed(&addr, &feeder).await {
+                    Ok(()) => format!("dish {addr}: the detector stopped"),
+                    Err(e) => e,
+                };
+                lock(&feeder).failed = Some(reason);
+                tokio::time::sleep(RECONNECT_EVERY).await;
+            }
         });
         Self { state, task }
     }
@@ -98,6 +115,8 @@ async fn feed(addr: &str, state: &Arc<Mutex<DishState>>) -> Result<(), String> {
     run_detector_with(&client, DriverConfig::default(), move |observation| {
         let mut s = lock(&feeder);
         s.observations += 1;
+        s.last_poll = Some(Instant::now());
+        s.failed = None;
         if let Some(verdict) = observation.verdict {
             let at = to_instant(verdict.at);
             // The detector dates each verdict at its slot boundary: the grid's reference.
@@ -125,6 +144,18 @@ impl HandoverSource for DishSource {
 
     fn forecast(&mut self, now: Instant) -> Result<Forecast, SourceError> {
         let mut s = lock(&self.state);
+        if s.failed.is_none()
+            && let Some(last) = s.last_poll
+            && now.saturating_duration_since(last) >= STALE_AFTER
+        {
+            return Err(SourceError::Unavailable {
+                source_name: "dish".into(),
+                reason: format!(
+                    "dish silent: no obstruction map for {} s",
+                    now.saturating_duration_since(last).as_secs()
+                ),
+            });
+        }
         if s.use_calibrated && s.failed.is_none() {
             return match s.calibrated.as_mut() {
                 Some(calibrated) => calibrated.forecast(now),

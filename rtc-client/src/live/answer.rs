@@ -11,12 +11,14 @@
 //! `POST /calls/{id}/qoe`.
 
 use super::LiveError;
+use super::auth::{self, Token};
 use super::peer::{Events, ReceiverChain, build_peer, receiver_chain, set_local_and_gather};
 use super::respond::{error, json, read_json};
 use super::signal::{
     AnswerResponse, OfferRequest, QoeQuery, QoeSnapshot, SessionDescription, check_video_offer,
     extmap_id,
 };
+use super::tls::{ServerTls, TlsListener};
 use super::web::{self, WebConfig, WebHandle};
 use crate::call::NackChoice;
 use crate::call::streams::{PLAYOUT_DELAY_URI, RECEIVER_SSRC, VIDEO_SSRC, playout_minimum};
@@ -52,6 +54,16 @@ pub const MAX_CALLS: usize = 16;
 /// the first packet take well under a second on loopback).
 pub const TRACK_TIMEOUT: Duration = Duration::from_secs(20);
 
+/// How long a caller that reads its QoE (this project's caller asks once a second) may send
+/// neither a packet nor a QoE query before the answerer takes it for gone and ends the call. A
+/// killed caller sends no goodbye, and ICE alone would take 30 s to fail the connection
+/// (webrtc-rs's 5-s disconnected and 25-s failed timeouts). An outage on the emulated link
+/// stops the packets but not the queries, which do not cross it, so it ends nothing. Where the
+/// queries share the media's path, an outage longer than this ends the call on both sides (the
+/// caller then hears `404`, [`super::call::GONE_AFTER`]). A caller that never asks (a browser
+/// sending) is left to ICE.
+pub const CALLER_SILENCE: Duration = Duration::from_secs(6);
+
 /// What the answering server is told.
 #[derive(Debug, Clone)]
 pub struct AnswerConfig {
@@ -64,6 +76,11 @@ pub struct AnswerConfig {
     pub fec: bool,
     /// Serve the browser peer's page and endpoints too ([`super::web`]).
     pub web: Option<WebConfig>,
+    /// Require `Authorization: Bearer <token>` on every request but the page's
+    /// ([`super::auth`]). Required beyond loopback; on loopback, optional (then enforced).
+    pub token: Option<Token>,
+    /// Serve HTTPS with this certificate and key ([`super::tls`]); none: plain HTTP.
+    pub tls: Option<ServerTls>,
 }
 
 /// A report from the server, for whoever prints them.
@@ -112,6 +129,8 @@ struct CallState {
     fec: FecReceiverHandle,
     /// The id of the playout-delay header extension, if the offer carries it.
     playout_extension: Option<u8>,
+    /// When the caller last asked for its QoE (none: it never did).
+    last_query: Option<Instant>,
 }
 
 struct CallEntry {
@@ -142,8 +161,9 @@ impl AnswerServer {
     ///
     /// # Errors
     ///
-    /// [`LiveError::Config`] for a non-loopback address without `allow_non_loopback`,
-    /// [`LiveError::Io`] if the address cannot be bound.
+    /// [`LiveError::Config`] for a non-loopback address without `allow_non_loopback` or without
+    /// a token (checked before anything is bound), [`LiveError::Io`] if the address cannot be
+    /// bound.
     pub async fn start(
         config: AnswerConfig,
         report: impl Fn(AnswerEvent) + Send + Sync + 'static,
@@ -151,6 +171,13 @@ impl AnswerServer {
         if !config.listen.ip().is_loopback() && !config.allow_non_loopback {
             return Err(LiveError::Config(format!(
                 "{} is not a loopback address: pass it explicitly to serve it",
+                config.listen
+            )));
+        }
+        if auth::token_required(config.listen.ip()) && config.token.is_none() {
+            return Err(LiveError::Config(format!(
+                "{} is not a loopback address: serving it needs a bearer token (`answer` \
+                 generates one, or give --token-file)",
                 config.listen
             )));
         }
@@ -167,38 +194,16 @@ impl AnswerServer {
             next_id: AtomicU64::new(1),
             report: Arc::new(report),
         });
-        let mut app = Router::new()
-            .route("/calls", post(create_call))
-            .route("/calls/{id}/qoe", post(query_qoe))
-            .route("/calls/{id}", delete(end_call))
-            .with_state(Arc::clone(&server));
-        let mut web_handle = None;
-        if let Some(web_config) = config.web {
-            let for_web = Arc::clone(&server);
-            let answerer: web::Answerer = Arc::new(move |request| {
-                let server = Arc::clone(&for_web);
-                Box::pin(async move {
-                    if lock(&server.calls).len() >= MAX_CALLS {
-                        return Err((
-                            StatusCode::SERVICE_UNAVAILABLE,
-                            format!("already {MAX_CALLS} calls in progress"),
-                        ));
-                    }
-                    answer(&server, request).await
-                })
-            });
-            let (routes, handle) = web::routes(web_config, answerer)?;
-            app = app.merge(routes);
-            web_handle = Some(handle);
-        }
+        let (app, web_handle) = router(&server, config.web, config.token)?;
         let (stop, stopped) = oneshot::channel::<()>();
-        let task = tokio::spawn(async move {
-            let _ = axum::serve(listener, app)
-                .with_graceful_shutdown(async {
-                    let _ = stopped.await;
-                })
-                .await;
-        });
+        let task = match config.tls {
+            None => tokio::spawn(serve_until(listener, app, stopped)),
+            Some(tls) => tokio::spawn(serve_until(
+                TlsListener::new(listener, addr, &tls),
+                app,
+                stopped,
+            )),
+        };
         Ok(Self {
             addr,
             web: web_handle,
@@ -248,6 +253,64 @@ impl Drop for AnswerServer {
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The routes: the calls, the browser peer's endpoints (with `web`), all behind the token when
+/// there is one, then the browser page, which is static, starts nothing and must load before
+/// its script can send the token (`/#token=...`).
+fn router(
+    server: &Arc<Server>,
+    web_config: Option<WebConfig>,
+    token: Option<Token>,
+) -> Result<(Router, Option<WebHandle>), LiveError> {
+    let mut app = Router::new()
+        .route("/calls", post(create_call))
+        .route("/calls/{id}/qoe", post(query_qoe))
+        .route("/calls/{id}", delete(end_call))
+        .with_state(Arc::clone(server));
+    let mut web_handle = None;
+    if let Some(web_config) = web_config {
+        let for_web = Arc::clone(server);
+        let answerer: web::Answerer = Arc::new(move |request| {
+            let server = Arc::clone(&for_web);
+            Box::pin(async move {
+                if lock(&server.calls).len() >= MAX_CALLS {
+                    return Err((
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        format!("already {MAX_CALLS} calls in progress"),
+                    ));
+                }
+                answer(&server, request).await
+            })
+        });
+        let (routes, handle) = web::routes(web_config, answerer)?;
+        app = app.merge(routes);
+        web_handle = Some(handle);
+    }
+    if let Some(token) = token {
+        // `layer` also wraps the fallback: unknown paths get 401 too, not a map of the routes.
+        app = app.layer(axum::middleware::from_fn_with_state(
+            Arc::new(token),
+            auth::require_bearer,
+        ));
+    }
+    if web_handle.is_some() {
+        app = app.merge(web::page_routes());
+    }
+    Ok((app, web_handle))
+}
+
+/// Serves `app` on `listener` until `stopped` fires.
+async fn serve_until<L>(listener: L, app: Router, stopped: oneshot::Receiver<()>)
+where
+    L: axum::serve::Listener,
+    L::Addr: std::fmt::Debug,
+{
+    let _ = axum::serve(listener, app)
+        .with_graceful_shutdown(async {
+            let _ = stopped.await;
+        })
+        .await;
 }
 
 /// Reads a JSON body of at most [`MAX_BODY_BYTES`](super::signal::MAX_BODY_BYTES), or the error
@@ -371,6 +434,7 @@ async fn answer(
         last_pli: None,
         fec,
         playout_extension,
+        last_query: None,
     }));
     let task = {
         let server = Arc::clone(server);
@@ -508,6 +572,7 @@ async fn receive(
     );
     let started = Instant::now();
     let mut bytes_this_second = 0u64;
+    let mut last_packet = Instant::now();
     loop {
         let due = lock(state)
             .receiver
@@ -522,6 +587,7 @@ async fn receive(
         tokio::select! {
             event = track.poll() => match event {
                 Some(TrackRemoteEvent::OnRtpPacket(packet)) => {
+                    last_packet = Instant::now();
                     // Padding (probes, keep-alives) carries no payload.
                     if packet.header.ssrc == media_ssrc && !packet.payload.is_empty() {
                         bytes_this_second += packet.payload.len() as u64;
@@ -574,6 +640,11 @@ async fn receive(
                 let line = lock(state).second_line(started.elapsed(), bytes_this_second);
                 bytes_this_second = 0;
                 (server.report)(AnswerEvent::Second { call_id: call_id.to_owned(), line });
+                let asked = lock(state).last_query;
+                if let Some(silent) = caller_silent(asked, last_packet) {
+                    lock(state).connected = false;
+                    return silent;
+                }
             }
             () = wake => {}
         }
@@ -588,6 +659,20 @@ async fn receive(
             let _ = track.write_rtcp(vec![Box::new(pli)]).await;
         }
     }
+}
+
+/// Why the call ends when a caller that asks for its QoE has sent neither a packet nor a query
+/// for [`CALLER_SILENCE`] (it is gone); `None` while it is there, or when it never asked.
+fn caller_silent(last_query: Option<Instant>, last_packet: Instant) -> Option<String> {
+    let query = last_query?.elapsed();
+    let packet = last_packet.elapsed();
+    (query >= CALLER_SILENCE && packet >= CALLER_SILENCE).then(|| {
+        format!(
+            "the caller is gone: no packet for {} s and no QoE query for {} s",
+            packet.as_secs(),
+            query.as_secs()
+        )
+    })
 }
 
 /// The round-trip time of the nominated ICE candidate pair, from the STUN checks (they cross the
@@ -639,6 +724,7 @@ async fn query_qoe(
         None => return error(StatusCode::NOT_FOUND, format!("no call {id:?}")),
     };
     let mut s = lock(&state);
+    s.last_query = Some(Instant::now());
     let received = s.receiver.stats().packets_received;
     s.meter.on_packet_counts(query.packets_sent, received);
     let interval = query

@@ -25,7 +25,8 @@
 
 use super::LiveError;
 use super::answer::ice_rtt;
-use super::http::{PeerUrl, request};
+use super::auth::Token;
+use super::http::{Peer, request};
 use super::peer::{
     CallerChain, Events, build_peer, sender_chain, set_local_and_gather, video_track,
 };
@@ -65,6 +66,14 @@ pub const SIGNALLING_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Timeout of one QoE query on the side channel (loopback: about a millisecond).
 pub const QOE_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// Consecutive QoE queries (one a second) that say the answerer is gone after which the caller
+/// ends the call: the answerer no longer has it (`404`: it ended the call, or restarted), or
+/// nothing listens at its address any more (the connection is refused: its process died). Both
+/// are answers, not silences: a network outage makes queries time out, which ends nothing (ICE
+/// then fails the connection after its own timeouts, 30 s in webrtc-rs). Three, so one lost race
+/// at the end of a call is not taken for a death; the caller stops within about 4 s.
+pub const GONE_AFTER: u32 = 3;
 
 /// The link scenario of a call: the realised forward and reverse links and the truth.
 #[derive(Debug, Clone)]
@@ -114,8 +123,12 @@ impl LinkSetup {
 /// Everything one real call needs.
 #[derive(Debug, Clone)]
 pub struct LiveCallConfig {
-    /// The answerer's signalling URL, `http://HOST:PORT`.
+    /// The answerer's signalling URL, `http[s]://HOST:PORT`.
     pub peer: String,
+    /// The answerer's bearer token, when it requires one (beyond loopback).
+    pub token: Option<Token>,
+    /// For an `https` peer: the PEM certificates its certificate is checked against.
+    pub ca: Option<std::path::PathBuf>,
     /// How long the call lasts from its epoch.
     pub duration: Duration,
     /// The queue policy.
@@ -145,7 +158,8 @@ pub struct LiveCallOutcome {
     pub setup_time: Duration,
     /// From the epoch to the end.
     pub duration: Duration,
-    /// Why it ended (`completed`, `interrupted`, or the connection's failure).
+    /// Why it ended (`completed`, `interrupted`, the connection's failure, or the answerer gone:
+    /// [`GONE_AFTER`]).
     pub ended_by: String,
     /// One record per decision interval.
     pub telemetry: Vec<IntervalRecord>,
@@ -197,7 +211,7 @@ pub async fn run(
             "the duration and the decision interval must be positive".into(),
         ));
     }
-    let peer_url = PeerUrl::parse(&config.peer)?;
+    let peer_url = Peer::new(&config.peer, config.token.clone(), config.ca.as_deref())?;
     let epoch = Instant::now();
     let epoch_unix_ns = SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -276,6 +290,7 @@ pub async fn run(
                 Box::new(r.path_rtt_reader()) as Box<dyn Fn() -> Option<Duration> + Send + Sync>
             }),
             far: LiveFarEnd::default(),
+            gone: (0, String::new()),
         };
         let result = sender
             .run(
@@ -301,7 +316,7 @@ pub async fn run(
 }
 
 /// Hangs up (`DELETE`), whatever happened, and stops the relay, if there is one.
-async fn hang_up(peer_url: &PeerUrl, call_id: &str, relay: Option<Relay>) -> Option<RelayStats> {
+async fn hang_up(peer_url: &Peer, call_id: &str, relay: Option<Relay>) -> Option<RelayStats> {
     let _ = request(
         peer_url,
         "DELETE",
@@ -363,7 +378,7 @@ fn relay_answer(
 /// POSTs the offer to the answerer and reads its answer.
 async fn signal(
     config: &LiveCallConfig,
-    peer_url: &PeerUrl,
+    peer_url: &Peer,
     offer_sdp: String,
     epoch_unix_ns: Option<u64>,
 ) -> Result<AnswerResponse, LiveError> {
@@ -483,7 +498,7 @@ pub enum StatusEvent<'a> {
 struct SenderLoop<'a> {
     config: &'a LiveCallConfig,
     epoch: Instant,
-    peer_url: &'a PeerUrl,
+    peer_url: &'a Peer,
     call_id: String,
     /// Set when a PLI arrives; the encoder takes it.
     pli: Arc<AtomicBool>,
@@ -491,6 +506,8 @@ struct SenderLoop<'a> {
     path_rtt: Option<Box<dyn Fn() -> Option<Duration> + Send + Sync>>,
     /// The answerer as the call core reads it, from its last QoE answer.
     far: LiveFarEnd,
+    /// QoE queries in a row that said the answerer is gone, and what the last one said.
+    gone: (u32, String),
 }
 
 /// The answerer's side of an interval, read through the signalling side channel before the core
@@ -524,7 +541,9 @@ impl FarEnd for LiveFarEnd {
 }
 
 impl SenderLoop<'_> {
-    async fn qoe(&self, packets_sent: u64, take_interval: bool) -> Option<QoeSnapshot> {
+    /// The answerer's QoE, if it answers; counts the answers that say it is gone
+    /// ([`GONE_AFTER`]).
+    async fn qoe(&mut self, packets_sent: u64, take_interval: bool) -> Option<QoeSnapshot> {
         let query = QoeQuery {
             packets_sent,
             take_interval,
@@ -536,11 +555,24 @@ impl SenderLoop<'_> {
             Some(&query),
             QOE_TIMEOUT,
         )
-        .await
-        .ok()?;
-        if response.status != 200 {
-            return None;
+        .await;
+        let gone = match &response {
+            Ok(r) if r.status == 404 => Some(format!(
+                "the answerer no longer has call {} (404)",
+                self.call_id
+            )),
+            Err(e @ LiveError::Io { source, .. })
+                if source.kind() == std::io::ErrorKind::ConnectionRefused =>
+            {
+                Some(format!("the answerer is gone: {e}"))
+            }
+            _ => None,
+        };
+        if let Some(reason) = gone {
+            self.gone = (self.gone.0 + 1, reason);
         }
+        let response = response.ok().filter(|r| r.status == 200)?;
+        self.gone.0 = 0;
         response.json().ok()
     }
 
@@ -595,7 +627,7 @@ impl SenderLoop<'_> {
     }
 
     /// The status line of the second that just ended.
-    async fn status_line(&self, core: &CallCore, bytes_at_last_second: &mut u64) -> StatusLine {
+    async fn status_line(&mut self, core: &CallCore, bytes_at_last_second: &mut u64) -> StatusLine {
         let snapshot = self.qoe(core.video().packets_sent(), false).await;
         let stats = core.handles().pacer.stats();
         let bytes = core.video().bytes_encoded();
@@ -663,6 +695,10 @@ impl SenderLoop<'_> {
                     self.second_tick(&mut core, peer, &mut resent_at_last_second).await;
                     let line = self.status_line(&core, &mut bytes_at_last_second).await;
                     on_status(StatusEvent::Status(&line));
+                    if self.gone.0 >= GONE_AFTER {
+                        ended_by = self.gone.1.clone();
+                        break;
+                    }
                     continue;
                 }
                 () = tokio::time::sleep_until(next.into()) => {}

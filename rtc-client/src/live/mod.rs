@@ -14,6 +14,8 @@
 //! - [`signal`]: the HTTP signalling protocol (JSON SDP offer in, answer out, WHIP-like) and the
 //!   candidate rewriting that routes a call through the relay.
 //! - [`http`]: the small HTTP/1.1 client the caller speaks it with.
+//! - [`auth`]: the bearer token a server beyond loopback requires on every request.
+//! - [`tls`]: HTTPS for the signalling (rustls).
 //! - [`answer`]: the answering side: the signalling server, one receiver and QoE meter per call,
 //!   and the QoE side channel the caller reads.
 //! - [`call`]: the calling side: peer connection, sender loop, policy, live status, telemetry.
@@ -29,6 +31,7 @@
 //! `now` and reads no clock; the tasks around them do.
 
 pub mod answer;
+pub mod auth;
 pub mod call;
 pub mod chromium;
 pub mod http;
@@ -37,6 +40,7 @@ pub mod relay;
 mod respond;
 pub mod signal;
 pub mod status;
+pub mod tls;
 pub mod web;
 
 /// Why a real call (or the answering server) failed.

@@ -194,7 +194,6 @@ pub fn routes(config: WebConfig, answerer: Answerer) -> Result<(Router, WebHandl
         answerer,
     });
     let router = Router::new()
-        .route("/", get(page))
         .route("/web/calls", post(caller_offer))
         .route("/web/calls/{id}/qoe", post(caller_qoe))
         .route("/web/calls/{id}", delete(caller_hangup))
@@ -205,6 +204,14 @@ pub fn routes(config: WebConfig, answerer: Answerer) -> Result<(Router, WebHandl
         .route("/web/snapshot", post(page_snapshot))
         .with_state(Arc::clone(&state));
     Ok((router, WebHandle(state)))
+}
+
+/// The page at `/`, served apart from [`routes`]: it is static and starts nothing, so it is the
+/// one thing served without the token (the browser cannot send one when it loads a URL; the
+/// page's script reads it from the URL's fragment, which the browser never sends, and sends it
+/// with every request it makes).
+pub fn page_routes() -> Router {
+    Router::new().route("/", get(page))
 }
 
 async fn page() -> Response {

@@ -265,6 +265,12 @@ impl Receiver {
             .map_or(Duration::ZERO, PlayoutTiming::current_delay)
     }
 
+    /// The minimum playout delay the sender last asked for (the playout-delay extension of the
+    /// last decoded frame that carried one; zero before any).
+    pub fn signalled_minimum(&self) -> Duration {
+        self.signalled_minimum
+    }
+
     /// Whether the receiver is waiting for a key frame (at the start, and after a loss).
     pub fn waiting_for_key_frame(&self) -> bool {
         self.waiting_for_key

@@ -68,6 +68,7 @@ pub struct SimCall {
     reverse: InFlight<TaggedPacket>,
     rendered_per_second: Vec<u32>,
     max_frame_delay_ms_per_second: Vec<u32>,
+    max_playout_minimum_ms_per_second: Vec<u32>,
     rtp_packets_sent: u64,
     stale_deadlines: u64,
     cwnd: pacer::CwndMode,
@@ -204,6 +205,7 @@ impl SimCall {
             reverse: InFlight::default(),
             rendered_per_second: vec![0u32; seconds.min(1 << 24)],
             max_frame_delay_ms_per_second: vec![0u32; seconds.min(1 << 24)],
+            max_playout_minimum_ms_per_second: vec![0u32; seconds.min(1 << 24)],
             rtp_packets_sent: 0,
             stale_deadlines: 0,
             cwnd: config.cwnd,
@@ -438,6 +440,12 @@ impl SimCall {
                 let delay_ms = u32::try_from(delay.as_millis()).unwrap_or(u32::MAX);
                 *longest = (*longest).max(delay_ms);
             }
+            if let Some(asked) =
+                second.and_then(|s| self.max_playout_minimum_ms_per_second.get_mut(s))
+            {
+                let minimum = self.media_receiver.signalled_minimum().as_millis();
+                *asked = (*asked).max(u32::try_from(minimum).unwrap_or(u32::MAX));
+            }
             self.meter.on_rendered(&frame);
         }
         if self.pli_due(now) {
@@ -547,6 +555,7 @@ impl SimCall {
             qoe: self.meter.total(),
             rendered_per_second: self.rendered_per_second,
             max_frame_delay_ms_per_second: self.max_frame_delay_ms_per_second,
+            max_playout_minimum_ms_per_second: self.max_playout_minimum_ms_per_second,
             decisions: self.core.decisions().to_vec(),
             frames_encoded,
             key_frames,

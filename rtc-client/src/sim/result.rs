@@ -19,6 +19,9 @@ pub struct CallResult {
     /// The longest capture-to-render delay of the frames rendered in each whole second of the
     /// call, ms (0 in a second without frames).
     pub max_frame_delay_ms_per_second: Vec<u32>,
+    /// The largest minimum playout delay the sender asked the receiver for (the playout raise)
+    /// while frames rendered in each whole second, ms.
+    pub max_playout_minimum_ms_per_second: Vec<u32>,
     /// The policy decisions, in order.
     pub decisions: Vec<Decision>,
     /// Frames the encoder produced.

@@ -54,3 +54,51 @@ pub fn assert_clear_failure(o: &Output, needle: &str) {
     assert!(err.contains("error"), "{err}");
     assert!(err.contains(needle), "expected {needle:?} in: {err}");
 }
+
+/// Every file under `dir` by its path relative to `dir` (forward slashes), with its bytes.
+pub fn files_under(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    fn walk(root: &Path, dir: &Path, out: &mut std::collections::BTreeMap<String, Vec<u8>>) {
+        let entries = std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+        for entry in entries {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(root, &path, out);
+            } else {
+                let name = path.strip_prefix(root).unwrap();
+                let name: Vec<String> = name
+                    .components()
+                    .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                    .collect();
+                out.insert(name.join("/"), std::fs::read(&path).unwrap());
+            }
+        }
+    }
+    let mut out = std::collections::BTreeMap::new();
+    walk(dir, dir, &mut out);
+    out
+}
+
+/// Asserts that two directories hold the same files with the same bytes, naming the first
+/// difference; returns how many files they hold.
+pub fn assert_same_tree(expected: &Path, actual: &Path) -> usize {
+    let a = files_under(expected);
+    let b = files_under(actual);
+    let names_a: Vec<&String> = a.keys().collect();
+    let names_b: Vec<&String> = b.keys().collect();
+    assert_eq!(
+        names_a,
+        names_b,
+        "{} and {} hold different files",
+        expected.display(),
+        actual.display()
+    );
+    for (name, bytes) in &a {
+        assert!(
+            bytes == &b[name],
+            "{name} differs between {} and {}",
+            expected.display(),
+            actual.display()
+        );
+    }
+    a.len()
+}

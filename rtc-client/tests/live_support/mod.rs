@@ -35,6 +35,8 @@ impl Answerer {
                 allow_non_loopback: false,
                 fec,
                 web: None,
+                token: None,
+                tls: None,
             },
             move |event| sink.lock().unwrap().push(event),
         )
@@ -85,6 +87,8 @@ pub fn config(
 ) -> LiveCallConfig {
     LiveCallConfig {
         peer,
+        token: None,
+        ca: None,
         duration,
         policy,
         handover,
