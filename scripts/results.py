@@ -666,7 +666,9 @@ class Page:
             f"({'seeds ' + str(seeds[0]) + '-' + str(seeds[-1]) if n > 1 else 'seed ' + str(seeds[0])}), in real time on "
             "loopback, calibrated forecast. Chromium's columns are its own `getStats()` at the call's "
             "end: freezeCount, totalFreezesDuration, the mean jitter-buffer (playout) delay "
-            "(jitterBufferDelay / jitterBufferEmittedCount) and framesDropped; ours are our QoE "
+            "(jitterBufferDelay / jitterBufferEmittedCount), the mean minimum delay it was asked for "
+            "(jitterBufferMinimumDelay / jitterBufferEmittedCount: where the playout raise shows; "
+            "– where this Chromium does not report it) and framesDropped; ours are our QoE "
             "meter's on the same frames. Mean over the calls, the per-call values in brackets"
             + ("; with one call per policy these are single real calls, not a comparison with a test." if n < 2 else
                "; the change against `default` on the same seeds with its exact paired sign-flip p.")
@@ -677,6 +679,7 @@ class Page:
             ("chrome_freezes", "Chromium freezeCount", 1),
             ("chrome_frozen_s", "Chromium totalFreezesDuration s", 2),
             ("chrome_playout_ms", "Chromium mean playout delay ms", 0),
+            ("chrome_minimum_ms", "Chromium mean minimum delay ms", 0),
             ("chrome_dropped", "Chromium framesDropped", 0),
             ("chrome_decoded", "Chromium framesDecoded", 0),
             ("chrome_kbps", "Chromium received kbit/s", 0),
@@ -874,6 +877,9 @@ def browser_call(summary, path):
     ours = summary.get("ours") or {}
     emitted = last.get("jitterBufferEmittedCount")
     playout = last["jitterBufferDelay"] / emitted * 1000 if emitted and "jitterBufferDelay" in last else None
+    # What the receiver was asked to hold at least (the playout-delay extension, our raise),
+    # where this Chromium reports it.
+    minimum = last["jitterBufferMinimumDelay"] / emitted * 1000 if emitted and "jitterBufferMinimumDelay" in last else None
     frozen = last.get("totalFreezesDuration")
     our_frozen = ours.get("qoe_total_freeze_ms")
     return dict(
@@ -881,6 +887,7 @@ def browser_call(summary, path):
         chrome_freezes=last.get("freezeCount"),
         chrome_frozen_s=frozen,
         chrome_playout_ms=playout,
+        chrome_minimum_ms=minimum,
         chrome_dropped=last.get("framesDropped"),
         chrome_decoded=last.get("framesDecoded"),
         chrome_kbps=(summary.get("browser") or {}).get("bitrate_kbps"),
