@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs every check the project has: import circles, formatting, lints, all tests, the sharded
-# sweep on a single-node Slurm cluster, the API docs and the fuzz target's build.
+# Runs every check the project has: import circles, the results renderer, formatting, lints, all
+# tests, the sharded sweep on a single-node Slurm cluster, the API docs and the fuzz target's
+# build.
 #
 # Usage: scripts/test.sh
 #
@@ -36,6 +37,12 @@ scripts/setup-browser.sh
 
 step "no import circle between the files of any crate (scripts/module-cycles.py)"
 python3 scripts/module-cycles.py
+
+# The results page's renderer, on a fixture run cut from real ones, and the script's --help;
+# the results themselves take minutes to hours and are not run here (scripts/results.sh).
+step "results page renderer self-test (scripts/results.py --self-test) and scripts/results.sh --help"
+python3 scripts/results.py --self-test
+scripts/results.sh --help >/dev/null
 
 step "cargo fmt --check"
 cargo fmt --all -- --check
