@@ -6,6 +6,7 @@ use pacer::sender::ChainKind;
 use rtc_client::call::chains::{CallPadding, receiver_chain, sender_chain};
 use rtc_client::call::{BweChoice, FecChoice, NackChoice, SenderOptions, TimedActions};
 use rtc_client::live::peer::{self, PLI_TAP_SLOT};
+use rtc_client::live::shadow::SENT_TAP_SLOT;
 use rtc_interceptor::{Registry, Slot};
 use std::collections::BTreeMap;
 
@@ -67,14 +68,15 @@ fn a_simulated_and_a_real_call_build_the_same_sender_chain_for_the_same_options(
                     "{options:?}: the real chain holds another interceptor at {slot:?}"
                 );
             }
-            // What only a peer connection has: RTCP reports, the PLI tap, and the receive-side
-            // placeholders webrtc-rs's helpers put on every peer (idle on a send-only one).
+            // What only a peer connection has: RTCP reports, the PLI tap, the tap that keeps
+            // sent packets for a shadow receiver, and the receive-side placeholders webrtc-rs's helpers put on every peer (idle on a send-only one).
             let mut extra: Vec<Slot> = real.keys().copied().collect();
             extra.retain(|s| {
                 ![
                     Slot::ReceiverReport,
                     Slot::SenderReport,
                     PLI_TAP_SLOT,
+                    SENT_TAP_SLOT,
                     Slot::TwccReceiver,
                     Slot::NackGenerator,
                 ]
@@ -85,6 +87,7 @@ fn a_simulated_and_a_real_call_build_the_same_sender_chain_for_the_same_options(
                 "{options:?}: only the real chain has {extra:?}"
             );
             assert!(real.contains_key(&Slot::SenderReport) && real.contains_key(&PLI_TAP_SLOT));
+            assert!(real.contains_key(&SENT_TAP_SLOT));
         }
     }
 }

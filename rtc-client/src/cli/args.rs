@@ -135,6 +135,12 @@ pub struct TimingArgs {
     /// `jitterBufferTarget`). 0, the default, is what a browser does unless told otherwise.
     #[arg(long, value_name = "MS", default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=10_000))]
     pub playout_floor: u64,
+    /// The receiver also sends (a two-way call), so it knows the RTCP round-trip time and its
+    /// jitter delay covers min(0.9 x RTT, 200 ms) once retransmissions are common, as
+    /// libwebrtc's does. Without it the receiver is receive-only, as Chromium receiving our
+    /// video: no round-trip term.
+    #[arg(long)]
+    pub receiver_rtt: bool,
 }
 
 impl TimingArgs {
@@ -450,6 +456,7 @@ impl RunArgs {
             sender: self.sender.overrides(),
             timing_error: self.timing.error(),
             playout_floor: self.timing.playout_floor(),
+            receiver_rtt: self.timing.receiver_rtt,
         }
     }
 

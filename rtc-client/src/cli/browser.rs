@@ -240,6 +240,7 @@ async fn receive(
         seed: args.seed,
         local_ip: "127.0.0.1".parse().context("loopback")?,
         video: VideoChoice::Vp8,
+        shadow: true,
     };
     let path = args.out.join("telemetry.jsonl");
     // One record committed per interval, as `call --telemetry` does.
@@ -305,6 +306,22 @@ async fn receive(
             "decisions": decisions,
             "per_second": targets,
         },
+        "receiver": outcome.shadow.as_ref().map(|s| json!({
+            "frames_rendered": s.qoe.frames_rendered,
+            "freeze_count": s.qoe.freeze_count,
+            "frozen_ms": s.qoe.total_freeze.as_millis() as u64,
+            "stall_count": s.qoe.stall_count,
+            "mean_playout_delay_ms": s.mean_playout_delay_ms,
+            "delay_p50_ms": s.qoe.delay_percentile(50.0).map(|d| d.as_millis() as u64),
+            "delay_p95_ms": s.qoe.delay_percentile(95.0).map(|d| d.as_millis() as u64),
+            "frames_retransmitted": s.frames_retransmitted,
+            "frames_dropped": s.frames_dropped,
+            "packets": s.packets,
+            "unknown_packets": s.unknown,
+            "freezes": s.qoe.freezes.iter()
+                .map(|f| json!([f.from.as_secs_f64(), f.duration.as_millis() as u64]))
+                .collect::<Vec<_>>(),
+        })),
         "telemetry": path.display().to_string(),
     }))
 }
@@ -417,9 +434,18 @@ fn browser_summary(web: &WebHandle) -> Value {
         .rev()
         .find_map(|s| s.get("availableOutgoingBitrate").and_then(Value::as_f64))
         .map(|b| (b / 1000.0).round());
+    // W3C webrtc-stats: the mean time frames spent in the jitter buffer.
+    let mean_playout_delay_ms = match (
+        last.get("jitterBufferDelay").and_then(Value::as_f64),
+        last.get("jitterBufferEmittedCount").and_then(Value::as_f64),
+    ) {
+        (Some(delay), Some(count)) if count > 0.0 => Some(delay / count * 1000.0),
+        _ => None,
+    };
     json!({
         "samples": samples.len(),
         "last": last,
+        "mean_playout_delay_ms": mean_playout_delay_ms,
         "series": series,
         "bitrate_kbps": bitrate_kbps,
         "frozen_ms": frozen_ms,
@@ -496,6 +522,39 @@ fn print_summary(summary: &Value) {
         get(&["ours", "qoe_bitrate_kbps"]),
         get(&["browser", "bitrate_kbps"]),
     );
+    if !summary["receiver"].is_null() {
+        let _ = writeln!(
+            out,
+            "\n{:<34} {:>14} {:>14}",
+            "the same packets, two receivers", "rtc-client", "chromium"
+        );
+        let rows: [(&str, &str, Vec<&str>); 4] = [
+            (
+                "frames rendered / decoded",
+                "frames_rendered",
+                vec!["browser", "last", "framesDecoded"],
+            ),
+            (
+                "freezes",
+                "freeze_count",
+                vec!["browser", "last", "freezeCount"],
+            ),
+            ("frozen, ms", "frozen_ms", vec!["browser", "frozen_ms"]),
+            (
+                "mean playout delay, ms",
+                "mean_playout_delay_ms",
+                vec!["browser", "mean_playout_delay_ms"],
+            ),
+        ];
+        for (label, ours, theirs) in rows {
+            let _ = writeln!(
+                out,
+                "{label:<34} {:>14} {:>14}",
+                get(&["receiver", ours]),
+                get(&theirs)
+            );
+        }
+    }
     if summary["direction"] == "send" {
         let _ = writeln!(
             out,

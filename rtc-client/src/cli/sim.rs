@@ -203,6 +203,7 @@ pub fn run(args: SimArgs, epoch: Instant) -> Result<()> {
     config.handover = args.handover.clone();
     config.timing_error = args.timing.error();
     config.playout_floor = args.timing.playout_floor();
+    config.receiver_rtt = args.timing.receiver_rtt;
     // The flags over the scenario file's [sender] table (already in the realisation) over the
     // defaults.
     config.set_sender(realization.sender.overridden_by(&args.sender.overrides()));

@@ -94,6 +94,8 @@ pub struct CallSettings {
     pub timing_error: TimingError,
     /// The receiver's base minimum playout delay.
     pub playout_floor: Duration,
+    /// Whether the receiver knows the RTCP round-trip time (a two-way call).
+    pub receiver_rtt: bool,
 }
 
 /// Why one call of a plan failed.
@@ -153,6 +155,7 @@ pub fn simulate(
     config.handover = settings.handover.clone();
     config.timing_error = settings.timing_error;
     config.playout_floor = settings.playout_floor;
+    config.receiver_rtt = settings.receiver_rtt;
     config.set_sender(realization.sender.overridden_by(&settings.sender));
     run_call(&config, epoch).map_err(|source| CallError::Sim {
         scenario: scenario.name().to_owned(),

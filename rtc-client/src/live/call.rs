@@ -30,7 +30,8 @@ use super::http::{Peer, request};
 use super::peer::{
     CallerChain, Events, build_peer, sender_chain, set_local_and_gather, video_track,
 };
-use super::relay::{Relay, RelaySockets, RelayStats};
+use super::relay::{DeliveryObserver, Relay, RelaySockets, RelayStats};
+use super::shadow::{ShadowReceiver, ShadowSummary};
 use super::signal::{
     AnswerResponse, OfferRequest, QoeQuery, QoeSnapshot, SessionDescription, candidates,
     rewrite_candidates,
@@ -51,8 +52,8 @@ use pacer::sender::HandoverAwareSender;
 use pacer::telemetry::{IntervalRecord, QoeRecord};
 use std::future::Future;
 use std::net::IpAddr;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use webrtc::media_stream::track_local::TrackLocal;
 use webrtc::peer_connection::{PeerConnection, RTCPeerConnectionState, RTCSessionDescription};
@@ -147,6 +148,9 @@ pub struct LiveCallConfig {
     pub local_ip: IpAddr,
     /// The video it sends: the synthetic codec, or real VP8 (what a browser can decode).
     pub video: VideoChoice,
+    /// With a link: also run this project's receiver on the packets the relay delivers
+    /// ([`super::shadow`]), for a side-by-side with a far end that is not ours (a browser).
+    pub shadow: bool,
 }
 
 /// What a real call produced.
@@ -191,6 +195,9 @@ pub struct LiveCallOutcome {
     /// What loss protection did: repair packets sent (and their bytes, with the media bytes
     /// beside them), and at the receiver repair packets received and packets recovered.
     pub fec: FecTotals,
+    /// What this project's receiver made of the packets the relay delivered
+    /// ([`LiveCallConfig::shadow`]).
+    pub shadow: Option<ShadowSummary>,
 }
 
 /// Runs one real call (see the module documentation). `on_status` gets the status line each
@@ -241,6 +248,7 @@ pub async fn run(
         registry,
         sender: control,
         pli,
+        sent,
     } = sender_chain(
         config.sender,
         config.policy.actions(),
@@ -259,8 +267,26 @@ pub async fn run(
         let (offer_sdp, relay_sockets) =
             offer(config, peer.as_ref(), &events, links.is_some()).await?;
         let answer = signal(config, &peer_url, offer_sdp, epoch_unix_ns).await?;
-        let (answer_sdp, relay) =
-            relay_answer(answer.answer.sdp.clone(), relay_sockets, links, epoch)?;
+        let shadow = (config.shadow && links.is_some()).then(|| {
+            sent.activate();
+            Arc::new(Mutex::new(ShadowReceiver::new(sent.clone(), epoch)))
+        });
+        let observer = shadow.as_ref().map(|shadow| {
+            let shadow = Arc::clone(shadow);
+            Arc::new(move |at: Instant, datagram: &[u8]| {
+                lock_shadow(&shadow).on_delivered(at, datagram);
+            }) as DeliveryObserver
+        });
+        let (answer_sdp, relay) = relay_answer(
+            answer.answer.sdp.clone(),
+            relay_sockets,
+            links,
+            epoch,
+            observer,
+        )?;
+        let shadow_driver = shadow
+            .as_ref()
+            .map(|shadow| tokio::spawn(drive_shadow(Arc::clone(shadow))));
         let answer_description = RTCSessionDescription::answer(answer_sdp).map_err(|e| {
             LiveError::Signalling(format!("the answerer sent a malformed answer: {e}"))
         })?;
@@ -305,8 +331,12 @@ pub async fn run(
             )
             .await;
         let relay_stats = hang_up(&peer_url, &answer.call_id, relay).await;
+        if let Some(driver) = shadow_driver {
+            driver.abort();
+        }
         result.map(|mut outcome| {
             outcome.relay = relay_stats;
+            outcome.shadow = shadow.map(|s| lock_shadow(&s).summary());
             outcome
         })
     }
@@ -362,6 +392,7 @@ fn relay_answer(
     sockets: Option<(RelaySockets, std::net::SocketAddr)>,
     links: Option<(Link, Link)>,
     epoch: Instant,
+    observer: Option<DeliveryObserver>,
 ) -> Result<(String, Option<Relay>), LiveError> {
     let (Some((sockets, caller)), Some((forward, reverse))) = (sockets, links) else {
         return Ok((answer_sdp, None));
@@ -371,8 +402,26 @@ fn relay_answer(
         .ok_or_else(|| LiveError::Signalling("the answer has no candidate".into()))?;
     answer_sdp = rewrite_candidates(&answer_sdp, sockets.caller_facing()?)
         .map_err(|e| LiveError::Signalling(e.to_string()))?;
-    let relay = sockets.start(caller, answerer, forward, reverse, epoch);
+    let relay = sockets.start_observed(caller, answerer, forward, reverse, epoch, observer);
     Ok((answer_sdp, Some(relay)))
+}
+
+fn lock_shadow(shadow: &Mutex<ShadowReceiver>) -> std::sync::MutexGuard<'_, ShadowReceiver> {
+    shadow.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Renders the shadow's frames as they fall due and declares its losses, between deliveries.
+async fn drive_shadow(shadow: Arc<Mutex<ShadowReceiver>>) {
+    /// The longest sleep: deliveries also drive the shadow, so this only bounds how late a
+    /// frame's render instant is noticed when nothing arrives.
+    const IDLE: Duration = Duration::from_millis(20);
+    loop {
+        let now = Instant::now();
+        let due = lock_shadow(&shadow).poll_timeout();
+        let wake = due.map_or(now + IDLE, |d| d.min(now + IDLE)).max(now);
+        tokio::time::sleep_until(wake.into()).await;
+        lock_shadow(&shadow).handle_timeout(Instant::now());
+    }
 }
 
 /// POSTs the offer to the answerer and reads its answer.
@@ -756,6 +805,7 @@ impl SenderLoop<'_> {
             queue_limit_at_max_ms: counts.max_queue_ms.1,
             nack_responder: core.handles().nack.as_ref().map(|r| r.stats()),
             fec,
+            shadow: None,
             telemetry: core.take_telemetry(),
         })
     }

@@ -23,6 +23,8 @@
 //! - [`peer`]: peer-connection set-up shared by both sides (media engine, interceptor chains,
 //!   events).
 //! - [`relay`]: the in-process UDP relay that applies a scenario's links in real time.
+//! - [`shadow`]: this project's receiver on the packets the relay delivers to a browser, so
+//!   both judge the same call.
 //! - [`status`]: the one-line live status and the summary.
 //! - [`web`]: the browser peer: the page (served from the signalling origin) that runs a call
 //!   in the browser's WebRTC, and its endpoints.
@@ -38,6 +40,7 @@ pub mod http;
 pub mod peer;
 pub mod relay;
 mod respond;
+pub mod shadow;
 pub mod signal;
 pub mod status;
 pub mod tls;

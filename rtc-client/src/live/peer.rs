@@ -15,6 +15,7 @@
 //! reports, and the media engine's codecs and feedback for the caller's choices.
 
 use super::LiveError;
+use super::shadow::{SENT_TAP_SLOT, SentLog, SentTap};
 use crate::call::chains::{self, CallPadding, ReceiverHandles};
 use crate::call::streams::{
     PLAYOUT_DELAY_URI, VIDEO_FEC_PAYLOAD_TYPE, VIDEO_FEC_SSRC, VIDEO_PAYLOAD_TYPE,
@@ -146,6 +147,8 @@ pub struct CallerChain {
     pub sender: HandoverAwareSender,
     /// Set when a PLI arrives; the encoder takes it.
     pub pli: Arc<AtomicBool>,
+    /// What the sender sent, in the clear, once activated (for [`super::shadow`]).
+    pub sent: SentLog,
 }
 
 /// The caller's media engine and interceptor registry (see the module documentation): the
@@ -190,20 +193,24 @@ pub fn sender_chain(
         chains::sender_chain(registry, setup, actions, padding, ChainKind::PeerConnection)
             .map_err(|e| LiveError::Config(format!("the handover-timed actions: {e}")))?;
     let pli = Arc::new(AtomicBool::new(false));
+    let sent = SentLog::new();
     // The receiver-side pieces the helpers place (TWCC receiver, stock NACK generator) idle on
     // a send-only peer.
-    let registry = registry.with(
-        PLI_TAP_SLOT,
-        PliTap {
-            flag: pli.clone(),
-            ..PliTap::default()
-        },
-    );
+    let registry = registry
+        .with(
+            PLI_TAP_SLOT,
+            PliTap {
+                flag: pli.clone(),
+                ..PliTap::default()
+            },
+        )
+        .with(SENT_TAP_SLOT, SentTap::new(sent.clone()));
     Ok(CallerChain {
         media,
         registry,
         sender,
         pli,
+        sent,
     })
 }
 

@@ -109,7 +109,7 @@ enum RtpKind {
 
 /// The SSRC and sequence number of an RTP (or SRTP) datagram; `None` for STUN, DTLS and RTCP
 /// (RFC 7983 demultiplexing by the first byte, RFC 5761 by the payload type).
-fn rtp_header(datagram: &[u8]) -> Option<(u32, u16)> {
+pub(crate) fn rtp_header(datagram: &[u8]) -> Option<(u32, u16)> {
     if datagram.len() < 12 || !(128..=191).contains(&datagram[0]) {
         return None;
     }
@@ -289,6 +289,20 @@ impl RelaySockets {
         reverse: Link,
         epoch: Instant,
     ) -> Relay {
+        self.start_observed(caller, answerer, forward, reverse, epoch, None)
+    }
+
+    /// As [`RelaySockets::start`], with `observer` shown every datagram the forward link
+    /// delivers, at the instant it leaves for the answerer.
+    pub fn start_observed(
+        self,
+        caller: SocketAddr,
+        answerer: SocketAddr,
+        forward: Link,
+        reverse: Link,
+        epoch: Instant,
+        observer: Option<DeliveryObserver>,
+    ) -> Relay {
         let stats = Arc::new(Mutex::new(RelayStats::default()));
         let (stop, stopped) = oneshot::channel();
         let task = tokio::spawn(run(
@@ -298,6 +312,7 @@ impl RelaySockets {
             LinkScheduler::new(reverse, epoch),
             Arc::clone(&stats),
             stopped,
+            observer,
         ));
         Relay {
             stats,
@@ -306,6 +321,9 @@ impl RelaySockets {
         }
     }
 }
+
+/// What sees each datagram the forward link delivers, with the instant it leaves.
+pub type DeliveryObserver = Arc<dyn Fn(Instant, &[u8]) + Send + Sync>;
 
 /// A running relay; dropping it stops it.
 #[derive(Debug)]
@@ -369,6 +387,7 @@ async fn run(
     mut reverse: LinkScheduler,
     stats: Arc<Mutex<RelayStats>>,
     mut stopped: oneshot::Receiver<()>,
+    observer: Option<DeliveryObserver>,
 ) {
     let RelaySockets { a, b } = sockets;
     let mut buf_a = vec![0u8; MAX_DATAGRAM];
@@ -405,6 +424,9 @@ async fn run(
         let mut forward_errors = 0;
         let mut reverse_errors = 0;
         while let Some(datagram) = forward.pop_due(now) {
+            if let Some(observe) = &observer {
+                observe(now, &datagram);
+            }
             if b.send_to(&datagram, peers.answerer).await.is_err() {
                 forward_errors += 1;
             }

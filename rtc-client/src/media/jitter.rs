@@ -15,14 +15,24 @@
 //! - The estimate is `slope x (max frame size - mean frame size)` (room for the largest frame
 //!   lately seen) plus `2.33 x sd(noise) - 30 ms` (at least 1 ms), plus 10 ms of operating-system
 //!   jitter; once three frames needed a retransmission (within the last 60 s), the round-trip
-//!   time is added, so that retransmitted packets arrive before their frame is due.
+//!   term `min(0.9 x RTT, 200 ms)` is added, so that most retransmitted packets arrive before
+//!   their frame is due without the delay growing with a long path (the constants `kRttMult`
+//!   and `kRttMultAddCap` that `video/video_stream_buffer_controller.cc` passes to
+//!   `GetJitterEstimate` in every protection mode; older versions added the whole RTT with NACK
+//!   alone and none with NACK+FEC).
+//! - The RTT is the RTCP round-trip time. A receive-only endpoint has none: it sends no sender
+//!   reports of its own, so no report block comes back to time, and RTCP XR's receiver reference
+//!   time is not negotiated by browsers. Chromium 156 receiving our video over the starlink links
+//!   kept its `jitterBufferTargetDelay` at 12-13 ms through calls with hundreds of
+//!   retransmissions (docs/experiments/playout-2026-12-03.md): no round-trip term. Until
+//!   [`JitterEstimator::set_rtt`] is called the term is zero.
 //!
 //! Differences from libwebrtc, numbered:
 //! 1. The frame-rate scaling of the noise average uses the receive intervals of the frames the
 //!    estimator saw (libwebrtc's `fps_counter_` does the same over processing times).
-//! 2. The round-trip time is whatever the caller hands [`JitterEstimator::set_rtt`] (the receiver
-//!    measures how long lost packets take to be recovered; libwebrtc uses the RTCP round-trip
-//!    time), smoothed by the caller, not by libwebrtc's `RttFilter`.
+//! 2. The round-trip time is whatever the caller hands [`JitterEstimator::set_rtt`], smoothed by
+//!    the caller (the simulator hands the RTT each RTCP report would carry), not by libwebrtc's
+//!    `RttFilter`.
 //! 3. The low-frame-rate scaling (below 5 fps the estimate is scaled towards zero) is left out:
 //!    the synthetic encoder runs at 30 fps and drops frames only while the pacer is congested.
 
@@ -50,6 +60,11 @@ const INITIAL_NOISE_VARIANCE: f64 = 4.0;
 const NACK_LIMIT: u32 = 3;
 /// The retransmission count is forgotten this long after the last one (`kNackCountTimeout`).
 const NACK_COUNT_TIMEOUT: Duration = Duration::from_secs(60);
+/// The share of the RTT added once retransmissions are common (`kRttMult`,
+/// video_stream_buffer_controller.cc).
+const RTT_MULTIPLIER: f64 = 0.9;
+/// The most the round-trip term adds (`kRttMultAddCap`, video_stream_buffer_controller.cc).
+const RTT_TERM_CAP: Duration = Duration::from_millis(200);
 /// A frame-delay deviation beyond this many noise deviations is an outlier
 /// (`kNumStdDevDelayOutlier`).
 const DELAY_OUTLIER_STD_DEVS: f64 = 15.0;
@@ -240,7 +255,8 @@ impl JitterEstimator {
         self.latest_nack = Some(now);
     }
 
-    /// The round-trip time that is added once retransmissions are common.
+    /// The RTCP round-trip time, of which `min(0.9 x RTT, 200 ms)` is added once
+    /// retransmissions are common.
     pub fn set_rtt(&mut self, rtt: Duration) {
         self.rtt = rtt;
     }
@@ -253,7 +269,12 @@ impl JitterEstimator {
                 .latest_nack
                 .is_some_and(|t| now.saturating_duration_since(t) <= NACK_COUNT_TIMEOUT);
         if nacking {
-            ms += self.rtt.as_secs_f64() * 1000.0;
+            ms += self
+                .rtt
+                .mul_f64(RTT_MULTIPLIER)
+                .min(RTT_TERM_CAP)
+                .as_secs_f64()
+                * 1000.0;
         }
         Duration::from_secs_f64(ms.clamp(0.0, MAX_ESTIMATE_MS) / 1000.0)
     }
@@ -363,16 +384,35 @@ mod tests {
     }
 
     #[test]
-    fn three_retransmitted_frames_add_the_rtt_for_sixty_seconds() {
+    fn three_retransmitted_frames_add_nine_tenths_of_the_rtt_for_sixty_seconds() {
         let mut j = JitterEstimator::new();
         j.set_rtt(Duration::from_millis(120));
         j.on_frame_retransmitted(ms(0));
         j.on_frame_retransmitted(ms(100));
         assert_eq!(j.estimate(ms(200)), Duration::from_millis(10));
         j.on_frame_retransmitted(ms(200));
-        assert_eq!(j.estimate(ms(200)), Duration::from_millis(130));
-        assert_eq!(j.estimate(ms(60_200)), Duration::from_millis(130));
+        assert_eq!(j.estimate(ms(200)), Duration::from_millis(118));
+        assert_eq!(j.estimate(ms(60_200)), Duration::from_millis(118));
         assert_eq!(j.estimate(ms(60_201)), Duration::from_millis(10));
+    }
+
+    #[test]
+    fn the_round_trip_term_stops_at_200_ms() {
+        let mut j = JitterEstimator::new();
+        j.set_rtt(Duration::from_millis(600));
+        for t in 0..3 {
+            j.on_frame_retransmitted(ms(t));
+        }
+        assert_eq!(j.estimate(ms(10)), Duration::from_millis(210));
+    }
+
+    #[test]
+    fn without_an_rtt_retransmissions_add_nothing() {
+        let mut j = JitterEstimator::new();
+        for t in 0..10 {
+            j.on_frame_retransmitted(ms(t));
+        }
+        assert_eq!(j.estimate(ms(10)), Duration::from_millis(10));
     }
 
     #[test]

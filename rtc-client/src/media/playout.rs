@@ -7,11 +7,18 @@
 //!   delay*: `render = capture + base transit + current delay`. The base transit is what the
 //!   extrapolator learns, the usual time from capture to a frame being complete at the
 //!   receiver (it absorbs any clock offset between the peers).
-//! - The *target delay* is the jitter estimate ([`super::jitter`]) plus the render delay (10 ms).
-//!   The current delay moves towards the target by at most 100 ms per second of media time, so
-//!   playout does not jump when the jitter estimate does.
-//! - A frame that becomes decodable after its render time is shown at once, and the current
-//!   delay grows by its lateness (up to the target): late frames push playout back.
+//! - The *target delay* is the largest of the minimum playout delay (below) and the jitter
+//!   estimate ([`super::jitter`]) plus the render delay (10 ms).
+//! - The *current delay* follows libwebrtc's newest rule (`VCMTiming::UpdateCurrentDelay(
+//!   render_time, actual_decode_time)`, called for every frame by
+//!   `video/video_stream_buffer_controller.cc`): it starts at the jitter estimate; a frame
+//!   decoded after its decode deadline (its render time less the render delay) raises it by that
+//!   lateness, up to the target; any frame finds it lowered to the target in one step when the
+//!   target has fallen below it. So a rising jitter estimate moves playout only once frames come
+//!   late, and a falling one moves it at once. (The older rule moved the current delay towards
+//!   the target by at most `kDelayMaxChangeMsPerS` = 100 ms per second of media; Chromium 156
+//!   runs the newer one.)
+//! - A frame that becomes decodable after its render time is shown at once.
 //!
 //! Differences from libwebrtc, numbered:
 //! 1. The extrapolator is an exponential average of the transit of frames that needed no
@@ -26,7 +33,8 @@
 //! `playout-delay` RTP header extension value and the application's base minimum
 //! (`video/video_receive_stream2.cc`, `UpdatePlayoutDelays`; [`PlayoutConfig::base_minimum`]).
 //! As in `VCMTiming::RenderTimeInternal`, the delay a frame renders with is the current delay
-//! clamped to it, in one step: the current delay itself is not moved by it.
+//! clamped to it, in one step; the minimum also raises the target, so late frames may carry the
+//! current delay up to it.
 //!
 //! 3. There is no audio-video synchronisation (its minimum is libwebrtc's third term).
 
@@ -40,10 +48,6 @@ pub struct PlayoutConfig {
     ///
     /// libwebrtc: `kDefaultRenderDelay` = 10 ms (timing.cc).
     pub render_delay: Duration,
-    /// How fast the current delay may follow the target, per second of media time.
-    ///
-    /// libwebrtc: `kDelayMaxChangeMsPerS` = 100 ms (timing.cc).
-    pub max_change_per_second: Duration,
     /// The largest playout delay.
     ///
     /// libwebrtc: `kMaxVideoDelay` = 10 s (timing.cc).
@@ -67,7 +71,6 @@ impl Default for PlayoutConfig {
     fn default() -> Self {
         Self {
             render_delay: Duration::from_millis(10),
-            max_change_per_second: Duration::from_millis(100),
             max_delay: Duration::from_secs(10),
             transit_memory_frames: 64,
             base_minimum: Duration::ZERO,
@@ -82,7 +85,6 @@ pub struct PlayoutTiming {
     /// Mean transit, nanoseconds (signed: the peers' clocks may differ).
     base_transit_ns: Option<f64>,
     current_delay: Option<Duration>,
-    previous_capture: Option<Time>,
     late_frames: u64,
 }
 
@@ -93,7 +95,6 @@ impl PlayoutTiming {
             config,
             base_transit_ns: None,
             current_delay: None,
-            previous_capture: None,
             late_frames: 0,
         }
     }
@@ -111,8 +112,8 @@ impl PlayoutTiming {
 
     /// The render time of a frame captured at `capture` that is decodable at `now`, given the
     /// `jitter` estimate and the minimum playout delay the sender last signalled; updates the
-    /// current delay (towards the target, and by the frame's lateness if it is late). Never
-    /// before `now`.
+    /// current delay (to the target if the target fell below it, up by the frame's lateness if
+    /// it is late). Never before `now`.
     pub fn schedule(
         &mut self,
         now: Time,
@@ -120,40 +121,28 @@ impl PlayoutTiming {
         jitter: Duration,
         signalled_minimum: Duration,
     ) -> Time {
-        let target = (jitter + self.config.render_delay).min(self.config.max_delay);
-        let current = match (self.current_delay, self.previous_capture) {
-            (Some(current), Some(previous)) if capture > previous => {
-                let media = capture.saturating_duration_since(previous);
-                let max_change = self
-                    .config
-                    .max_change_per_second
-                    .mul_f64(media.as_secs_f64().min(10.0));
-                if target > current {
-                    current + (target - current).min(max_change)
-                } else {
-                    current - (current - target).min(max_change)
-                }
-            }
-            (Some(current), _) => current,
-            (None, _) => target,
-        };
-        self.previous_capture = Some(self.previous_capture.map_or(capture, |p| p.max(capture)));
-        let base = self.base_transit_ns.unwrap_or(0.0);
         let minimum = signalled_minimum.max(self.config.base_minimum);
+        let target = minimum
+            .max(jitter + self.config.render_delay)
+            .min(self.config.max_delay);
+        let current = *self
+            .current_delay
+            .get_or_insert(jitter.min(self.config.max_delay));
+        let base = self.base_transit_ns.unwrap_or(0.0);
         let delay = current.max(minimum).min(self.config.max_delay);
         let due_ns = capture.as_nanos() as f64 + base + delay.as_nanos() as f64;
         let due = Time::from_nanos(due_ns.max(0.0) as u64);
+        let decode_deadline = due - self.config.render_delay;
+        let delayed = now.saturating_duration_since(decode_deadline);
+        self.current_delay = Some(if current + delayed <= target {
+            current + delayed
+        } else {
+            target
+        });
         if due >= now {
-            self.current_delay = Some(current);
             return due;
         }
         self.late_frames += 1;
-        let late = now.saturating_duration_since(due);
-        self.current_delay = Some(if current + late <= target {
-            current + late
-        } else {
-            target.max(current)
-        });
         now
     }
 
@@ -181,57 +170,75 @@ mod tests {
     }
 
     #[test]
-    fn frames_render_at_capture_plus_base_transit_plus_the_target_delay() {
+    fn frames_render_at_capture_plus_base_transit_plus_the_jitter_estimate() {
         let mut p = PlayoutTiming::new(PlayoutConfig::default());
         p.on_frame_complete(ms(0), ms(80));
-        // Target 20 + 10 = 30 ms; the first frame takes it at once.
-        assert_eq!(p.schedule(ms(80), ms(0), d(20), d(0)), ms(110));
+        // The current delay starts at the jitter estimate (libwebrtc's `SetJitterDelay` from the
+        // initial state); frames decoded on time leave it there, below the 30-ms target.
+        assert_eq!(p.schedule(ms(80), ms(0), d(20), d(0)), ms(100));
         p.on_frame_complete(ms(33), ms(113));
-        assert_eq!(p.schedule(ms(113), ms(33), d(20), d(0)), ms(143));
-        assert_eq!(p.current_delay(), d(30));
+        assert_eq!(p.schedule(ms(113), ms(33), d(20), d(0)), ms(133));
+        assert_eq!(p.current_delay(), d(20));
         assert_eq!(p.late_frames(), 0);
     }
 
     #[test]
-    fn the_current_delay_follows_a_higher_target_at_100_ms_per_second_of_media() {
+    fn a_higher_target_moves_playout_only_once_frames_come_late() {
         let mut p = PlayoutTiming::new(PlayoutConfig::default());
         p.on_frame_complete(ms(0), ms(50));
-        assert_eq!(p.schedule(ms(50), ms(0), d(0), d(0)), ms(60));
-        // The target jumps to 210 ms; 500 ms of media later the delay may have grown by 50 ms.
-        assert_eq!(p.schedule(ms(550), ms(500), d(200), d(0)), ms(610));
-        assert_eq!(p.current_delay(), d(60));
-        assert_eq!(
-            p.schedule(ms(2_600), ms(2_500), d(200), d(0)),
-            ms(2_500 + 50 + 210)
-        );
+        assert_eq!(p.schedule(ms(50), ms(0), d(10), d(0)), ms(60));
+        // The jitter estimate jumps to 200 ms: a frame on time keeps the 10-ms delay.
+        assert_eq!(p.schedule(ms(550), ms(500), d(200), d(0)), ms(560));
+        assert_eq!(p.current_delay(), d(10));
+        // A frame decodable 40 ms after its decode deadline (560 - 10 ms render delay): it shows
+        // at once and the delay grows by those 40 ms.
+        assert_eq!(p.schedule(ms(623), ms(533), d(200), d(0)), ms(623));
+        assert_eq!(p.current_delay(), d(50));
+        assert_eq!(p.late_frames(), 1);
     }
 
     #[test]
-    fn a_late_frame_renders_at_once_and_pushes_the_delay_back_up_to_the_target() {
+    fn lateness_raises_the_delay_no_further_than_the_target() {
         let mut p = PlayoutTiming::new(PlayoutConfig::default());
         p.on_frame_complete(ms(0), ms(50));
-        assert_eq!(p.schedule(ms(50), ms(0), d(0), d(0)), ms(60));
-        // The target rises to 50 ms, the delay may move 3.3 ms in 33 ms of media: the frame was
-        // due at 33 + 50 + 13.3 and is decodable about 97 ms later.
+        assert_eq!(p.schedule(ms(50), ms(0), d(0), d(0)), ms(50));
+        // Target 40 + 10 = 50 ms; the frame was due at 33 + 50 + 0 and is decodable 110 ms later.
         assert_eq!(p.schedule(ms(193), ms(33), d(40), d(0)), ms(193));
-        assert_eq!(p.late_frames(), 1);
-        // Lateness 97 would take the delay past the target of 50: it stops there.
         assert_eq!(p.current_delay(), d(50));
     }
 
     #[test]
-    fn a_signalled_minimum_moves_render_times_in_one_step_and_leaves_the_current_delay() {
+    fn a_lower_target_lowers_the_delay_in_one_step() {
         let mut p = PlayoutTiming::new(PlayoutConfig::default());
         p.on_frame_complete(ms(0), ms(50));
-        assert_eq!(p.schedule(ms(50), ms(0), d(20), d(0)), ms(80));
+        assert_eq!(p.schedule(ms(50), ms(0), d(150), d(0)), ms(200));
+        assert_eq!(p.current_delay(), d(150));
+        // The estimate falls to 20 ms: target 30 ms, taken by the next frame at once.
+        p.schedule(ms(83), ms(33), d(20), d(0));
+        assert_eq!(p.current_delay(), d(30));
+        assert_eq!(p.schedule(ms(116), ms(66), d(20), d(0)), ms(146));
+    }
+
+    #[test]
+    fn a_signalled_minimum_moves_render_times_in_one_step_and_lets_late_frames_raise_the_delay() {
+        let mut p = PlayoutTiming::new(PlayoutConfig::default());
+        p.on_frame_complete(ms(0), ms(50));
+        assert_eq!(p.schedule(ms(50), ms(0), d(20), d(0)), ms(70));
         p.on_frame_complete(ms(33), ms(83));
         // The sender asks for 100 ms: the next frame renders 100 ms after its expected completion.
         assert_eq!(p.schedule(ms(83), ms(33), d(20), d(100)), ms(183));
-        assert_eq!(p.current_delay(), d(30), "the current delay is not moved");
-        // Back to zero: the current delay again.
-        p.on_frame_complete(ms(66), ms(116));
-        assert_eq!(p.schedule(ms(116), ms(66), d(20), d(0)), ms(146));
-        assert_eq!(p.late_frames(), 0);
+        assert_eq!(
+            p.current_delay(),
+            d(20),
+            "a frame on time leaves the current delay"
+        );
+        // A frame 60 ms past its decode deadline under the raise: the target is the 100-ms
+        // minimum, so the current delay may grow to it.
+        assert_eq!(p.schedule(ms(266), ms(66), d(20), d(100)), ms(266));
+        assert_eq!(p.current_delay(), d(80));
+        // Back to zero: the target is 30 ms again and the next frame takes it.
+        p.schedule(ms(149), ms(99), d(20), d(0));
+        assert_eq!(p.current_delay(), d(30));
     }
 
     #[test]
@@ -259,7 +266,7 @@ mod tests {
             p.on_frame_complete(ms(i * 33), ms(i * 33 + 150));
         }
         let due = p.schedule(ms(600 * 33 + 150), ms(600 * 33), d(0), d(0));
-        let base = due.as_millis() as i64 - (600 * 33) as i64 - 10;
+        let base = due.as_millis() as i64 - (600 * 33) as i64;
         assert!((148..=150).contains(&base), "{base}");
     }
 }

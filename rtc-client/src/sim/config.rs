@@ -61,6 +61,11 @@ pub struct CallConfig {
     /// The receiver's base minimum playout delay (libwebrtc's `base_minimum_playout_delay`;
     /// default zero, as a browser's).
     pub playout_floor: Duration,
+    /// Whether the receiving endpoint knows the RTCP round-trip time, as one that also sends
+    /// does (a two-way call): its jitter delay then covers part of the RTT once retransmissions
+    /// are common ([`crate::media::jitter`]). Default false: a receive-only endpoint, as
+    /// Chromium receiving our video.
+    pub receiver_rtt: bool,
 }
 
 impl CallConfig {
@@ -94,6 +99,7 @@ impl CallConfig {
             fec: FecChoice::default(),
             timing_error: TimingError::default(),
             playout_floor: Duration::ZERO,
+            receiver_rtt: false,
         }
     }
 
@@ -126,6 +132,7 @@ impl CallConfig {
             fec: sender.fec,
             timing_error: TimingError::default(),
             playout_floor: Duration::ZERO,
+            receiver_rtt: false,
         }
     }
 

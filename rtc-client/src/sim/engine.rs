@@ -79,6 +79,8 @@ pub struct SimCall {
     forward_delay: Option<Duration>,
     reverse_delay: Option<Duration>,
     next_rtt_report: Time,
+    /// Whether the receiver is handed the RTT of each report (a two-way call).
+    receiver_rtt: bool,
     /// Retransmission bytes sent since the last report, for the NACK rate.
     retransmitted_bytes: u64,
 }
@@ -218,6 +220,7 @@ impl SimCall {
             forward_delay: None,
             reverse_delay: None,
             next_rtt_report: Time::ZERO.saturating_add(RTCP_INTERVAL),
+            receiver_rtt: config.receiver_rtt,
             retransmitted_bytes: 0,
         })
     }
@@ -338,6 +341,9 @@ impl SimCall {
                 if let Some((generator, responder)) = &self.nack_handles {
                     generator.set_rtt(Some(f + r));
                     responder.set_rtt(f + r);
+                }
+                if self.receiver_rtt {
+                    self.media_receiver.set_rtt(f + r);
                 }
             }
         }

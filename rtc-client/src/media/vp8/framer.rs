@@ -203,8 +203,11 @@ impl Vp8Framer {
 /// `value` (modulo `modulus`) unwrapped to the 64-bit value nearest to `last`.
 fn unwrap(last: Option<i64>, value: i64, modulus: i64) -> i64 {
     let Some(last) = last else {
-        // One cycle up, so values just below the first stay positive.
-        return value + modulus;
+        // One cycle up, so values just below the first stay positive; for picture ids at least
+        // the 15-bit cycle, a multiple of the 7-bit one: a sender may switch widths mid-stream
+        // (webrtc-rs's `Vp8Payloader` writes 7-bit ids below 128 and 15-bit ones from there),
+        // and the count must go on across the switch.
+        return value + modulus.max(1 << 15);
     };
     let delta = (value - last).rem_euclid(modulus);
     if delta >= modulus / 2 {
@@ -282,9 +285,21 @@ mod tests {
 
     #[test]
     fn unwrapping_follows_the_nearest_cycle() {
-        assert_eq!(unwrap(None, 5, 128), 133);
+        assert_eq!(unwrap(None, 5, 128), 5 + (1 << 15));
         assert_eq!(unwrap(Some(133), 127, 128), 127);
         assert_eq!(unwrap(Some(255), 0, 128), 256);
         assert_eq!(unwrap(Some(1 << 32), 0xFFFF_FFFF, 1 << 32), (1 << 32) - 1);
+    }
+
+    #[test]
+    fn picture_ids_that_widen_from_7_to_15_bits_keep_counting() {
+        let mut last = None;
+        let mut out = Vec::new();
+        for (picture, modulus) in [(126, 1 << 7), (127, 1 << 7), (128, 1 << 15), (129, 1 << 15)] {
+            let u = unwrap(last, picture, modulus);
+            last = Some(u);
+            out.push(u - 126 - (1 << 15));
+        }
+        assert_eq!(out, vec![0, 1, 2, 3]);
     }
 }
