@@ -246,7 +246,10 @@ mod tests {
         assert!(actions.frame_discardable(start + ms(950)));
         assert!(actions.frame_discardable(start + ms(1249)));
         assert!(!actions.frame_discardable(start + ms(1250)));
-        assert!(!actions.frame_discardable(start + ms(2000)), "below the threshold");
+        assert!(
+            !actions.frame_discardable(start + ms(2000)),
+            "below the threshold"
+        );
         let stats = actions.take_stats(start + ms(3000));
         assert_eq!(
             (stats.discardable.applied, stats.discardable.total),
@@ -260,7 +263,11 @@ mod tests {
         );
         // Never applied: not written, so records of calls without it read as before.
         let none = crate::telemetry::ActionsRecord::default();
-        assert!(!serde_json::to_string(&none).unwrap().contains("discardable"));
+        assert!(
+            !serde_json::to_string(&none)
+                .unwrap()
+                .contains("discardable")
+        );
         // Off in the default configuration and the menu.
         assert!(!ActionConfig::default().discardable.enabled);
     }

@@ -883,7 +883,11 @@ mod tests {
         assert_eq!((stats.frames_skipped, stats.frames_dropped), (1, 1));
         assert!(!rx.waiting_for_key_frame());
         assert!(!rx.poll_pli(ms(2_000)), "no key frame is asked for");
-        assert_eq!(rx.poll_timeout(), None, "nothing waits for the loss timeout");
+        assert_eq!(
+            rx.poll_timeout(),
+            None,
+            "nothing waits for the loss timeout"
+        );
     }
 
     #[test]

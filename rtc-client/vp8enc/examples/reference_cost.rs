@@ -62,8 +62,12 @@ fn load(path: &str) -> Result<Photo, String> {
             (l, l, l)
         };
         photo.y.push(0.299 * r + 0.587 * g + 0.114 * b);
-        photo.u.push(128.0 - 0.168_736 * r - 0.331_264 * g + 0.5 * b);
-        photo.v.push(128.0 + 0.5 * r - 0.418_688 * g - 0.081_312 * b);
+        photo
+            .u
+            .push(128.0 - 0.168_736 * r - 0.331_264 * g + 0.5 * b);
+        photo
+            .v
+            .push(128.0 + 0.5 * r - 0.418_688 * g - 0.081_312 * b);
     }
     Ok(photo)
 }

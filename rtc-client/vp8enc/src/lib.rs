@@ -23,9 +23,9 @@ use std::os::raw::{c_int, c_uint, c_ulong};
 use vpx_sys::{
     VP8_EFLAG_NO_REF_ARF, VP8_EFLAG_NO_REF_GF, VP8_EFLAG_NO_UPD_ARF, VP8_EFLAG_NO_UPD_ENTROPY,
     VP8_EFLAG_NO_UPD_GF, VP8_EFLAG_NO_UPD_LAST, VPX_DL_REALTIME, VPX_EFLAG_FORCE_KF,
-    VPX_ENCODER_ABI_VERSION, VPX_FRAME_IS_KEY,
-    vp8e_enc_control_id, vpx_codec_ctx_t, vpx_codec_cx_pkt_kind, vpx_codec_enc_cfg_t,
-    vpx_codec_err_t, vpx_image_t, vpx_img_fmt, vpx_kf_mode, vpx_rc_mode,
+    VPX_ENCODER_ABI_VERSION, VPX_FRAME_IS_KEY, vp8e_enc_control_id, vpx_codec_ctx_t,
+    vpx_codec_cx_pkt_kind, vpx_codec_enc_cfg_t, vpx_codec_err_t, vpx_image_t, vpx_img_fmt,
+    vpx_kf_mode, vpx_rc_mode,
 };
 
 /// The RTP video clock (RFC 7741 section 4.1): presentation time stamps are in these ticks.
