@@ -167,7 +167,7 @@ fn main() -> Result<(), String> {
         // of a window has distance k, the frame after it WINDOW + 1. A ratio of sums, since
         // single frames of the normal chain vary (libvpx refreshes its golden frame now and
         // then).
-        let mut by_distance = vec![(0usize, 0usize); WINDOW + 2];
+        let mut by_distance = [(0usize, 0usize); WINDOW + 2];
         for t in first..FRAMES {
             let k = (t - first) % period;
             let distance = if k < WINDOW {
