@@ -45,6 +45,7 @@ fn only(action: Action, window: ActionWindow) -> ActionConfig {
             config.playout.offset_ms = window.offset_ms;
             config.playout.duration_ms = window.duration_ms;
         }
+        Action::Discardable => config.discardable = window,
     }
     config
 }

@@ -140,9 +140,11 @@ fn the_joint_model_chooses_a_limit_and_a_profile_and_holds_only_on_lossy_boundar
         // The card's configuration, with the menu's playout raise (off): the model was trained
         // without it.
         assert!(!profile.config.playout.enabled, "{profile:?}");
+        assert!(!profile.config.discardable.enabled, "{profile:?}");
         assert!(profiles.iter().any(|p| p.name == profile.name
             && pacer::ActionConfig {
                 playout: profile.config.playout,
+                discardable: profile.config.discardable,
                 ..p.config
             } == profile.config));
     }

@@ -335,6 +335,22 @@ pub struct ActionConfig {
     /// The playout raise: frames captured around the instant ask the receiver for a minimum
     /// playout delay of one repair round.
     pub playout: PlayoutRaiseConfig,
+    /// Discardable frames: frames captured inside the window are encoded as temporal-layer-1
+    /// layer-sync frames that reference the last base-layer frame and update no reference, and
+    /// the first frame after the window references that base frame too
+    /// ([`ActionsHandle::frame_discardable`](crate::ActionsHandle::frame_discardable);
+    /// docs/architecture.md, "Discardable frames"). A frame lost in the window then costs its own
+    /// display slot, not every later frame until a repair or a key frame: a receiver decodes a
+    /// base frame once the previous base frame is decoded (libwebrtc `rtp_vp8_ref_finder.cc`).
+    ///
+    /// `[t - 50 ms, t + 250 ms)` when on: the first two 100-ms rows after a Starlink slot
+    /// boundary lose 47.5 and 20.3 % of uplink packets, the third 3.8 %, so the frames sent into
+    /// the first two rows and the third's start are the ones worth making discardable; 50 ms
+    /// before covers the forecast's timing error, as for the other windows. Each frame in it
+    /// costs more bits (a longer reference distance; docs/experiments/
+    /// discardable-frames-2026-12-03.md), so a longer window is a cost without a gain. Off by
+    /// default: measured against the rest of `timed` in the same document.
+    pub discardable: ActionWindow,
     /// Where the windows are placed relative to the predicted instants: moved by the measured
     /// onset of the boundary loss.
     pub onset: OnsetTracking,
@@ -367,6 +383,11 @@ impl Default for ActionConfig {
                 duration_ms: 350,
             },
             playout: PlayoutRaiseConfig::default(),
+            discardable: ActionWindow {
+                enabled: false,
+                offset_ms: -50,
+                duration_ms: 300,
+            },
             onset: OnsetTracking::default(),
         }
     }
@@ -384,6 +405,7 @@ impl ActionConfig {
         config.keyframe_block.enabled = false;
         config.duplicate.enabled = false;
         config.playout.enabled = false;
+        config.discardable.enabled = false;
         config
     }
 
@@ -399,6 +421,7 @@ impl ActionConfig {
         self.keyframe_block.check("keyframe_block")?;
         self.duplicate.check("duplicate")?;
         self.playout.window().check("playout")?;
+        self.discardable.check("discardable")?;
         if self.playout.max_raise_ms > MAX_PLAYOUT_RAISE_MS {
             return Err(ActionConfigError::PlayoutRaise(self.playout.max_raise_ms));
         }
@@ -437,6 +460,7 @@ impl ActionConfig {
             Action::KeyframeBlock => self.keyframe_block,
             Action::Duplicate => self.duplicate,
             Action::Playout => self.playout.window(),
+            Action::Discardable => self.discardable,
         }
     }
 }
@@ -456,17 +480,20 @@ pub enum Action {
     Duplicate,
     /// Frames ask the receiver for a longer minimum playout delay.
     Playout,
+    /// Frames are encoded so that no later frame references them.
+    Discardable,
 }
 
 impl Action {
     /// Every action, in the order of [`ActionStats`](crate::actions::ActionStats)' fields.
-    pub const ALL: [Action; 6] = [
+    pub const ALL: [Action; 7] = [
         Action::Hold,
         Action::Guard,
         Action::Boost,
         Action::KeyframeBlock,
         Action::Duplicate,
         Action::Playout,
+        Action::Discardable,
     ];
 
     pub(crate) fn index(self) -> usize {
@@ -477,6 +504,7 @@ impl Action {
             Action::KeyframeBlock => 3,
             Action::Duplicate => 4,
             Action::Playout => 5,
+            Action::Discardable => 6,
         }
     }
 
@@ -489,6 +517,7 @@ impl Action {
             Action::KeyframeBlock => "keyframe_block",
             Action::Duplicate => "duplicate",
             Action::Playout => "playout",
+            Action::Discardable => "discardable",
         }
     }
 }

@@ -87,6 +87,13 @@ impl ActionsHandle {
         self.lock().keyframe_allowed(now)
     }
 
+    /// [`HandoverActions::frame_discardable`]: whether the encoder is to make the frame captured
+    /// at `capture` discardable (a temporal-layer-1 layer-sync frame; docs/architecture.md,
+    /// "Discardable frames"). Asked once per frame, like [`Self::keyframe_allowed`].
+    pub fn frame_discardable(&self, capture: Instant) -> bool {
+        self.lock().frame_discardable(capture)
+    }
+
     /// [`HandoverActions::next_change`].
     pub fn next_change(&self, after: Instant) -> Option<Instant> {
         self.lock().next_change(after)
@@ -222,6 +229,47 @@ mod tests {
         bad.min_probability = 2.0;
         assert!(actions.set_config(start + ms(6000), bad).is_err());
         assert_eq!(actions.config(), none);
+    }
+
+    #[test]
+    fn frames_captured_in_a_discardable_window_are_discardable_and_the_window_is_counted() {
+        let mut config = ActionConfig::disabled();
+        config.discardable.enabled = true;
+        assert_eq!(
+            (config.discardable.offset_ms, config.discardable.duration_ms),
+            (-50, 300)
+        );
+        let start = Instant::now();
+        let actions = ActionsHandle::new(config).unwrap();
+        actions.set_predictions(start, [(start + ms(1000), 0.9), (start + ms(2000), 0.4)]);
+        assert!(!actions.frame_discardable(start + ms(949)));
+        assert!(actions.frame_discardable(start + ms(950)));
+        assert!(actions.frame_discardable(start + ms(1249)));
+        assert!(!actions.frame_discardable(start + ms(1250)));
+        assert!(
+            !actions.frame_discardable(start + ms(2000)),
+            "below the threshold"
+        );
+        let stats = actions.take_stats(start + ms(3000));
+        assert_eq!(
+            (stats.discardable.applied, stats.discardable.total),
+            (1, ms(300))
+        );
+        let record = crate::telemetry::ActionsRecord::from(stats);
+        let line = serde_json::to_string(&record).unwrap();
+        assert!(
+            line.contains(r#""discardable":{"applied":1,"total_ms":300}"#),
+            "{line}"
+        );
+        // Never applied: not written, so records of calls without it read as before.
+        let none = crate::telemetry::ActionsRecord::default();
+        assert!(
+            !serde_json::to_string(&none)
+                .unwrap()
+                .contains("discardable")
+        );
+        // Off in the default configuration and the menu.
+        assert!(!ActionConfig::default().discardable.enabled);
     }
 
     impl ActionsHandle {

@@ -12,7 +12,8 @@
 //!
 //! The actions themselves are applied where they belong: the hold in
 //! [`PacingController`](crate::PacingController), the guard in [`GoogCc`](crate::GoogCc), the
-//! boost in [`LossProtection`](crate::LossProtection), and the key-frame block by the encoder.
+//! boost in [`LossProtection`](crate::LossProtection), and the key-frame block and discardable
+//! frames by the encoder.
 
 mod boundary_loss;
 mod config;

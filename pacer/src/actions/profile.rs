@@ -80,6 +80,8 @@ impl ActionProfile {
         // The menu predates the playout raise, and the shipped joint model was trained on it
         // without: a profile keeps meaning what the model learned.
         config.playout.enabled = false;
+        // Discardable frames likewise: they came after the menu and its model.
+        config.discardable.enabled = false;
         let (hold, guard, boost) = match name {
             "none" => (None, false, false),
             "guard" => (None, true, false),
@@ -119,6 +121,7 @@ mod tests {
             assert_eq!(profile.index(), i);
             assert!(profile.config.hold_gate.enabled, "the gate stays on");
             assert!(!profile.config.keyframe_block.enabled);
+            assert!(!profile.config.playout.enabled && !profile.config.discardable.enabled);
         }
         assert!(!menu[0].config.hold.enabled);
         assert!(!menu[0].config.guard.enabled && !menu[0].config.boost.enabled);

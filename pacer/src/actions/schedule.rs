@@ -37,6 +37,8 @@ pub struct ActionStats {
     pub duplicate: ActionCounter,
     /// The playout raise (its full part; the ramps are not counted).
     pub playout: ActionCounter,
+    /// Discardable frames.
+    pub discardable: ActionCounter,
     /// How far after the predicted instants the windows were placed at the interval's end, ms
     /// (the onset tracker's shift; negative: before them).
     pub timing_shift_ms: i64,
@@ -52,6 +54,7 @@ impl ActionStats {
             Action::KeyframeBlock => self.keyframe_block,
             Action::Duplicate => self.duplicate,
             Action::Playout => self.playout,
+            Action::Discardable => self.discardable,
         }
     }
 
@@ -63,6 +66,7 @@ impl ActionStats {
             Action::KeyframeBlock => &mut self.keyframe_block,
             Action::Duplicate => &mut self.duplicate,
             Action::Playout => &mut self.playout,
+            Action::Discardable => &mut self.discardable,
         }
     }
 }
@@ -122,7 +126,7 @@ pub struct HandoverActions {
     predictions: Vec<(Instant, f32)>,
     /// Per action (in [`Action::ALL`] order), its windows sorted by start, disjoint and not
     /// touching.
-    spans: [Vec<Span>; 6],
+    spans: [Vec<Span>; Action::ALL.len()],
     /// The latest instant handed in.
     latest: Option<Instant>,
     /// The counters are up to date until this instant.
@@ -288,6 +292,13 @@ impl HandoverActions {
         !self.is_active(Action::KeyframeBlock, now)
     }
 
+    /// Whether the frame captured at `capture` is to be encoded discardable: inside a
+    /// discardable window, as a temporal-layer-1 layer-sync frame that references the last
+    /// base-layer frame and updates no reference (docs/architecture.md, "Discardable frames").
+    pub fn frame_discardable(&self, capture: Instant) -> bool {
+        self.is_active(Action::Discardable, capture)
+    }
+
     /// The windows of `action`, sorted and disjoint, as `(start, end)` (end excluded).
     pub fn windows(&self, action: Action) -> impl Iterator<Item = (Instant, Instant)> + '_ {
         self.spans[action.index()]
@@ -380,6 +391,9 @@ impl HandoverActions {
             let mut window = self.config.window(action);
             // Until the onset is placed, nothing that changes what is sent around the instants
             // applies: the boundaries show where the path loses the sender's usual packets.
+            // Discardable frames (like the playout raise) apply from the first boundary: they
+            // change which frame a frame references and its size a little, not when or how
+            // the packets leave, so the loss per send offset stays the path's.
             let changes_sending =
                 matches!(action, Action::Hold | Action::Boost | Action::Duplicate);
             if (changes_sending && !self.onset_known())

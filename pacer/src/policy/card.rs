@@ -367,9 +367,9 @@ impl ModelCard {
     /// Output `index`'s profile as the call applies it: the menu's name with the card's
     /// configuration; `None` for a queue-limit card or an index out of range.
     ///
-    /// The playout raise is the menu's (off): a card written before the raise existed has no
-    /// `playout` table, which would read as the raise's default, and its model never learned
-    /// what the raise does.
+    /// The playout raise and discardable frames are the menu's (off): a card written before
+    /// they existed has no `playout` or `discardable` table, which would read as their default,
+    /// and its model never learned what they do.
     pub fn profile(&self, index: usize) -> Option<ActionProfile> {
         let profile = self.profiles.as_ref()?.get(index)?;
         let named = ActionProfile::named(&profile.name).ok()?;
@@ -377,6 +377,7 @@ impl ModelCard {
             name: named.name,
             config: crate::ActionConfig {
                 playout: named.config.playout,
+                discardable: named.config.discardable,
                 ..profile.config
             },
         })

@@ -341,6 +341,10 @@ pub struct ActionsRecord {
     /// applied, as the duplicate.
     #[serde(default, skip_serializing_if = "ActionRecord::is_zero")]
     pub playout: ActionRecord,
+    /// Discardable frames; absent from a line (and written only) when never applied, as the
+    /// duplicate.
+    #[serde(default, skip_serializing_if = "ActionRecord::is_zero")]
+    pub discardable: ActionRecord,
     /// How far after the predicted instants the windows were placed at the interval's end, ms
     /// (the onset tracker's shift, docs/architecture.md, "Handover-timed actions"); absent when
     /// 0, so that records of calls without a shift read and write as before it existed.
@@ -388,6 +392,7 @@ impl From<crate::actions::ActionStats> for ActionsRecord {
             keyframe_block: stats.keyframe_block.into(),
             duplicate: stats.duplicate.into(),
             playout: stats.playout.into(),
+            discardable: stats.discardable.into(),
             timing_shift_ms: stats.timing_shift_ms,
         }
     }
@@ -395,7 +400,7 @@ impl From<crate::actions::ActionStats> for ActionsRecord {
 
 impl ActionsRecord {
     /// Each action with its name in the record.
-    pub fn entries(&self) -> [(&'static str, ActionRecord); 6] {
+    pub fn entries(&self) -> [(&'static str, ActionRecord); 7] {
         [
             ("hold", self.hold),
             ("guard", self.guard),
@@ -403,6 +408,7 @@ impl ActionsRecord {
             ("keyframe_block", self.keyframe_block),
             ("duplicate", self.duplicate),
             ("playout", self.playout),
+            ("discardable", self.discardable),
         ]
     }
 }

@@ -75,11 +75,14 @@ impl Camera {
     }
 
     /// One frame instant: hands the encoder the sender's target and the congestion window's
-    /// pushback ([`steer_encoder`]), samples the open interval, and packetizes the frame, if the
-    /// encoder produces one (none while the pacer asks for a pause), into `out`.
+    /// pushback ([`steer_encoder`]) and whether the frame is to be discardable (the
+    /// discardable-frames action, [`pacer::ActionsHandle::frame_discardable`] at its capture
+    /// instant), samples the open interval, and packetizes the frame, if the encoder produces
+    /// one (none while the pacer asks for a pause), into `out`.
     pub fn capture(
         &mut self,
         now: Time,
+        discardable: bool,
         sender: &SenderHandles,
         interval: Option<&mut OpenInterval>,
         out: &mut Vec<MediaPacket>,
@@ -94,6 +97,7 @@ impl Camera {
             &window,
             &sender.cwnd.config(),
         );
+        self.encoder.set_discardable(discardable);
         let pause = stats.encoder_should_pause;
         let target_bps = sender.target_bps();
         if let Some(interval) = interval {

@@ -201,8 +201,16 @@ impl CallCore {
         handles
             .protection
             .set_network(handles.pacer.stats().target_bitrate_bps, self.rtt);
+        // Discardable frames (docs/architecture.md, "Discardable frames"): asked per frame, at
+        // the capture instant of the frame about to be encoded.
+        let capture_at = self.at(self.video.next_frame_time());
+        let discardable = handles
+            .actions
+            .as_ref()
+            .is_some_and(|a| a.frame_discardable(capture_at));
         let step = self.video.capture(
             now,
+            discardable,
             self.sender.handles(),
             self.open.as_mut(),
             &mut self.outbox,

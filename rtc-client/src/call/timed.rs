@@ -29,6 +29,8 @@ pub struct ActionSet {
     pub duplicate: bool,
     /// The playout raise.
     pub playout: bool,
+    /// Discardable frames.
+    pub discardable: bool,
 }
 
 impl ActionSet {
@@ -39,10 +41,18 @@ impl ActionSet {
         boost: true,
         duplicate: false,
         playout: true,
+        discardable: false,
     };
 
     /// The names `timed:<actions>` takes, joined by `+`.
-    pub const NAMES: [&'static str; 5] = ["hold", "guard", "boost", "duplicate", "playout"];
+    pub const NAMES: [&'static str; 6] = [
+        "hold",
+        "guard",
+        "boost",
+        "duplicate",
+        "playout",
+        "discardable",
+    ];
 
     /// Reads `hold+guard` (any non-empty `+`-joined subset of [`Self::NAMES`], each at most once).
     pub fn parse(text: &str) -> Result<Self, String> {
@@ -52,6 +62,7 @@ impl ActionSet {
             boost: false,
             duplicate: false,
             playout: false,
+            discardable: false,
         };
         for name in text.split('+') {
             let slot = match name {
@@ -60,10 +71,11 @@ impl ActionSet {
                 "boost" => &mut set.boost,
                 "duplicate" => &mut set.duplicate,
                 "playout" => &mut set.playout,
+                "discardable" => &mut set.discardable,
                 other => {
                     return Err(format!(
                         "unknown action `{other}` in `{text}`: expected a +-joined list of hold, \
-                         guard, boost, duplicate, playout (e.g. timed:hold+guard)"
+                         guard, boost, duplicate, playout, discardable (e.g. timed:hold+guard)"
                     ));
                 }
             };
@@ -82,6 +94,7 @@ impl ActionSet {
             self.boost,
             self.duplicate,
             self.playout,
+            self.discardable,
         ];
         Self::NAMES
             .iter()
@@ -100,6 +113,7 @@ impl ActionSet {
         config.boost.enabled = self.boost;
         config.duplicate.enabled = self.duplicate;
         config.playout.enabled = self.playout;
+        config.discardable.enabled = self.discardable;
         config.keyframe_block.enabled = false;
         config
     }
@@ -148,7 +162,7 @@ impl TimedActions {
     }
 
     /// The [`ActionConfig`] in a TOML file (tables `hold`, `hold_gate`, `guard`, `boost`,
-    /// `keyframe_block`, `duplicate`, `onset` and the key `min_probability`; what is left out
+    /// `keyframe_block`, `duplicate`, `playout`, `discardable`, `onset` and the key `min_probability`; what is left out
     /// keeps its default), checked. Its name is
     /// the file's name, so telemetry says which file a call ran with.
     ///
@@ -166,7 +180,8 @@ impl TimedActions {
         let config: ActionConfig = toml::from_str(&text).map_err(|e| {
             format!(
                 "{} is not an action configuration (tables hold, hold_gate, guard, boost, \
-                 keyframe_block, duplicate, onset; key min_probability): {e}",
+                 keyframe_block, duplicate, playout, discardable, onset; key min_probability): \
+                 {e}",
                 path.display()
             )
         })?;
@@ -211,6 +226,10 @@ mod tests {
         }
         assert_eq!(ActionSet::parse("boost+hold").unwrap().name(), "hold+boost");
         assert_eq!(ActionSet::ALL.name(), "hold+guard+boost+playout");
+        let discardable = ActionSet::parse("discardable").unwrap();
+        assert_eq!(discardable.name(), "discardable");
+        assert!(discardable.config().discardable.enabled);
+        assert!(!discardable.config().hold.enabled);
         let err = ActionSet::parse("hold+pray").unwrap_err();
         assert!(err.contains("unknown action `pray`"), "{err}");
         let err = ActionSet::parse("hold+hold").unwrap_err();

@@ -164,7 +164,8 @@ impl Video {
         }
     }
 
-    /// One frame instant (see [`Camera::capture`]).
+    /// One frame instant (see [`Camera::capture`]); `discardable`: the frame is to be encoded
+    /// discardable (the discardable-frames action).
     ///
     /// # Errors
     ///
@@ -172,15 +173,16 @@ impl Video {
     pub fn capture(
         &mut self,
         now: Time,
+        discardable: bool,
         sender: &SenderHandles,
         interval: Option<&mut OpenInterval>,
         out: &mut Vec<MediaPacket>,
     ) -> Result<FrameStep, String> {
         match self {
-            Self::Synthetic(c) => Ok(c.capture(now, sender, interval, out)),
+            Self::Synthetic(c) => Ok(c.capture(now, discardable, sender, interval, out)),
             #[cfg(feature = "vp8")]
             Self::Vp8(c) => c
-                .capture(now, sender, interval, out)
+                .capture(now, discardable, sender, interval, out)
                 .map_err(|e| e.to_string()),
         }
     }

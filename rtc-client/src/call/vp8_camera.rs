@@ -150,6 +150,7 @@ impl Vp8Camera {
     pub fn capture(
         &mut self,
         now: Time,
+        _discardable: bool,
         sender: &SenderHandles,
         interval: Option<&mut OpenInterval>,
         out: &mut Vec<MediaPacket>,

@@ -11,6 +11,13 @@
 //! before encoding and counted, as libwebrtc's `VideoStreamEncoder` does when the pacer's queue
 //! is too long (`PacingController`'s expected queue time above its limit).
 //!
+//! Frames captured in a discardable window (docs/architecture.md, "Discardable frames";
+//! [`Encoder::set_discardable`]) are temporal-layer-1 layer-sync frames: each references the
+//! last base-layer frame and no frame references it; the first frame after the window
+//! references that base frame too. Predicting from an older frame costs bits: such a frame's
+//! size is the normal one times [`reference_distance_cost`], measured on libvpx
+//! (docs/experiments/discardable-frames-2026-12-03.md).
+//!
 //! Sans-I/O: the encoder never reads a clock. The caller asks [`Encoder::next_frame_time`] and
 //! calls [`Encoder::poll_frame`] at (or after) that instant.
 
@@ -19,7 +26,7 @@ use std::time::Duration;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
-use super::payload::HEADER_LEN;
+use super::payload::{HEADER_LEN, Temporal};
 use crate::link::Time;
 use crate::rng::{open01, stream};
 
@@ -110,7 +117,39 @@ pub struct EncodedFrame {
     /// The 90 kHz RTP timestamp of the capture instant (rounded to the nearest tick, plus
     /// [`EncoderConfig::rtp_timestamp_offset`], wrapping).
     pub rtp_timestamp: u32,
+    /// Its temporal layer and reference when it is not the linear chain's: a discardable
+    /// frame, or the first base frame after discardable ones; `None`: it references the frame
+    /// before it (or nothing, a key frame).
+    pub temporal: Option<Temporal>,
 }
+
+/// What a frame predicted from the frame `distance` frames before it costs, as a multiple of
+/// what the same frame costs predicted from the frame before it (distance 1), at the same
+/// quality.
+///
+/// Measured on libvpx's VP8 (1.12, realtime, `cpu_used` -12) at fixed quantizers 24 and 40,
+/// on a 640x360 crop panning at 2 and 6 pixels a frame over three photographs, with 9-frame
+/// discardable windows (the k-th frame of a window predicted from the base frame k frames
+/// before it, the frame after the window from one 10 frames before):
+/// docs/experiments/discardable-frames-2026-12-03.md, the table "bits by reference distance",
+/// the mean over the 12 runs. Distances beyond the table cost its last entry.
+pub fn reference_distance_cost(distance: u32) -> f64 {
+    let index = usize::try_from(distance.max(1) - 1)
+        .unwrap_or(usize::MAX)
+        .min(REFERENCE_DISTANCE_COST.len() - 1);
+    REFERENCE_DISTANCE_COST[index]
+}
+
+/// [`reference_distance_cost`] for distances 1 to 10 (docs/experiments/
+/// discardable-frames-2026-12-03.md, "bits by reference distance"). Distance 1 is a
+/// discardable frame right after its base frame: it costs what a normal frame costs (it may not
+/// use the golden or altref buffers nor update the entropy context, which made no difference
+/// measurable here); distance 2 came out below 1 (libvpx's normal chain spends bits on golden
+/// refreshes the discardable frames skip); distance 10 is the base frame after a 9-frame window,
+/// which may use the golden buffer again.
+const REFERENCE_DISTANCE_COST: [f64; 10] = [
+    1.002, 0.936, 1.295, 1.589, 2.000, 2.404, 2.596, 2.793, 3.013, 2.774,
+];
 
 /// The synthetic encoder. See the module documentation.
 #[derive(Debug, Clone)]
@@ -139,6 +178,13 @@ pub struct Encoder {
     /// Frames considered while `drop_interval` was set (libwebrtc `cwnd_frame_counter_`).
     drop_counter: u64,
     frames_dropped_by_pushback: u64,
+    /// Whether frames encoded now are discardable ([`Encoder::set_discardable`]).
+    discardable: bool,
+    /// The last base-layer frame encoded (every frame that is not discardable).
+    last_base: Option<u32>,
+    /// Discardable frames encoded since [`Self::last_base`].
+    since_base: u32,
+    frames_discardable: u64,
 }
 
 impl Encoder {
@@ -167,6 +213,10 @@ impl Encoder {
             drop_interval: None,
             drop_counter: 0,
             frames_dropped_by_pushback: 0,
+            discardable: false,
+            last_base: None,
+            since_base: 0,
+            frames_discardable: 0,
         }
     }
 
@@ -243,6 +293,19 @@ impl Encoder {
         self.drop_interval = interval;
     }
 
+    /// Whether the frames encoded from now on are discardable (the discardable-frames action,
+    /// asked per frame: [`pacer::ActionsHandle::frame_discardable`]): each then references the
+    /// last base-layer frame and no frame references it, and the first frame encoded after it
+    /// references that base frame too. A key frame is always a base frame.
+    pub fn set_discardable(&mut self, discardable: bool) {
+        self.discardable = discardable;
+    }
+
+    /// Discardable frames encoded so far.
+    pub fn frames_discardable(&self) -> u64 {
+        self.frames_discardable
+    }
+
     /// Frames dropped by congestion-window pushback so far.
     pub fn frames_dropped_by_pushback(&self) -> u64 {
         self.frames_dropped_by_pushback
@@ -273,12 +336,19 @@ impl Encoder {
         let nominal = self.effective_bps / fps;
         let factor = self.size_factor();
         let key_frame = std::mem::take(&mut self.key_pending);
+        let id = self.next_id;
+        let temporal = self.place(id, key_frame);
+        // The longer reference distance costs bits; the rate control pays them back as it pays
+        // back a key frame.
+        let cost = temporal.map_or(1.0, |t| {
+            reference_distance_cost(id.wrapping_sub(t.reference))
+        });
         let floor = (HEADER_LEN * 8) as f64;
         let bits = if key_frame {
             nominal * self.config.key_frame_ratio * factor
         } else {
             let payback_frames = (self.config.payback.as_secs_f64() * fps).max(1.0);
-            let wanted = nominal * factor - self.balance_bits / payback_frames;
+            let wanted = nominal * factor * cost - self.balance_bits / payback_frames;
             wanted.max(nominal * self.config.min_frame_fraction)
         };
         // Whole bytes; the cast saturates, so a huge value cannot wrap.
@@ -286,7 +356,6 @@ impl Encoder {
         let cap = self.effective_bps; // one second of the effective target (rc_buf_sz)
         self.balance_bits =
             (self.balance_bits + f64::from(size_bytes) * 8.0 - nominal).clamp(-cap, cap);
-        let id = self.next_id;
         self.next_id = self.next_id.wrapping_add(1);
         self.frames_encoded += 1;
         self.key_frames += u64::from(key_frame);
@@ -297,6 +366,38 @@ impl Encoder {
             size_bytes,
             key_frame,
             rtp_timestamp: rtp_timestamp(capture, self.config.rtp_timestamp_offset),
+            temporal,
+        }
+    }
+
+    /// Frame `id`'s place in the temporal layers: discardable while asked (once a base frame
+    /// exists), then the first base frame after discardable ones references the last base
+    /// frame; every other frame is the linear chain's.
+    fn place(&mut self, id: u32, key_frame: bool) -> Option<Temporal> {
+        let base = match self.last_base {
+            Some(base) if !key_frame => base,
+            _ => {
+                self.last_base = Some(id);
+                self.since_base = 0;
+                return None;
+            }
+        };
+        if self.discardable {
+            self.since_base = self.since_base.saturating_add(1);
+            self.frames_discardable += 1;
+            return Some(Temporal {
+                discardable: true,
+                reference: base,
+            });
+        }
+        self.last_base = Some(id);
+        if std::mem::take(&mut self.since_base) > 0 {
+            Some(Temporal {
+                discardable: false,
+                reference: base,
+            })
+        } else {
+            None
         }
     }
 
@@ -452,6 +553,70 @@ mod tests {
         enc.set_frame_drop_interval(None);
         assert_eq!(run(&mut enc, Time::from_secs(2)).len(), 30);
         assert_eq!(enc.frames_dropped_by_pushback(), 10);
+    }
+
+    #[test]
+    fn discardable_frames_reference_the_last_base_frame_and_cost_their_measured_distance() {
+        let mut enc = Encoder::new(exact(300_000), Time::ZERO);
+        let mut frames = run(&mut enc, Time::from_secs(1)); // frames 0..30
+        let mut plain = enc.clone();
+        let normal: Vec<u32> = (0..5)
+            .map(|_| {
+                let t = plain.next_frame_time();
+                plain.poll_frame(t, false).unwrap().size_bytes
+            })
+            .collect();
+        enc.set_discardable(true);
+        for _ in 0..3 {
+            let t = enc.next_frame_time();
+            frames.push(enc.poll_frame(t, false).unwrap());
+        }
+        enc.set_discardable(false);
+        for _ in 0..2 {
+            let t = enc.next_frame_time();
+            frames.push(enc.poll_frame(t, false).unwrap());
+        }
+        let temporal: Vec<_> = frames[29..].iter().map(|f| f.temporal).collect();
+        let sync = |discardable| {
+            Some(Temporal {
+                discardable,
+                reference: 29,
+            })
+        };
+        assert_eq!(
+            temporal,
+            vec![None, sync(true), sync(true), sync(true), sync(false), None]
+        );
+        assert_eq!(enc.frames_discardable(), 3);
+        // Each frame against the same frame of the normal chain: the cost of its distance
+        // (1, 2, 3 and 4), less the payback of what the earlier ones overspent.
+        let ratio = |i: usize| f64::from(frames[30 + i].size_bytes) / f64::from(normal[i]);
+        assert!((ratio(0) - 1.002).abs() < 0.01, "{}", ratio(0));
+        assert!((ratio(2) - 1.295).abs() < 0.05, "{}", ratio(2));
+        assert!((ratio(3) - 1.589).abs() < 0.1, "{}", ratio(3));
+        assert_eq!(reference_distance_cost(0), reference_distance_cost(1));
+        assert_eq!(reference_distance_cost(50), reference_distance_cost(10));
+    }
+
+    #[test]
+    fn a_key_frame_inside_a_window_is_the_base_frame_the_rest_of_the_window_references() {
+        let mut enc = Encoder::new(EncoderConfig::default(), Time::ZERO);
+        let first = enc.poll_frame(Time::ZERO, false).unwrap();
+        assert_eq!(first.temporal, None, "a key frame is a base frame");
+        enc.set_discardable(true);
+        enc.request_key_frame();
+        let t = enc.next_frame_time();
+        let key = enc.poll_frame(t, false).unwrap();
+        assert!(key.key_frame && key.temporal.is_none());
+        let t = enc.next_frame_time();
+        let next = enc.poll_frame(t, false).unwrap();
+        assert_eq!(
+            next.temporal,
+            Some(Temporal {
+                discardable: true,
+                reference: key.id
+            })
+        );
     }
 
     #[test]

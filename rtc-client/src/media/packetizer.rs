@@ -13,7 +13,7 @@
 //! dependency; a real call's transport copies the fields into its RTP header.
 
 use super::encoder::EncodedFrame;
-use super::payload::{HEADER_LEN, PayloadHeader};
+use super::payload::{HEADER_LEN, LAYERED_HEADER_LEN, PayloadHeader};
 use crate::link::Time;
 
 /// The default largest payload, bytes (about 1200: libwebrtc keeps RTP packets near 1200 bytes
@@ -100,8 +100,13 @@ impl Packetizer {
     /// packets. In both cases the header's `frame_bytes` is the size actually sent.
     pub fn packetize_into(&mut self, frame: &EncodedFrame, out: &mut Vec<MediaPacket>) {
         let max = self.max_payload as u64;
+        let header_len = if frame.temporal.is_some() {
+            LAYERED_HEADER_LEN
+        } else {
+            HEADER_LEN
+        };
         let size = u64::from(frame.size_bytes)
-            .max(HEADER_LEN as u64)
+            .max(header_len as u64)
             .min(u64::from(u16::MAX) * max);
         let count = size.div_ceil(max); // 1..=65535
         let base = size / count;
@@ -113,6 +118,7 @@ impl Packetizer {
             packets_in_frame: count as u16,
             capture_ns: frame.capture.as_nanos(),
             frame_bytes: size as u32,
+            temporal: frame.temporal,
         };
         out.reserve(count as usize);
         for i in 0..count {
@@ -149,6 +155,7 @@ mod tests {
             size_bytes,
             key_frame: id == 0,
             rtp_timestamp: rtp_timestamp(capture, 0),
+            temporal: None,
         }
     }
 
@@ -180,6 +187,7 @@ mod tests {
                     packets_in_frame: 3,
                     capture_ns: 1_000_000_000,
                     frame_bytes: 3000,
+                    temporal: None,
                 }
             );
             assert!(pk.payload[HEADER_LEN..].iter().all(|&b| b == 0));

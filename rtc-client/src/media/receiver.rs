@@ -11,8 +11,13 @@
 //! - A frame is *complete* when all its `packets_in_frame` packets have arrived (duplicates and
 //!   retransmissions count once).
 //! - A frame is *decoded* at the instant it becomes complete and decodable. A key frame is always
-//!   decodable; a delta frame is decodable iff the previous frame (`frame_id - 1`, wrapping) was
-//!   decoded (a linear reference chain).
+//!   decodable; a delta frame without temporal fields is decodable iff the previous frame
+//!   (`frame_id - 1`, wrapping) was decoded (a linear reference chain, as libwebrtc's VP8
+//!   reference finder treats frames without temporal fields, `rtp_vp8_ref_finder.cc`); a frame
+//!   with temporal fields (a discardable layer-sync frame, or the base frame after discardable
+//!   ones; [`super::payload::Temporal`]) is decodable iff the base frame it references is the
+//!   last base frame decoded (`RtpVp8RefFinder::ManageFrameInternal`: a base frame references
+//!   the previous base frame, a layer-sync frame only its base frame).
 //! - A decoded frame renders at its playout time ([`Playout::JitterBuffer`], the default: the
 //!   libwebrtc timing model of [`super::playout`] with the jitter estimate of [`super::jitter`],
 //!   fed with each frame's completion and with the retransmissions [`super::recovery`] spots),
@@ -22,6 +27,14 @@
 //!   until the earlier one is declared lost. The exception is a complete later *key* frame, which
 //!   needs nothing earlier, so the receiver skips straight to it (as libwebrtc's frame buffer
 //!   drops frames older than a decodable key frame).
+//! - Discardable frames: while the frame the receiver waits for is incomplete, a later complete
+//!   frame that is decodable without it (it references the last base frame decoded) is decoded
+//!   once its render time has come, and the frames before it are skipped: no PLI, no wait for
+//!   the loss timeout (libwebrtc decodes the next decodable frame and drops older ones; a frame
+//!   that is not decodable waits, `frame_decode_timing.cc` skips only decodable frames). Until
+//!   then a retransmission may still complete the waited-for frame. A discardable frame
+//!   declared lost is skipped without a PLI. Skipped frames count in
+//!   [`ReceiverStats::frames_skipped`].
 //! - Loss: the frame the receiver is waiting for is declared unrecoverable once any later frame's
 //!   first packet arrived at least [`ReceiverConfig::loss_timeout`] ago (NACK retransmissions may
 //!   complete it before then). It is dropped, and with it every delta frame that depends on it:
@@ -122,6 +135,9 @@ pub struct ReceiverStats {
     pub frames_retransmitted: u64,
     /// Frames decoded after their playout time (shown late).
     pub frames_late: u64,
+    /// Frames passed over because a later frame decodes without them (lost discardable frames;
+    /// they count in [`Self::frames_dropped`] too), without a PLI.
+    pub frames_skipped: u64,
 }
 
 /// A frame being assembled.
@@ -142,6 +158,8 @@ struct Pending {
     retransmitted: bool,
     /// The minimum playout delay its first packet that carried the extension asked for.
     playout_minimum: Option<Duration>,
+    /// Its temporal layer and reference, as its header says.
+    temporal: Option<super::payload::Temporal>,
 }
 
 impl Pending {
@@ -157,11 +175,13 @@ impl Pending {
             completed: None,
             retransmitted: false,
             playout_minimum: None,
+            temporal: h.temporal,
         }
     }
 
     fn matches(&self, h: &PayloadHeader) -> bool {
         self.key_frame == h.key_frame
+            && self.temporal == h.temporal
             && self.capture_ns == h.capture_ns
             && self.bytes == h.frame_bytes
             && self.packets == h.packets_in_frame
@@ -199,6 +219,10 @@ pub struct Receiver {
     previous_clean: Option<(Time, Time)>,
     /// The minimum playout delay the sender last asked for (libwebrtc keeps the last value).
     signalled_minimum: Duration,
+    /// The last frame decoded and the last base frame decoded (every frame but a discardable
+    /// one), unwrapped ids.
+    last_decoded: Option<u64>,
+    last_base: Option<u64>,
     stats: ReceiverStats,
 }
 
@@ -234,6 +258,8 @@ impl Receiver {
             },
             previous_clean: None,
             signalled_minimum: Duration::ZERO,
+            last_decoded: None,
+            last_base: None,
             stats: ReceiverStats::default(),
         }
     }
@@ -392,6 +418,10 @@ impl Receiver {
             .blocking()
             .and_then(|id| self.loss_deadline(id))
             .filter(|&t| t > self.last_now);
+        let skip = self
+            .skip_candidate()
+            .map(|(_, due)| due)
+            .filter(|&t| t > self.last_now);
         let pli = if self.pli_wanted {
             self.last_pli
                 .map(|t| t.saturating_add(self.config.pli_interval))
@@ -399,7 +429,7 @@ impl Receiver {
         } else {
             None
         };
-        [playout, loss, pli].into_iter().flatten().min()
+        [playout, loss, skip, pli].into_iter().flatten().min()
     }
 
     /// The next rendered frame, oldest first.
@@ -531,10 +561,64 @@ impl Receiver {
             key_frame: frame.key_frame,
         });
         self.next = Some(id + 1);
+        self.last_decoded = Some(id);
+        if !frame.temporal.is_some_and(|t| t.discardable) {
+            self.last_base = Some(id);
+        }
         if frame.key_frame {
             self.waiting_for_key = false;
             self.pli_wanted = false;
         }
+    }
+
+    /// The unwrapped id of the frame `frame` (at unwrapped `id`) references: `None` for a key
+    /// frame.
+    fn reference_of(id: u64, frame: &Pending) -> Option<u64> {
+        if frame.key_frame {
+            return None;
+        }
+        Some(match frame.temporal {
+            Some(t) => id.saturating_sub(u64::from((id as u32).wrapping_sub(t.reference))),
+            None => id.saturating_sub(1),
+        })
+    }
+
+    /// Whether frame `id` can be decoded now that the frames decoded so far are: a key frame
+    /// always; a frame without temporal fields when the frame before it was decoded; one with
+    /// them when the base frame it references is the last base frame decoded.
+    fn decodable(&self, id: u64, frame: &Pending) -> bool {
+        match Self::reference_of(id, frame) {
+            None => true,
+            Some(reference) if frame.temporal.is_some() => self.last_base == Some(reference),
+            Some(reference) => self.last_decoded == Some(reference),
+        }
+    }
+
+    /// A frame after the one waited for that is complete and decodable without it, with its
+    /// render time as it would be scheduled now: the decoder moves on to it once that time has
+    /// come. Only frames with temporal fields qualify (a stream without them keeps the linear
+    /// chain).
+    fn skip_candidate(&self) -> Option<(u64, Time)> {
+        let next = self.next?;
+        if self.waiting_for_key || self.frames.get(&next).is_some_and(Pending::complete) {
+            return None;
+        }
+        let (&id, frame) = self.frames.range(next + 1..).find(|&(&id, f)| {
+            f.complete() && !f.key_frame && f.temporal.is_some() && self.decodable(id, f)
+        })?;
+        let due = match &self.timing {
+            Some(timing) => {
+                let minimum = frame.playout_minimum.unwrap_or(self.signalled_minimum);
+                timing.clone().schedule(
+                    self.last_now,
+                    Time::from_nanos(frame.capture_ns),
+                    self.jitter.estimate(self.last_now),
+                    minimum,
+                )
+            }
+            None => self.last_now,
+        };
+        Some((id, due.max(self.last_render)))
     }
 
     fn push_rendered(&mut self, frame: RenderedFrame) {
@@ -585,9 +669,14 @@ impl Receiver {
                 } else {
                     return;
                 }
-            } else if self.frames.get(&next).is_some_and(Pending::complete) {
-                // Decodable: a key frame, or a delta frame whose predecessor was decoded.
-                self.decode(next, now);
+            } else if let Some(frame) = self.frames.get(&next).filter(|f| f.complete()) {
+                if self.decodable(next, frame) {
+                    self.decode(next, now);
+                } else {
+                    // What it references was skipped or lost: as a loss.
+                    self.skip_to(next + 1);
+                    self.lose();
+                }
             } else if let Some((&key, _)) = self
                 .frames
                 .range(next + 1..)
@@ -595,9 +684,22 @@ impl Receiver {
             {
                 // A complete later key frame needs nothing earlier: skip to it.
                 self.skip_to(key);
+            } else if let Some((id, _)) = self.skip_candidate().filter(|&(_, due)| due <= now) {
+                // A later frame decodes without the frames before it, and is due.
+                self.stats.frames_skipped += id - next;
+                self.skip_to(id);
             } else if self.lost(now, next) {
+                let discardable = self
+                    .frames
+                    .get(&next)
+                    .is_some_and(|f| f.temporal.is_some_and(|t| t.discardable));
                 self.skip_to(next + 1);
-                self.lose();
+                if discardable {
+                    // Nothing references it: the base frames go on.
+                    self.stats.frames_skipped += 1;
+                } else {
+                    self.lose();
+                }
             } else {
                 return;
             }
@@ -622,6 +724,7 @@ mod tests {
             packets_in_frame: packets,
             capture_ns: u64::from(id) * 33_000_000,
             frame_bytes: FRAME_BYTES,
+            temporal: None,
         }
         .write(&mut buf);
         buf
@@ -629,6 +732,33 @@ mod tests {
 
     fn ms(ms: u64) -> Time {
         Time::from_millis(ms)
+    }
+
+    /// As [`payload`], with temporal fields: `discardable` (a layer-sync frame) or a base frame,
+    /// referencing frame `reference`.
+    fn layered(id: u32, discardable: bool, reference: u32, index: u16, packets: u16) -> Vec<u8> {
+        let mut buf = vec![0u8; crate::media::payload::LAYERED_HEADER_LEN + 8];
+        PayloadHeader {
+            key_frame: false,
+            frame_id: id,
+            index,
+            packets_in_frame: packets,
+            capture_ns: u64::from(id) * 33_000_000,
+            frame_bytes: FRAME_BYTES,
+            temporal: Some(crate::media::payload::Temporal {
+                discardable,
+                reference,
+            }),
+        }
+        .write(&mut buf);
+        buf
+    }
+
+    /// Every packet of a layered frame at `now`.
+    fn layered_frame(rx: &mut Receiver, now: Time, id: u32, discardable: bool, reference: u32) {
+        for i in 0..2 {
+            rx.on_packet(now, 0, &layered(id, discardable, reference, i, 2));
+        }
     }
 
     /// A receiver that renders at decode time, so assembly rules show alone.
@@ -736,6 +866,110 @@ mod tests {
         assert_eq!(rendered(&mut rx), vec![(0, 0), (2, 66)]);
         assert_eq!(rx.stats().frames_dropped, 1);
         assert!(!rx.poll_pli(ms(66)));
+    }
+
+    #[test]
+    fn a_lost_discardable_frame_does_not_stall_the_base_frame_after_it() {
+        let mut rx = immediate();
+        frame(&mut rx, ms(0), 0, true, 1);
+        frame(&mut rx, ms(33), 1, false, 1);
+        // The window: frames 2 to 4 are discardable and reference frame 1; frame 3 loses a
+        // packet for good, frame 5 is the base frame after the window.
+        layered_frame(&mut rx, ms(66), 2, true, 1);
+        rx.on_packet(ms(99), 0, &layered(3, true, 1, 0, 2));
+        layered_frame(&mut rx, ms(132), 4, true, 1);
+        layered_frame(&mut rx, ms(165), 5, false, 1);
+        frame(&mut rx, ms(198), 6, false, 1);
+        assert_eq!(
+            rendered(&mut rx),
+            vec![(0, 0), (1, 33), (2, 66), (4, 132), (5, 165), (6, 198)]
+        );
+        let stats = rx.stats();
+        assert_eq!((stats.frames_skipped, stats.frames_dropped), (1, 1));
+        assert!(!rx.waiting_for_key_frame());
+        assert!(!rx.poll_pli(ms(2_000)), "no key frame is asked for");
+        assert_eq!(
+            rx.poll_timeout(),
+            None,
+            "nothing waits for the loss timeout"
+        );
+    }
+
+    #[test]
+    fn a_discardable_frame_lost_whole_is_skipped_and_one_declared_lost_asks_for_nothing() {
+        let mut rx = immediate();
+        frame(&mut rx, ms(0), 0, true, 1);
+        // Frame 1 (discardable) never arrives; frame 2, the base after it, references frame 0.
+        layered_frame(&mut rx, ms(66), 2, false, 0);
+        assert_eq!(rendered(&mut rx), vec![(0, 0), (2, 66)]);
+        // Frame 3 is discardable and incomplete, and nothing later decodes without it until
+        // the loss timeout: it is then skipped, without a PLI.
+        rx.on_packet(ms(99), 0, &layered(3, true, 2, 0, 2));
+        frame(&mut rx, ms(132), 4, false, 1); // references frame 3: waits for it
+        assert_eq!(rx.poll_timeout(), Some(ms(632)));
+        rx.handle_timeout(ms(632));
+        // Frame 4 (no temporal fields) references the skipped frame 3: a loss after all.
+        assert!(rx.waiting_for_key_frame());
+        assert_eq!(rx.stats().frames_skipped, 2);
+    }
+
+    #[test]
+    fn a_lost_base_frame_still_stalls_until_the_loss_timeout_and_asks_for_a_key_frame() {
+        let mut rx = immediate();
+        frame(&mut rx, ms(0), 0, true, 1);
+        layered_frame(&mut rx, ms(33), 1, true, 0);
+        // Frame 2, the base frame after the window, loses a packet for good.
+        rx.on_packet(ms(66), 0, &layered(2, false, 0, 0, 2));
+        frame(&mut rx, ms(99), 3, false, 1);
+        assert_eq!(rendered(&mut rx), vec![(0, 0), (1, 33)]);
+        assert_eq!(rx.poll_timeout(), Some(ms(599)));
+        rx.handle_timeout(ms(599));
+        assert!(rx.waiting_for_key_frame());
+        assert!(rx.poll_pli(ms(599)));
+        assert_eq!(rx.stats().frames_skipped, 0);
+        assert_eq!(rendered(&mut rx), vec![]);
+    }
+
+    #[test]
+    fn with_the_jitter_buffer_a_lost_discardable_frame_is_skipped_at_the_next_frame_s_render_time()
+    {
+        let mut rx = Receiver::default();
+        let mut out = Vec::new();
+        let mut seq = 0u16;
+        for id in 0..60u32 {
+            let now = ms(u64::from(id) * 33 + 40);
+            // Frames 40 to 48 are discardable (referencing 39); frame 49 is the base after
+            // them; frame 44 loses its second packet for good.
+            let window = (40..49).contains(&id);
+            for i in 0..2u16 {
+                if id == 44 && i == 1 {
+                    continue;
+                }
+                let p = match id {
+                    _ if window => layered(id, true, 39, i, 2),
+                    49 => layered(id, false, 39, i, 2),
+                    _ => payload(id, id == 0, i, 2),
+                };
+                rx.on_packet(now, seq.wrapping_add(i), &p);
+            }
+            seq = seq.wrapping_add(2);
+            while let Some(t) = rx
+                .poll_timeout()
+                .filter(|&t| t < ms(u64::from(id + 1) * 33 + 40))
+            {
+                rx.handle_timeout(t);
+            }
+            out.extend(std::iter::from_fn(|| rx.poll_rendered()));
+        }
+        let ids: Vec<u32> = out.iter().map(|f| f.frame_id).collect();
+        assert!(!ids.contains(&44));
+        assert_eq!(ids.len(), 59);
+        // Frame 45 rendered on its own schedule (capture + transit + 21 ms), not late.
+        let f45 = out.iter().find(|f| f.frame_id == 45).unwrap();
+        let delay = f45.rendered.as_millis() - f45.capture.as_millis();
+        assert!((60..=61).contains(&delay), "{delay}");
+        assert_eq!(rx.stats().frames_skipped, 1);
+        assert_eq!(rx.stats().plis_sent, 0);
     }
 
     #[test]

@@ -21,9 +21,11 @@
 use std::ffi::CStr;
 use std::os::raw::{c_int, c_uint, c_ulong};
 use vpx_sys::{
-    VPX_DL_REALTIME, VPX_EFLAG_FORCE_KF, VPX_ENCODER_ABI_VERSION, VPX_FRAME_IS_KEY,
-    vp8e_enc_control_id, vpx_codec_ctx_t, vpx_codec_cx_pkt_kind, vpx_codec_enc_cfg_t,
-    vpx_codec_err_t, vpx_image_t, vpx_img_fmt, vpx_kf_mode, vpx_rc_mode,
+    VP8_EFLAG_NO_REF_ARF, VP8_EFLAG_NO_REF_GF, VP8_EFLAG_NO_UPD_ARF, VP8_EFLAG_NO_UPD_ENTROPY,
+    VP8_EFLAG_NO_UPD_GF, VP8_EFLAG_NO_UPD_LAST, VPX_DL_REALTIME, VPX_EFLAG_FORCE_KF,
+    VPX_ENCODER_ABI_VERSION, VPX_FRAME_IS_KEY, vp8e_enc_control_id, vpx_codec_ctx_t,
+    vpx_codec_cx_pkt_kind, vpx_codec_enc_cfg_t, vpx_codec_err_t, vpx_image_t, vpx_img_fmt,
+    vpx_kf_mode, vpx_rc_mode,
 };
 
 /// The RTP video clock (RFC 7741 section 4.1): presentation time stamps are in these ticks.
@@ -48,6 +50,44 @@ pub struct Config {
     /// The rate control may drop a frame when its buffer falls under this percentage (0: never;
     /// libwebrtc uses 30 when frame dropping is enabled).
     pub drop_frame_threshold: u32,
+    /// A fixed quantizer (0 to 63) instead of the rate control's choice, for measurements in
+    /// which bits must measure prediction cost alone (`rc_min_quantizer = rc_max_quantizer`);
+    /// `None` (the default): CBR with quantizers 2 to 56, as libwebrtc's wrapper.
+    pub fixed_quantizer: Option<u32>,
+}
+
+/// How a frame uses libvpx's reference buffers (last, golden, altref), through the per-frame
+/// flags of `vpx/vp8cx.h`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum FrameReferences {
+    /// libvpx's own choice: the frame may reference every buffer and updates the last frame
+    /// (and the golden and altref ones when libvpx decides).
+    #[default]
+    Normal,
+    /// A discardable frame, temporal layer 1 with layer sync (RFC 7741 section 4.2): it
+    /// references only the last frame buffer, which still holds the last base-layer frame
+    /// (`VP8_EFLAG_NO_REF_GF | VP8_EFLAG_NO_REF_ARF`), and updates no buffer and no entropy
+    /// context (`VP8_EFLAG_NO_UPD_LAST | VP8_EFLAG_NO_UPD_GF | VP8_EFLAG_NO_UPD_ARF |
+    /// VP8_EFLAG_NO_UPD_ENTROPY`), so no later frame depends on it. libwebrtc builds its
+    /// temporal-layer patterns from the same choices
+    /// (`modules/video_coding/codecs/vp8/default_temporal_layers.cc`).
+    Discardable,
+}
+
+impl FrameReferences {
+    fn flags(self) -> u32 {
+        match self {
+            Self::Normal => 0,
+            Self::Discardable => {
+                VP8_EFLAG_NO_REF_GF
+                    | VP8_EFLAG_NO_REF_ARF
+                    | VP8_EFLAG_NO_UPD_LAST
+                    | VP8_EFLAG_NO_UPD_GF
+                    | VP8_EFLAG_NO_UPD_ARF
+                    | VP8_EFLAG_NO_UPD_ENTROPY
+            }
+        }
+    }
 }
 
 impl Default for Config {
@@ -59,6 +99,7 @@ impl Default for Config {
             target_bps: 300_000,
             cpu_used: -12,
             drop_frame_threshold: 30,
+            fixed_quantizer: None,
         }
     }
 }
@@ -203,6 +244,22 @@ impl Vp8Encoder {
         pts: i64,
         key_frame: bool,
     ) -> Result<Option<EncodedFrame>, Error> {
+        self.encode_with(i420, pts, key_frame, FrameReferences::Normal)
+    }
+
+    /// As [`Self::encode`], with the frame's use of the reference buffers (`references`; a key
+    /// frame references nothing and refreshes every buffer whatever is asked).
+    ///
+    /// # Errors
+    ///
+    /// As [`Self::encode`].
+    pub fn encode_with(
+        &mut self,
+        i420: &[u8],
+        pts: i64,
+        key_frame: bool,
+        references: FrameReferences,
+    ) -> Result<Option<EncodedFrame>, Error> {
         let want = i420_len(self.config.width, self.config.height);
         if i420.len() != want {
             return Err(Error::FrameSize {
@@ -214,8 +271,9 @@ impl Vp8Encoder {
         }
         self.frames_in += 1;
         let duration = u64::from(CLOCK_HZ / self.config.fps);
+        let flags = if key_frame { 0 } else { references.flags() };
         self.ffi
-            .encode(&self.config, i420, pts, duration, key_frame)
+            .encode(&self.config, i420, pts, duration, key_frame, flags)
     }
 }
 
@@ -294,6 +352,13 @@ mod ffi {
             cfg.rc_resize_allowed = 0;
             cfg.rc_min_quantizer = 2;
             cfg.rc_max_quantizer = 56;
+            if let Some(q) = config.fixed_quantizer {
+                let q = q.min(63);
+                cfg.rc_end_usage = vpx_rc_mode::VPX_VBR;
+                cfg.rc_min_quantizer = q;
+                cfg.rc_max_quantizer = q;
+                cfg.rc_dropframe_thresh = 0;
+            }
             cfg.rc_undershoot_pct = 100;
             cfg.rc_overshoot_pct = 15;
             cfg.rc_buf_initial_sz = 500;
@@ -352,6 +417,7 @@ mod ffi {
             pts: i64,
             duration: u64,
             key_frame: bool,
+            reference_flags: u32,
         ) -> Result<Option<EncodedFrame>, Error> {
             let mut image = std::mem::MaybeUninit::<vpx_image_t>::uninit();
             // SAFETY: `i420` holds exactly one I420 frame of this size (checked by the caller)
@@ -377,7 +443,7 @@ mod ffi {
             let flags = if key_frame {
                 VPX_EFLAG_FORCE_KF as vpx_sys::vpx_enc_frame_flags_t
             } else {
-                0
+                reference_flags as vpx_sys::vpx_enc_frame_flags_t
             };
             // SAFETY: the context is initialised and `vpx_img_wrap` filled `image` (it returned
             // it), wrapping a live buffer of the configured size.

@@ -178,6 +178,7 @@ impl Vp8Framer {
                     packets_in_frame: count,
                     capture_ns: capture.as_nanos(),
                     frame_bytes: bytes,
+                    temporal: None,
                 },
             ));
         }
