@@ -668,8 +668,10 @@ class Page:
             "end: freezeCount, totalFreezesDuration, the mean jitter-buffer (playout) delay "
             "(jitterBufferDelay / jitterBufferEmittedCount), the mean minimum delay it was asked for "
             "(jitterBufferMinimumDelay / jitterBufferEmittedCount: where the playout raise shows; "
-            "– where this Chromium does not report it) and framesDropped; ours are our QoE "
-            "meter's on the same frames. Mean over the calls, the per-call values in brackets"
+            "– where this Chromium does not report it) and framesDropped; \"our\" columns are our QoE "
+            "meter's on the frames Chromium presented, \"our receiver's\" our own receive chain "
+            "(RTX, FlexFEC, jitter buffer) on the packets the relay delivered to Chromium, at the same "
+            "instants (`live/shadow.rs`; – in calls recorded before it existed). Mean over the calls, the per-call values in brackets"
             + ("; with one call per policy these are single real calls, not a comparison with a test." if n < 2 else
                "; the change against `default` on the same seeds with its exact paired sign-flip p.")
             ,
@@ -685,6 +687,9 @@ class Page:
             ("chrome_kbps", "Chromium received kbit/s", 0),
             ("our_freezes", "our freezes", 1),
             ("our_frozen_s", "our s frozen", 2),
+            ("rx_freezes", "our receiver's freezes", 1),
+            ("rx_frozen_s", "our receiver's s frozen", 2),
+            ("rx_playout_ms", "our receiver's mean playout delay ms", 0),
             ("frames_sent", "frames sent", 0),
         ]
         rows = []
@@ -882,6 +887,10 @@ def browser_call(summary, path):
     minimum = last["jitterBufferMinimumDelay"] / emitted * 1000 if emitted and "jitterBufferMinimumDelay" in last else None
     frozen = last.get("totalFreezesDuration")
     our_frozen = ours.get("qoe_total_freeze_ms")
+    # Our receive chain on the packets the relay delivered to Chromium (live/shadow.rs), in
+    # summaries that carry it.
+    receiver = summary.get("receiver") or {}
+    rx_frozen = receiver.get("frozen_ms")
     return dict(
         seconds=summary.get("seconds", 0.0),
         chrome_freezes=last.get("freezeCount"),
@@ -894,6 +903,9 @@ def browser_call(summary, path):
         our_freezes=ours.get("qoe_freeze_count"),
         our_frozen_s=our_frozen / 1000 if our_frozen is not None else None,
         frames_sent=ours.get("frames_sent"),
+        rx_freezes=receiver.get("freeze_count"),
+        rx_frozen_s=rx_frozen / 1000 if rx_frozen is not None else None,
+        rx_playout_ms=receiver.get("mean_playout_delay_ms"),
     )
 
 

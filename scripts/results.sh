@@ -241,7 +241,7 @@ fi
 if want ablation; then
   A=(--scenarios "$ablation_scenarios" "${C[@]}")
   step ablation ablation-actions "$bin" experiment "${A[@]}" --handover calibrated \
-    --policies default,fixed:200,timed:hold@fixed:200,timed:guard@fixed:200,timed:boost@fixed:200,timed:playout@fixed:200,timed@fixed:200 \
+    --policies default,fixed:200,timed:hold@fixed:200,timed:guard@fixed:200,timed:boost@fixed:200,timed:playout@fixed:200,timed:discardable@fixed:200,timed@fixed:200,timed:hold+guard+boost+playout+discardable@fixed:200 \
     --out "$out/ablation-actions"
   # A constant receiver floor buys freezes with delay on every frame; the timed raise must do
   # better than this frontier to be worth its forecast.

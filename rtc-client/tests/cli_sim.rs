@@ -209,7 +209,7 @@ fn bad_inputs_fail_clearly() {
     assert_clear_failure(
         &o,
         "unknown action `pray` in `hold+pray`: expected a +-joined list of hold, guard, boost, \
-         duplicate, playout (e.g. timed:hold+guard)",
+         duplicate, playout, discardable (e.g. timed:hold+guard)",
     );
 
     let o = run(&[
