@@ -232,13 +232,15 @@ fn the_congestion_window_and_key_frame_flush_change_what_an_outage_and_a_capacit
         assert!(pacer.result.sender.keepalives > 0, "{event:?}");
     }
     // Key-frame flushing: after the outage the receiver asks for a key frame, whose first
-    // packet flushes the backlog, and the queue is shorter than without flushing.
+    // packet flushes the backlog, and the queue is shorter on average than without flushing.
+    // The receiver asks only after waiting 3 s for the missing frame (libwebrtc's
+    // `kMaxWaitForFrame`), when the backlog has already peaked: the peak stays.
     let plain = find(&rows, Event::Outage, CwndMode::Off, false);
     let flushed = find(&rows, Event::Outage, CwndMode::Off, true);
     assert!(flushed.result.sender.packets_flushed > 0);
     assert!(
         flushed.event().pacer.mean_queue_ms < plain.event().pacer.mean_queue_ms
-            && flushed.event().pacer.max_queue_ms < plain.event().pacer.max_queue_ms,
+            && flushed.event().pacer.max_queue_ms <= plain.event().pacer.max_queue_ms,
         "{:?} vs {:?}",
         flushed.event().pacer,
         plain.event().pacer
