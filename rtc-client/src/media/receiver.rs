@@ -65,6 +65,13 @@ pub struct ReceiverConfig {
     /// 500-ms give-up dropped, and asked for no key frame in a 2-minute call
     /// (docs/experiments/receiver-2026-12-03.md).
     pub loss_timeout: Duration,
+    /// The same while the receiver waits for a key frame (at the start of a stream, and after
+    /// a loss): an incomplete key frame is given up this long after a later frame's first
+    /// packet, and another asked for.
+    ///
+    /// libwebrtc: 200 ms, `kMaxWaitForKeyFrame` (`video/video_receive_stream2.cc`), the wait
+    /// while a key frame is required.
+    pub key_frame_timeout: Duration,
     /// The least time between two PLIs.
     ///
     /// Chosen: 300 ms, libwebrtc's minimum spacing of repeated key-frame requests from the
@@ -92,6 +99,7 @@ impl Default for ReceiverConfig {
     fn default() -> Self {
         Self {
             loss_timeout: Duration::from_secs(3),
+            key_frame_timeout: Duration::from_millis(200),
             pli_interval: Duration::from_millis(300),
             max_frames: 256,
             playout: Playout::JitterBuffer(PlayoutConfig::default()),
@@ -486,14 +494,21 @@ impl Receiver {
         }
     }
 
-    /// When frame `id` is declared lost: `loss_timeout` after the first arrival of any later
-    /// frame; `None` while no later frame has arrived.
+    /// When frame `id` is declared lost: `loss_timeout` (`key_frame_timeout` while a key frame
+    /// is awaited) after the first arrival of any later frame; `None` while no later frame has
+    /// arrived.
     fn loss_deadline(&self, id: u64) -> Option<Time> {
         self.frames
             .range(id + 1..)
             .map(|(_, f)| f.first_arrival)
             .min()
-            .map(|t| t.saturating_add(self.config.loss_timeout))
+            .map(|t| {
+                t.saturating_add(if self.waiting_for_key {
+                    self.config.key_frame_timeout
+                } else {
+                    self.config.loss_timeout
+                })
+            })
     }
 
     fn lost(&self, now: Time, id: u64) -> bool {
@@ -977,6 +992,22 @@ mod tests {
         assert!((50..=51).contains(&delay), "{delay}");
         assert_eq!(rx.stats().frames_skipped, 1);
         assert_eq!(rx.stats().plis_sent, 0);
+    }
+
+    #[test]
+    fn an_incomplete_first_key_frame_is_given_up_after_200_ms_and_another_asked_for() {
+        let mut rx = Receiver::new(ReceiverConfig {
+            playout: Playout::Immediate,
+            ..ReceiverConfig::default()
+        });
+        // The first key frame loses its second packet; frame 1 follows.
+        rx.on_packet(ms(0), 0, &payload(0, true, 0, 2));
+        frame_seq(&mut rx, ms(33), 1, false, 1, 2);
+        assert_eq!(rx.poll_timeout(), Some(ms(233)));
+        rx.handle_timeout(ms(233));
+        assert!(rx.poll_pli(ms(233)));
+        frame_seq(&mut rx, ms(300), 2, true, 1, 3);
+        assert_eq!(rendered(&mut rx), vec![(2, 300)]);
     }
 
     #[test]
