@@ -24,7 +24,6 @@ use crate::call::NackChoice;
 use crate::call::streams::{PLAYOUT_DELAY_URI, RECEIVER_SSRC, VIDEO_SSRC, playout_minimum};
 use crate::fec::FecReceiverHandle;
 use crate::link::Time;
-use crate::media::payload::PayloadHeader;
 use crate::media::qoe::QoeMeter;
 use crate::media::receiver::{Receiver, ReceiverConfig};
 use crate::media::vp8::framer::Vp8Framer;
@@ -598,25 +597,14 @@ async fn receive(
                         let playout = s
                             .playout_extension
                             .and_then(|id| playout_minimum(&packet.header, id));
-                        if PayloadHeader::read(&packet.payload).is_ok() {
-                            s.receiver.on_packet_with_playout_delay(
-                                now,
-                                packet.header.sequence_number,
-                                &packet.payload,
-                                playout,
-                            );
-                        } else {
-                            s.framer.on_packet(
-                                now,
-                                packet.header.sequence_number,
-                                packet.header.timestamp,
-                                packet.header.marker,
-                                &packet.payload,
-                            );
-                            while let Some((sequence, header)) = s.framer.poll_packet() {
-                                s.receiver.on_described_packet(now, sequence, &header, playout);
-                            }
-                        }
+                        let h = &packet.header;
+                        s.framer.deliver(
+                            &mut s.receiver,
+                            now,
+                            (h.sequence_number, h.timestamp, h.marker),
+                            &packet.payload,
+                            playout,
+                        );
                     }
                 }
                 Some(TrackRemoteEvent::OnEnded) | None => return "the track ended".into(),

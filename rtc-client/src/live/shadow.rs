@@ -24,7 +24,6 @@ use super::relay::rtp_header;
 use crate::call::streams::{PLAYOUT_DELAY_URI, VIDEO_SSRC, playout_minimum};
 use crate::fec::FecReceiver;
 use crate::link::Time;
-use crate::media::payload::PayloadHeader;
 use crate::media::playout::PlayoutConfig;
 use crate::media::qoe::{QoeMeter, QoeReport};
 use crate::media::receiver::Receiver;
@@ -302,15 +301,6 @@ impl ShadowReceiver {
         let playout = self
             .playout_extension
             .and_then(|id| playout_minimum(&rtp.header, id));
-        if PayloadHeader::read(&rtp.payload).is_ok() {
-            self.receiver.on_packet_with_playout_delay(
-                now,
-                rtp.header.sequence_number,
-                &rtp.payload,
-                playout,
-            );
-            return;
-        }
         if let Ok(d) = descriptor::parse(&rtp.payload)
             && let Some(picture) = d.picture_id
         {
@@ -319,17 +309,14 @@ impl ShadowReceiver {
                 self.first_arrival.pop_first();
             }
         }
-        self.framer.on_packet(
+        let h = &rtp.header;
+        self.framer.deliver(
+            &mut self.receiver,
             now,
-            rtp.header.sequence_number,
-            rtp.header.timestamp,
-            rtp.header.marker,
+            (h.sequence_number, h.timestamp, h.marker),
             &rtp.payload,
+            playout,
         );
-        while let Some((sequence, header)) = self.framer.poll_packet() {
-            self.receiver
-                .on_described_packet(now, sequence, &header, playout);
-        }
     }
 
     /// When [`ShadowReceiver::handle_timeout`] is next due.

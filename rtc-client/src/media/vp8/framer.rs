@@ -27,9 +27,11 @@
 //! synthetic codec. Sans-I/O: arrival instants come from the caller.
 
 use super::super::payload::PayloadHeader;
+use super::super::receiver::Receiver;
 use super::descriptor::{self, Descriptor};
 use crate::link::Time;
 use std::collections::{BTreeMap, VecDeque};
+use std::time::Duration;
 
 /// The RTP video clock, ticks per second (RFC 7741 section 4.1).
 const CLOCK_HZ: u64 = 90_000;
@@ -127,6 +129,28 @@ impl Vp8Framer {
             {
                 self.stats.evicted += 1;
             }
+        }
+    }
+
+    /// Hands one RTP payload of the video stream, arrived at `now`, to `receiver`: a synthetic
+    /// codec's payload as it is, a VP8 one through this framer (its frame's packets reach the
+    /// receiver when the frame completes). `playout` is the packet's playout-delay minimum.
+    pub fn deliver(
+        &mut self,
+        receiver: &mut Receiver,
+        now: Time,
+        rtp: (u16, u32, bool),
+        payload: &[u8],
+        playout: Option<Duration>,
+    ) {
+        let (sequence, timestamp, marker) = rtp;
+        if PayloadHeader::read(payload).is_ok() {
+            receiver.on_packet_with_playout_delay(now, sequence, payload, playout);
+            return;
+        }
+        self.on_packet(now, sequence, timestamp, marker, payload);
+        while let Some((sequence, header)) = self.poll_packet() {
+            receiver.on_described_packet(now, sequence, &header, playout);
         }
     }
 
