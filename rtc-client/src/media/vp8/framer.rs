@@ -1,5 +1,5 @@
 //! Frames from a real VP8 RTP stream, described for the
-//! [`Receiver`](super::super::receiver::Receiver).
+//! [`Receiver`].
 //!
 //! The receiver and the QoE meter were written for the synthetic codec, whose payloads carry
 //! their frame's id, packet count and capture instant. A real sender's VP8 (a browser's) carries
