@@ -21,10 +21,11 @@ mod rtx;
 mod sequence_map;
 
 pub use responder::{
-    DEFAULT_RTT, DEFAULT_TARGET_BPS, MAX_HISTORY_PACKETS, MIN_PACKET_DURATION,
-    MIN_PACKET_DURATION_RTT, MIN_REPAIR_DELAY_SAMPLES, NackResponder, NackResponderConfig,
-    NackResponderHandle, NackResponderStats, REPAIR_DELAY_SAMPLES, RESEND_RTT_MARGIN,
-    RETRANSMIT_BUDGET_SHARE, RETRANSMIT_WINDOW, RetransmissionTap,
+    CULLING_DELAY_FACTOR, DEFAULT_RTT, DEFAULT_TARGET_BPS, HISTORY_TARGET_PACKETS,
+    MAX_HISTORY_PACKETS, MIN_PACKET_DURATION, MIN_PACKET_DURATION_RTT, MIN_REPAIR_DELAY_SAMPLES,
+    NackResponder, NackResponderConfig, NackResponderHandle, NackResponderStats,
+    REPAIR_DELAY_SAMPLES, RESEND_RTT_MARGIN, RETRANSMIT_BUDGET_SHARE, RETRANSMIT_WINDOW,
+    RetransmissionTap,
 };
 pub use rtx::{rtx_decapsulate, rtx_encapsulate};
 

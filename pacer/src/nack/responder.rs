@@ -1,10 +1,13 @@
 //! The send side: libwebrtc's packet history and resend rules (`rtp_packet_history.cc`,
 //! `rtp_sender.cc`, reference PART 5) as a webrtc-rs interceptor for `Slot::NackResponder`.
 //!
-//! - Every RTP packet of a bound stream with generic NACK is kept for max(1000 ms, 3 x RTT)
-//!   from the instant it left the pacer (libwebrtc stores packets as they are sent; a packet
-//!   still in the pacer is kept), at most 9600 packets; a request for a packet no longer kept is
-//!   dropped.
+//! - Every RTP packet of a bound stream with generic NACK is kept as libwebrtc's
+//!   `RtpPacketHistory::CullOldPackets` keeps it: at least `d` = max(1000 ms, 3 x RTT) after it
+//!   last left the pacer (its first send or its latest retransmission: `MarkPacketAsSent`
+//!   updates the send time), then until the history holds 600 packets or `3 d` have passed
+//!   (`kPacketCullingDelayFactor`), at most 9600 packets; a packet still in the pacer is kept.
+//!   Culling stops at the oldest packet that must stay, as libwebrtc's does. A request for a
+//!   packet no longer kept is dropped.
 //! - A requested packet is not resent while its previous retransmission still waits in the
 //!   pacer, nor within one RTT (+ 5 ms) of when that retransmission left. When it left is
 //!   reported by the [`RetransmissionTap`] below the pacer; without a tap a retransmission counts
@@ -39,6 +42,13 @@ pub const MIN_PACKET_DURATION: Duration = Duration::from_millis(1000);
 pub const MIN_PACKET_DURATION_RTT: u32 = 3;
 /// libwebrtc's `RtpPacketHistory::kMaxCapacity`: the most packets kept.
 pub const MAX_HISTORY_PACKETS: usize = 9600;
+/// libwebrtc's `RtpPacketHistory::kPacketCullingDelayFactor`: past the minimum duration a
+/// packet stays until the history is full or this many minimum durations have passed.
+pub const CULLING_DELAY_FACTOR: u32 = 3;
+/// libwebrtc's `kMinSendSidePacketHistorySize` (`call/rtp_video_sender.cc`), the history size
+/// a video sender asks for: past the minimum duration, packets are culled while more than this
+/// many are kept.
+pub const HISTORY_TARGET_PACKETS: usize = 600;
 /// libwebrtc's `RTPSender::OnReceivedNack` sets the history's RTT to `5 + avg_rtt` ms: a packet
 /// is not resent within that of its last retransmission.
 pub const RESEND_RTT_MARGIN: Duration = Duration::from_millis(5);
@@ -63,6 +73,10 @@ pub struct NackResponderConfig {
     pub history_rtts: u32,
     /// [`MAX_HISTORY_PACKETS`].
     pub max_history_packets: usize,
+    /// [`CULLING_DELAY_FACTOR`].
+    pub culling_factor: u32,
+    /// [`HISTORY_TARGET_PACKETS`].
+    pub history_target_packets: usize,
     /// [`RESEND_RTT_MARGIN`].
     pub rtt_margin: Duration,
     /// [`RETRANSMIT_WINDOW`].
@@ -81,6 +95,8 @@ impl Default for NackResponderConfig {
             min_history: MIN_PACKET_DURATION,
             history_rtts: MIN_PACKET_DURATION_RTT,
             max_history_packets: MAX_HISTORY_PACKETS,
+            culling_factor: CULLING_DELAY_FACTOR,
+            history_target_packets: HISTORY_TARGET_PACKETS,
             rtt_margin: RESEND_RTT_MARGIN,
             budget_window: RETRANSMIT_WINDOW,
             budget_share: RETRANSMIT_BUDGET_SHARE,
@@ -277,7 +293,7 @@ impl NackResponder {
         self.handle.lock().rtt.unwrap_or(self.config.default_rtt)
     }
 
-    /// How long packets are kept: max(1000 ms, 3 x RTT).
+    /// How long packets are kept at least after their last send: max(1000 ms, 3 x RTT).
     fn history_window(&self) -> Duration {
         self.config
             .min_history
@@ -324,22 +340,49 @@ impl NackResponder {
             }
         }
         let window = self.history_window();
+        let timeout = window * self.config.culling_factor;
         let max = self.config.max_history_packets;
+        let target = self.config.history_target_packets;
         for stream in self.streams.values_mut() {
             loop {
                 let len = stream.history.len();
                 let Some(oldest) = stream.history.first() else {
                     break;
                 };
-                // libwebrtc stores a packet when it is sent, so its age counts from the release;
-                // one still in the pacer is kept.
-                let since = if self.tapped {
-                    oldest.sent_at
+                if len > max {
+                    stream.history.pop_first();
+                    continue;
+                }
+                // libwebrtc stores a packet when it is sent and renews its send time at each
+                // retransmission, so its age counts from the latest release; one still in the
+                // pacer (first send or retransmission) is kept.
+                let queued = oldest
+                    .last_queued
+                    .map_or(oldest.stored_at, |q| q.max(oldest.stored_at));
+                let last_send = if self.tapped {
+                    let pending_repair = oldest
+                        .last_queued
+                        .is_some_and(|q| oldest.last_released.is_none_or(|r| r < q));
+                    oldest
+                        .sent_at
+                        .filter(|_| !pending_repair)
+                        .map(|sent| oldest.last_released.map_or(sent, |r| r.max(sent)))
                 } else {
-                    Some(oldest.stored_at)
+                    Some(queued)
                 };
-                let old = since.is_some_and(|t| now.saturating_duration_since(t) > window);
-                if old || len > max {
+                let age = match last_send {
+                    Some(at) => now.saturating_duration_since(at),
+                    // Still in the pacer: kept, unless it has waited a whole timeout there (a
+                    // packet the pacer flushed for a key frame never leaves).
+                    None => {
+                        let waited = now.saturating_duration_since(queued);
+                        if waited < timeout {
+                            break;
+                        }
+                        waited
+                    }
+                };
+                if age > window && (len >= target || age >= timeout) {
                     stream.history.pop_first();
                 } else {
                     break;
@@ -747,22 +790,57 @@ mod tests {
     }
 
     #[test]
-    fn the_history_keeps_packets_for_1000_ms_or_3_rtts_after_they_left() {
+    fn a_small_history_keeps_packets_for_3_minimum_durations_after_their_last_send() {
         let mut rig = Rig::new(true);
         rig.target(10_000_000.0);
         rig.send(0, 0..1);
-        rig.send(1000, 1..2);
-        assert_eq!(rig.nack(1000, &[0]).len(), 1, "1000 ms old: kept");
-        rig.send(1001, 2..3);
-        assert!(rig.nack(1001, &[0]).is_empty(), "1001 ms old: gone");
+        // Past the 1000-ms minimum, but the history holds fewer than 600 packets.
+        let out = rig.nack(2000, &[0]);
+        assert_eq!(out.len(), 1, "2000 ms after its send: kept");
+        rig.release(2000, out);
+        // The retransmission renewed its send time: 2999 ms after it, still kept.
+        rig.send(4999, 1..2);
+        let out = rig.nack(4999, &[0]);
+        assert_eq!(out.len(), 1, "2999 ms after its retransmission: kept");
+        rig.release(4999, out);
+        rig.send(8000, 2..3);
+        assert!(rig.nack(8000, &[0]).is_empty(), "3001 ms after it: gone");
         assert_eq!(rig.handle.stats().not_in_history, 1);
-        // 3 x 500 ms = 1500 ms.
+    }
+
+    #[test]
+    fn a_full_history_culls_packets_past_1000_ms_or_3_rtts_down_to_600() {
+        let mut rig = Rig::new(true);
+        rig.target(100_000_000.0);
+        rig.send(0, 0..600);
+        rig.send(1001, 600..601);
+        // 601 packets: the two oldest, 1001 ms old, go until 599 are left.
+        assert!(rig.nack(1001, &[0, 1]).is_empty());
+        assert_eq!(rig.handle.stats().not_in_history, 2);
+        assert_eq!(rig.nack(1001, &[2]).len(), 1);
+        // With a 500-ms RTT the minimum is 3 x 500 ms: nothing 1499 ms old is culled.
+        let mut rig = Rig::new(true);
+        rig.target(100_000_000.0);
         rig.handle.set_rtt(Duration::from_millis(500));
-        rig.send(2500, 3..4);
-        assert_eq!(rig.nack(2500, &[1]).len(), 1);
-        rig.send(2501, 4..5);
-        assert!(rig.nack(2501, &[1, 77]).is_empty());
-        assert_eq!(rig.handle.stats().not_in_history, 3);
+        rig.send(0, 0..600);
+        rig.send(1499, 600..601);
+        assert_eq!(rig.nack(1499, &[0]).len(), 1);
+        // A packet whose retransmission still waits in the pacer is kept, and culling stops
+        // there, as libwebrtc's.
+        rig.send(1501, 601..602);
+        assert_eq!(rig.nack(1501, &[1]).len(), 1);
+        // Once it left, it is kept 1500 ms from that send, and culling resumes after it.
+        let mut rig = Rig::new(true);
+        rig.target(100_000_000.0);
+        rig.handle.set_rtt(Duration::from_millis(500));
+        rig.send(0, 0..600);
+        let out = rig.nack(1499, &[0]);
+        rig.release(1499, out);
+        rig.send(2999, 600..602);
+        rig.send(3000, 602..603);
+        assert!(rig.nack(3000, &[0, 3]).is_empty());
+        assert_eq!(rig.handle.stats().not_in_history, 2);
+        assert_eq!(rig.nack(3000, &[4]).len(), 1);
     }
 
     #[test]

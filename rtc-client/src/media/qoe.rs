@@ -20,11 +20,15 @@
 //! gives zero rates.
 //!
 //! Besides WebRTC's freezes the meter counts *stalls*: gaps above [`STALL_FACTOR`] times the
-//! freeze rule's mean gap that the freeze rule does not count (so no gap is both). They are
-//! this project's measure, not libwebrtc's: the hitches a viewer notices (at 30 fps, gaps of
-//! roughly 70 to 190 ms) that stay under a freeze's `mean + 150 ms`, where a policy that trades
-//! freezes for delay could hide its cost. They are judged on the same 30-gap window, need the
-//! same 5 gaps, and skip pauses as freezes do.
+//! mean frame interval that the freeze rule does not count (so no gap is both). They are this
+//! project's measure, not libwebrtc's: the hitches a viewer notices (at 30 fps, gaps of roughly
+//! 70 to 190 ms) that stay under a freeze's `mean + 150 ms`, where a policy that trades freezes
+//! for delay could hide its cost. The mean frame interval is that of the frames' *capture*
+//! instants over the same 30 gaps, not of their render instants: after a freeze the frames that
+//! waited render in a burst, a few milliseconds apart, and a render mean that collapsed with them
+//! would count the next ordinary frame intervals as stalls (on lagos-trace that was a quarter to
+//! half of all stalls, each a gap of one frame interval). Stalls need the same 5 gaps and skip
+//! pauses as freezes do.
 
 use super::histogram::DelayHistogram;
 use super::receiver::RenderedFrame;
@@ -205,12 +209,23 @@ impl Sums {
     }
 }
 
+/// Appends `value` to a window of at most [`FREEZE_WINDOW_GAPS`] values kept with their sum.
+fn push_bounded(window: &mut VecDeque<u64>, sum: &mut u64, value: u64) {
+    window.push_back(value);
+    *sum = sum.saturating_add(value);
+    if window.len() > FREEZE_WINDOW_GAPS
+        && let Some(old) = window.pop_front()
+    {
+        *sum = sum.saturating_sub(old);
+    }
+}
+
 /// What the meter made of one gap between rendered frames.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Gap {
     /// Neither a freeze nor a stall (or not judged: a pause, or fewer than 5 gaps seen).
     Normal,
-    /// A stall: above [`STALL_FACTOR`] x the mean, below the freeze threshold.
+    /// A stall: above [`STALL_FACTOR`] x the mean capture interval, below the freeze threshold.
     Stall,
     /// A freeze by WebRTC's rule.
     Freeze,
@@ -226,6 +241,10 @@ pub struct QoeMeter {
     /// The last [`FREEZE_WINDOW_GAPS`] gaps, ns, and their sum.
     gaps: VecDeque<u64>,
     gaps_sum: u64,
+    /// The capture intervals of the same frames, ns, and their sum: the stall rule's mean.
+    capture_gaps: VecDeque<u64>,
+    capture_gaps_sum: u64,
+    last_capture: Option<Time>,
     /// Whether the next gap is a pause.
     paused: bool,
     /// The cumulative packet counts last handed in.
@@ -258,14 +277,21 @@ impl QoeMeter {
         let previous = self.last_render;
         if let Some(last) = previous {
             let gap = frame.rendered.as_nanos().saturating_sub(last.as_nanos());
+            let capture_gap = self.last_capture.map_or(gap, |c| {
+                frame.capture.as_nanos().saturating_sub(c.as_nanos())
+            });
             gap_ns = Some(gap);
             if self.paused {
                 pause = true;
             } else {
-                verdict = self.judge(gap);
+                verdict = self.judge(gap, capture_gap);
             }
         }
         self.paused = false;
+        self.last_capture = Some(
+            self.last_capture
+                .map_or(frame.capture, |t| t.max(frame.capture)),
+        );
         self.last_render = Some(
             self.last_render
                 .map_or(frame.rendered, |t| t.max(frame.rendered)),
@@ -296,25 +322,26 @@ impl QoeMeter {
         }
     }
 
-    /// Adds `gap` to the window and judges it: a freeze by WebRTC's rule, else a stall when it
-    /// exceeds [`STALL_FACTOR`] x the mean. The window's mean includes `gap` itself and is
-    /// rounded down, as libwebrtc's `GetAverageRoundedDown` (in ns here).
-    fn judge(&mut self, gap: u64) -> Gap {
-        self.gaps.push_back(gap);
-        self.gaps_sum = self.gaps_sum.saturating_add(gap);
-        if self.gaps.len() > FREEZE_WINDOW_GAPS
-            && let Some(old) = self.gaps.pop_front()
-        {
-            self.gaps_sum -= old;
-        }
+    /// Adds `gap` (and the two frames' capture interval) to the window and judges it: a freeze
+    /// by WebRTC's rule, else a stall when it exceeds [`STALL_FACTOR`] x the mean capture
+    /// interval. The window's means include the current gap and are rounded down, as
+    /// libwebrtc's `GetAverageRoundedDown` (in ns here).
+    fn judge(&mut self, gap: u64, capture_gap: u64) -> Gap {
+        push_bounded(&mut self.gaps, &mut self.gaps_sum, gap);
+        push_bounded(
+            &mut self.capture_gaps,
+            &mut self.capture_gaps_sum,
+            capture_gap,
+        );
         if self.gaps.len() < FREEZE_MIN_SAMPLES {
             return Gap::Normal;
         }
         let mean = self.gaps_sum / self.gaps.len() as u64;
+        let frame_interval = self.capture_gaps_sum / self.capture_gaps.len() as u64;
         let increase = FREEZE_MIN_INCREASE.as_nanos() as u64;
         if gap >= mean.saturating_mul(3).max(mean.saturating_add(increase)) {
             Gap::Freeze
-        } else if gap > mean.saturating_mul(STALL_FACTOR) {
+        } else if gap > frame_interval.saturating_mul(STALL_FACTOR) {
             Gap::Stall
         } else {
             Gap::Normal
@@ -362,6 +389,13 @@ mod tests {
         }
     }
 
+    fn frame_at(capture_ms: u64, rendered_ms: u64) -> RenderedFrame {
+        RenderedFrame {
+            capture: Time::from_millis(capture_ms),
+            ..frame(rendered_ms, 0)
+        }
+    }
+
     /// Renders frames at the given instants (ms) with a 50-ms delay each.
     fn meter(renders: &[u64]) -> QoeMeter {
         let mut m = QoeMeter::new();
@@ -401,6 +435,33 @@ mod tests {
         assert_eq!(record.stall_count, 1);
         assert!((record.stalls_per_min - 60_000.0 / 1_090.0).abs() < 1e-9);
         assert_eq!(record.frozen_s_per_min, 0.0);
+    }
+
+    #[test]
+    fn ordinary_frame_intervals_after_a_burst_that_ends_a_freeze_are_not_stalls() {
+        // 30 fps, then a 600-ms freeze after which 18 frames that waited render at one instant
+        // (as a receiver shows them once the repair arrives), then 30 fps again. The render mean
+        // collapses to about 1 ms after the burst; the capture mean stays at 33 ms.
+        let mut m = QoeMeter::new();
+        let mut capture = 0;
+        for i in 0..31 {
+            m.on_rendered(&frame_at(capture, i * 33 + 50));
+            capture += 33;
+        }
+        let resume = 30 * 33 + 50 + 600;
+        for _ in 0..18 {
+            m.on_rendered(&frame_at(capture, resume));
+            capture += 33;
+        }
+        for i in 1..=40 {
+            m.on_rendered(&frame_at(capture, resume + i * 33));
+            capture += 33;
+        }
+        let total = m.total();
+        assert_eq!((total.freeze_count, total.stall_count), (1, 0));
+        // Control: a 100-ms gap at that point still is one.
+        m.on_rendered(&frame_at(capture, resume + 40 * 33 + 100));
+        assert_eq!(m.total().stall_count, 1);
     }
 
     #[test]
