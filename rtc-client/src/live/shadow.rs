@@ -192,6 +192,9 @@ pub struct ShadowSummary {
     pub frames_retransmitted: u64,
     /// Frames given up as lost.
     pub frames_dropped: u64,
+    /// Of those, frames passed over because a later frame decodes without them (lost
+    /// discardable frames), without a key-frame request.
+    pub frames_skipped: u64,
 }
 
 /// The receive chain of this project's calls, fed with what the relay delivers to the browser
@@ -363,6 +366,7 @@ impl ShadowReceiver {
             unknown: self.unknown,
             frames_retransmitted: stats.frames_retransmitted,
             frames_dropped: stats.frames_dropped,
+            frames_skipped: stats.frames_skipped,
         }
     }
 }
