@@ -11,7 +11,8 @@
 //!   (RFC 7741 section 4.1); it is complete when every sequence number between the two arrived;
 //! - a key frame is one whose first packet's VP8 payload header has P = 0 (RFC 6386 section
 //!   9.1);
-//! - the frame id is the picture id of the descriptor (7 or 15 bits, unwrapped), which a VP8
+//! - the frame id is the picture id of the descriptor (7 or 15 bits, unwrapped; of the first
+//!   packet of the frame that arrived), which a VP8
 //!   sender increments once per frame, so a frame lost whole shows as a gap, as the synthetic
 //!   codec's ids do. A stream without picture ids gets ids in completion order (a frame lost
 //!   whole is then not seen);
@@ -55,10 +56,22 @@
 //! does. Held frames count in the bound on frames held ([`FramerStats::evicted`] when pushed
 //! out). A frame whose base frame's picture id is not before its own contradicts itself and
 //! is dropped ([`FramerStats::inconsistent`]).
+//!
+//! A sender writes the same picture id and temporal fields on every packet of a frame
+//! (libwebrtc's `RtpPacketizerVp8` writes one descriptor for all of them, S aside). The first
+//! packet of a frame to arrive fixes them; a later packet that differs (a corrupted copy, such
+//! as a packet a repair packet recovered wrongly) still counts towards the frame's completion,
+//! since a packet of that sequence number arrived, but says nothing else: not its start (S), not
+//! its end (the marker), not a base frame ([`FramerStats::mismatched`]); a correct copy that
+//! arrives later takes its place. Of two packets that claim to start the frame, the earlier
+//! sequence number wins. So one bad packet that arrives after a good one of its frame can
+//! change neither the frame's id nor the record of base frames that later frames reference.
+//! (One that arrives before any good one fixes its frame's fields; a frame's fields are then
+//! as wrong as its first packet.)
 
 use super::super::payload::{PayloadHeader, Temporal};
 use super::super::receiver::Receiver;
-use super::descriptor::{self, Descriptor};
+use super::descriptor::{self, Descriptor, TemporalLayer};
 use crate::link::Time;
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
@@ -95,20 +108,49 @@ pub struct FramerStats {
     /// Frames dropped because their temporal fields contradict themselves (a key frame above
     /// the base layer, a base frame whose picture id is not before the frame's).
     pub inconsistent: u64,
+    /// Packets whose picture id or temporal fields differ from those of the first packet of
+    /// their frame that arrived (a corrupted copy): they count towards the frame's completion,
+    /// their fields are ignored.
+    pub mismatched: u64,
 }
 
 #[derive(Debug, Clone, Default)]
 struct Assembly {
-    /// Payload bytes by sequence number.
-    packets: BTreeMap<u16, u32>,
+    /// Payload bytes by sequence number, and whether the packet agreed with the frame's
+    /// descriptor fields.
+    packets: BTreeMap<u16, (u32, bool)>,
     first: Option<(u16, Descriptor)>,
-    /// The first packet's picture id and TL0PICIDX, unwrapped when it arrived.
+    /// The descriptor fields of the first packet of the frame that arrived, which every other
+    /// packet of it must repeat.
+    fields: Option<Fields>,
+    /// Those fields' picture id and TL0PICIDX, unwrapped when that packet arrived.
     picture: Option<i64>,
     tl0: Option<i64>,
     last: Option<u16>,
     done: bool,
     /// Complete, and waiting for a packet of the base frame it references.
     held: bool,
+}
+
+/// The descriptor fields every packet of a frame carries alike (libwebrtc's
+/// `RtpPacketizerVp8` writes one descriptor, S aside, on all the packets of a frame).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Fields {
+    picture_id: Option<u16>,
+    long_picture_id: bool,
+    tl0_pic_idx: Option<u8>,
+    layer: Option<TemporalLayer>,
+}
+
+impl Fields {
+    fn of(d: &Descriptor) -> Self {
+        Self {
+            picture_id: d.picture_id,
+            long_picture_id: d.long_picture_id,
+            tl0_pic_idx: d.tl0_pic_idx,
+            layer: d.layer,
+        }
+    }
 }
 
 /// Where a complete frame stands in the temporal layers.
@@ -168,34 +210,52 @@ impl Vp8Framer {
         self.last_timestamp = Some(self.last_timestamp.map_or(ts, |l| l.max(ts)));
         self.anchor.get_or_insert((ts, now));
         let frame = self.frames.entry(ts).or_default();
-        if frame.done || frame.packets.contains_key(&sequence) {
+        let fields = Fields::of(&d);
+        let consistent = frame.fields.is_none_or(|known| known == fields);
+        // A copy of a packet held is a duplicate, unless the copy held contradicted its frame
+        // and this one does not: then this one takes its place.
+        let held_copy = frame.packets.get(&sequence).map(|&(_, ok)| ok);
+        if frame.done || held_copy.is_some_and(|ok| ok || !consistent) {
             self.stats.duplicates += 1;
             return;
         }
-        frame
-            .packets
-            .insert(sequence, u32::try_from(payload.len()).unwrap_or(u32::MAX));
-        if marker {
-            frame.last = Some(sequence);
+        frame.packets.insert(
+            sequence,
+            (u32::try_from(payload.len()).unwrap_or(u32::MAX), consistent),
+        );
+        if frame.fields.is_none() {
+            frame.fields = Some(fields);
+            frame.picture = d.picture_id.map(|p| {
+                let modulus = if d.long_picture_id { 1 << 15 } else { 1 << 7 };
+                let unwrapped = unwrap(self.last_picture, i64::from(p), modulus);
+                self.last_picture = Some(self.last_picture.map_or(unwrapped, |l| l.max(unwrapped)));
+                unwrapped
+            });
+            frame.tl0 = d.tl0_pic_idx.map(|t| {
+                let unwrapped = unwrap(self.last_tl0, i64::from(t), 1 << 8);
+                self.last_tl0 = Some(self.last_tl0.map_or(unwrapped, |l| l.max(unwrapped)));
+                unwrapped
+            });
         }
-        let picture = d.picture_id.map(|p| {
-            let modulus = if d.long_picture_id { 1 << 15 } else { 1 << 7 };
-            let unwrapped = unwrap(self.last_picture, i64::from(p), modulus);
-            self.last_picture = Some(self.last_picture.map_or(unwrapped, |l| l.max(unwrapped)));
-            unwrapped
-        });
-        let tl0 = d.tl0_pic_idx.map(|t| {
-            let unwrapped = unwrap(self.last_tl0, i64::from(t), 1 << 8);
-            self.last_tl0 = Some(self.last_tl0.map_or(unwrapped, |l| l.max(unwrapped)));
-            unwrapped
-        });
-        if d.starts_frame() {
-            frame.first = Some((sequence, d));
-            frame.picture = picture;
-            frame.tl0 = tl0;
+        if !consistent {
+            // A packet of this sequence number arrived, so it counts towards the frame's
+            // completion; but a copy that contradicts its frame's descriptor (a corrupted one)
+            // says nothing else about the frame, neither its start nor its end.
+            self.stats.mismatched += 1;
+        } else {
+            if marker {
+                frame.last = Some(sequence);
+            }
+            if d.starts_frame()
+                && frame
+                    .first
+                    .is_none_or(|(known, _)| (sequence.wrapping_sub(known) as i16) < 0)
+            {
+                frame.first = Some((sequence, d));
+            }
         }
-        let new_base = match (picture, tl0, d.layer) {
-            (Some(picture), Some(tl0), Some(layer)) if layer.id == 0 => {
+        let new_base = match (frame.picture, frame.tl0, fields.layer) {
+            (Some(picture), Some(tl0), Some(layer)) if consistent && layer.id == 0 => {
                 self.note_base(tl0, picture)
             }
             _ => false,
@@ -283,9 +343,10 @@ impl Vp8Framer {
         let bytes: u32 = sequences
             .iter()
             .filter_map(|s| frame.packets.get(s))
-            .fold(0u32, |a, b| a.saturating_add(*b));
+            .fold(0u32, |a, &(b, _)| a.saturating_add(b));
         let key_frame = d.key_frame.unwrap_or(false);
-        let temporal = match self.place(&d, tl0, picture, key_frame) {
+        let layer = frame.fields.and_then(|f| f.layer);
+        let temporal = match self.place(layer, tl0, picture, key_frame) {
             Place::Chain => None,
             Place::Layered(t) => Some(t),
             Place::Hold => {
@@ -337,11 +398,16 @@ impl Vp8Framer {
         }
     }
 
-    /// Where a complete frame whose first packet has descriptor `d` stands (see the module
-    /// documentation, "References"); `tl0` and `picture` are its unwrapped TL0PICIDX and
-    /// picture id.
-    fn place(&self, d: &Descriptor, tl0: Option<i64>, picture: Option<i64>, key: bool) -> Place {
-        let (Some(layer), Some(tl0), Some(picture)) = (d.layer, tl0, picture) else {
+    /// Where a complete frame on temporal `layer` stands (see the module documentation,
+    /// "References"); `tl0` and `picture` are its unwrapped TL0PICIDX and picture id.
+    fn place(
+        &self,
+        layer: Option<TemporalLayer>,
+        tl0: Option<i64>,
+        picture: Option<i64>,
+        key: bool,
+    ) -> Place {
+        let (Some(layer), Some(tl0), Some(picture)) = (layer, tl0, picture) else {
             return Place::Chain;
         };
         if key {
@@ -751,6 +817,63 @@ mod tests {
             (stats.inconsistent, stats.held_for_base, stats.malformed),
             (2, 1, 1)
         );
+    }
+
+    #[test]
+    fn a_corrupted_copy_of_a_packet_changes_neither_the_frame_nor_the_record_of_base_frames() {
+        let mut s = Sender::new();
+        let mut f = Vp8Framer::new();
+        let t = Time::from_millis;
+        let key = s.frame(true, Layer::Base, 1);
+        let base = s.frame(false, Layer::Base, 3);
+        let next = s.frame(false, Layer::Base, 1);
+        feed(&mut f, t(0), &key);
+        // The base frame's middle packet first arrives as a corrupted copy: S set and one bit
+        // of TL0PICIDX flipped, as a wrong repair gave it; then the first packet, then a second,
+        // correct copy of the middle one (a duplicate now), then the last.
+        let (sequence, timestamp, marker, payload) = &base[1];
+        let mut bad = payload.clone();
+        bad[0] |= 0x10;
+        bad[4] ^= 0x10;
+        f.on_packet(t(33), base[0].0, base[0].1, base[0].2, &base[0].3);
+        f.on_packet(t(34), *sequence, *timestamp, *marker, &bad);
+        f.on_packet(t(35), *sequence, *timestamp, *marker, payload);
+        f.on_packet(t(36), base[2].0, base[2].1, base[2].2, &base[2].3);
+        feed(&mut f, t(66), &next);
+        let out = handed_on(&mut f);
+        let k = out[0].0;
+        let base_of = |reference: u32| {
+            Some(Temporal {
+                discardable: false,
+                reference: k + reference,
+            })
+        };
+        assert_eq!(
+            out,
+            vec![(k, None), (k + 1, base_of(0)), (k + 2, base_of(1))]
+        );
+        let stats = f.stats();
+        // The correct copy replaced the corrupted one: no duplicate.
+        assert_eq!((stats.mismatched, stats.duplicates), (1, 0));
+        assert_eq!((stats.inconsistent, stats.held_for_base), (0, 0));
+        // The first packet is missing and a corrupted copy of it (S kept, TL0PICIDX wrong)
+        // arrives after the others: the frame waits for a correct copy, then completes as sent.
+        let mut f = Vp8Framer::new();
+        feed(&mut f, t(0), &key);
+        let (first_sequence, timestamp, marker, first) = &base[0];
+        let mut bad_first = first.clone();
+        bad_first[4] ^= 0x10;
+        f.on_packet(t(33), base[1].0, base[1].1, base[1].2, &base[1].3);
+        f.on_packet(t(34), base[2].0, base[2].1, base[2].2, &base[2].3);
+        f.on_packet(t(35), *first_sequence, *timestamp, *marker, &bad_first);
+        assert_eq!(handed_on(&mut f).len(), 1, "only the key frame");
+        f.on_packet(t(36), *first_sequence, *timestamp, *marker, first);
+        let packets: Vec<u16> = std::iter::from_fn(|| f.poll_packet())
+            .filter(|(_, h)| h.packets_in_frame == 3)
+            .map(|(s, _)| s)
+            .collect();
+        assert_eq!(packets, vec![base[0].0, base[1].0, base[2].0]);
+        assert_eq!(f.stats().mismatched, 1);
     }
 
     #[test]
