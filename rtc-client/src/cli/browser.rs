@@ -318,6 +318,9 @@ async fn receive(
             "frames_retransmitted": s.frames_retransmitted,
             "frames_dropped": s.frames_dropped,
             "frames_skipped": s.frames_skipped,
+            "framer_mismatched_packets": s.framer.mismatched,
+            "framer_held_frames": s.framer.held_for_base,
+            "framer_inconsistent_frames": s.framer.inconsistent,
             "packets": s.packets,
             "unknown_packets": s.unknown,
             "freezes": s.qoe.freezes.iter()
