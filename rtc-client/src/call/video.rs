@@ -155,6 +155,15 @@ impl Video {
         }
     }
 
+    /// Discardable frames encoded (the discardable-frames action).
+    pub fn frames_discardable(&self) -> u64 {
+        match self {
+            Self::Synthetic(c) => c.encoder().frames_discardable(),
+            #[cfg(feature = "vp8")]
+            Self::Vp8(c) => c.frames_discardable(),
+        }
+    }
+
     /// Encoded bytes.
     pub fn bytes_encoded(&self) -> u64 {
         match self {

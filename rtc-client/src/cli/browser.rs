@@ -291,6 +291,7 @@ async fn receive(
         "ours": {
             "frames_sent": outcome.frames_encoded,
             "key_frames": outcome.key_frames,
+            "discardable_frames": outcome.frames_discardable,
             "plis_received": outcome.plis_received,
             "nack_requests": outcome.nack_responder.map(|n| n.requests),
             "retransmissions": outcome.nack_responder.map(|n| n.retransmissions),
@@ -316,6 +317,10 @@ async fn receive(
             "delay_p95_ms": s.qoe.delay_percentile(95.0).map(|d| d.as_millis() as u64),
             "frames_retransmitted": s.frames_retransmitted,
             "frames_dropped": s.frames_dropped,
+            "frames_skipped": s.frames_skipped,
+            "framer_mismatched_packets": s.framer.mismatched,
+            "framer_held_frames": s.framer.held_for_base,
+            "framer_inconsistent_frames": s.framer.inconsistent,
             "packets": s.packets,
             "unknown_packets": s.unknown,
             "freezes": s.qoe.freezes.iter()

@@ -175,6 +175,8 @@ pub struct LiveCallOutcome {
     pub frames_encoded: u64,
     /// Key frames among them.
     pub key_frames: u64,
+    /// Discardable frames among them (the discardable-frames action).
+    pub frames_discardable: u64,
     /// RTP media packets sent (retransmissions not included).
     pub media_packets: u64,
     /// PLIs that reached the encoder.
@@ -796,6 +798,7 @@ impl SenderLoop<'_> {
             qoe,
             frames_encoded: video.frames_encoded(),
             key_frames: video.key_frames(),
+            frames_discardable: video.frames_discardable(),
             media_packets: video.packets_sent(),
             plis_received: counts.key_frame_requests,
             target_range_bps: counts.target_range_bps.unwrap_or((0.0, 0.0)),

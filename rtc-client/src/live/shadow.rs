@@ -28,7 +28,7 @@ use crate::media::playout::PlayoutConfig;
 use crate::media::qoe::{QoeMeter, QoeReport};
 use crate::media::receiver::Receiver;
 use crate::media::vp8::descriptor;
-use crate::media::vp8::framer::Vp8Framer;
+use crate::media::vp8::framer::{FramerStats, Vp8Framer};
 use crate::nack::RtxReceiver;
 use rtc_interceptor::{AttributedPacket, Interceptor, Packet, Slot, StreamInfo, TaggedPacket};
 use rtc_shared::TransportContext;
@@ -192,6 +192,11 @@ pub struct ShadowSummary {
     pub frames_retransmitted: u64,
     /// Frames given up as lost.
     pub frames_dropped: u64,
+    /// Of those, frames passed over because a later frame decodes without them (lost
+    /// discardable frames), without a key-frame request.
+    pub frames_skipped: u64,
+    /// What the VP8 framer counted (corrupted copies, frames held for their base frame).
+    pub framer: FramerStats,
 }
 
 /// The receive chain of this project's calls, fed with what the relay delivers to the browser
@@ -363,6 +368,8 @@ impl ShadowReceiver {
             unknown: self.unknown,
             frames_retransmitted: stats.frames_retransmitted,
             frames_dropped: stats.frames_dropped,
+            frames_skipped: stats.frames_skipped,
+            framer: self.framer.stats(),
         }
     }
 }

@@ -15,9 +15,11 @@
 //!   (`frame_id - 1`, wrapping) was decoded (a linear reference chain, as libwebrtc's VP8
 //!   reference finder treats frames without temporal fields, `rtp_vp8_ref_finder.cc`); a frame
 //!   with temporal fields (a discardable layer-sync frame, or the base frame after discardable
-//!   ones; [`super::payload::Temporal`]) is decodable iff the base frame it references is the
-//!   last base frame decoded (`RtpVp8RefFinder::ManageFrameInternal`: a base frame references
-//!   the previous base frame, a layer-sync frame only its base frame).
+//!   ones; [`super::payload::Temporal`]; from real VP8, every frame but a key frame of a stream
+//!   whose descriptors carry TL0PICIDX and TID, [`super::vp8::framer`]) is decodable iff the
+//!   base frame it references is the last base frame decoded
+//!   (`RtpVp8RefFinder::ManageFrameInternal`: a base frame references the previous base frame,
+//!   a layer-sync frame only its base frame).
 //! - A decoded frame renders at its playout time ([`Playout::JitterBuffer`], the default: the
 //!   libwebrtc timing model of [`super::playout`] with the jitter estimate of [`super::jitter`],
 //!   fed with each frame's completion and with the retransmissions [`super::recovery`] spots),

@@ -17,15 +17,19 @@
 //!
 //! The encoder reads no clock: presentation time stamps come from the caller, in 90 kHz ticks
 //! (the RTP video clock, RFC 7741 section 4.1).
+//!
+//! [`Vp8Decoder`] wraps libvpx's VP8 decoder the same way, for tests that must see what a
+//! receiver's decoder makes of a stream: that a frame encoded with
+//! [`FrameReferences::Discardable`] can be left out without changing any later frame.
 
 use std::ffi::CStr;
 use std::os::raw::{c_int, c_uint, c_ulong};
 use vpx_sys::{
     VP8_EFLAG_NO_REF_ARF, VP8_EFLAG_NO_REF_GF, VP8_EFLAG_NO_UPD_ARF, VP8_EFLAG_NO_UPD_ENTROPY,
-    VP8_EFLAG_NO_UPD_GF, VP8_EFLAG_NO_UPD_LAST, VPX_DL_REALTIME, VPX_EFLAG_FORCE_KF,
-    VPX_ENCODER_ABI_VERSION, VPX_FRAME_IS_KEY, vp8e_enc_control_id, vpx_codec_ctx_t,
-    vpx_codec_cx_pkt_kind, vpx_codec_enc_cfg_t, vpx_codec_err_t, vpx_image_t, vpx_img_fmt,
-    vpx_kf_mode, vpx_rc_mode,
+    VP8_EFLAG_NO_UPD_GF, VP8_EFLAG_NO_UPD_LAST, VPX_DECODER_ABI_VERSION, VPX_DL_REALTIME,
+    VPX_EFLAG_FORCE_KF, VPX_ENCODER_ABI_VERSION, VPX_FRAME_IS_DROPPABLE, VPX_FRAME_IS_KEY,
+    vp8e_enc_control_id, vpx_codec_ctx_t, vpx_codec_cx_pkt_kind, vpx_codec_dec_cfg_t,
+    vpx_codec_enc_cfg_t, vpx_codec_err_t, vpx_image_t, vpx_img_fmt, vpx_kf_mode, vpx_rc_mode,
 };
 
 /// The RTP video clock (RFC 7741 section 4.1): presentation time stamps are in these ticks.
@@ -123,6 +127,12 @@ pub enum Error {
         /// The height.
         height: u32,
     },
+    /// An empty buffer was handed to the decoder (libvpx reads that as a flush, not a frame).
+    #[error("an empty buffer is not a VP8 frame")]
+    EmptyFrame,
+    /// The decoder gave a picture in a format other than I420.
+    #[error("the decoded picture is {0}, not I420")]
+    DecodedFormat(String),
     /// libvpx refused a call.
     #[error("libvpx {call} failed: {message}")]
     Libvpx {
@@ -140,8 +150,22 @@ pub struct EncodedFrame {
     pub data: Vec<u8>,
     /// Whether it is a key frame.
     pub key_frame: bool,
+    /// Whether libvpx says no later frame depends on it (`VPX_FRAME_IS_DROPPABLE`: it updated
+    /// no reference buffer), as a [`FrameReferences::Discardable`] frame.
+    pub droppable: bool,
     /// Its presentation time stamp, 90 kHz ticks.
     pub pts: i64,
+}
+
+/// One decoded picture.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecodedFrame {
+    /// Width, pixels.
+    pub width: u32,
+    /// Height, pixels.
+    pub height: u32,
+    /// The picture as I420 without padding ([`i420_len`] bytes: planes Y, U, V).
+    pub i420: Vec<u8>,
 }
 
 /// The bytes of an I420 frame of `width` x `height` (a full-size luma plane, two quarter-size
@@ -274,6 +298,55 @@ impl Vp8Encoder {
         let flags = if key_frame { 0 } else { references.flags() };
         self.ffi
             .encode(&self.config, i420, pts, duration, key_frame, flags)
+    }
+}
+
+/// A VP8 decoder (libvpx's, one thread, no post-processing): frames in, pictures out.
+pub struct Vp8Decoder {
+    ffi: ffi::DecoderContext,
+    frames_in: u64,
+}
+
+impl std::fmt::Debug for Vp8Decoder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Vp8Decoder")
+            .field("frames_in", &self.frames_in)
+            .finish()
+    }
+}
+
+impl Vp8Decoder {
+    /// A decoder that has seen nothing (its first frame must be a key frame).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Libvpx`] if libvpx cannot set one up.
+    pub fn new() -> Result<Self, Error> {
+        Ok(Self {
+            ffi: ffi::DecoderContext::new()?,
+            frames_in: 0,
+        })
+    }
+
+    /// Frames handed to [`Self::decode`].
+    pub fn frames_in(&self) -> u64 {
+        self.frames_in
+    }
+
+    /// Decodes one frame (a VP8 bitstream as [`EncodedFrame::data`] holds it, RFC 6386) and
+    /// returns the picture it shows, or `None` when it shows none.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::EmptyFrame`] for an empty buffer, [`Error::Libvpx`] when libvpx cannot decode
+    /// it (a corrupt frame, or a delta frame before any key frame),
+    /// [`Error::DecodedFormat`] for a picture that is not I420.
+    pub fn decode(&mut self, data: &[u8]) -> Result<Option<DecodedFrame>, Error> {
+        if data.is_empty() {
+            return Err(Error::EmptyFrame);
+        }
+        self.frames_in += 1;
+        self.ffi.decode(data)
     }
 }
 
@@ -477,17 +550,20 @@ mod ffi {
                     let bytes =
                         std::slice::from_raw_parts(frame.buf.cast::<u8>(), frame.sz as usize);
                     let key = frame.flags & VPX_FRAME_IS_KEY != 0;
+                    let droppable = frame.flags & VPX_FRAME_IS_DROPPABLE != 0;
                     // One spatial layer and one partition: one frame packet per frame; should
                     // libvpx ever split one, the parts are concatenated in order.
                     match &mut out {
                         Some(f) => {
                             f.data.extend_from_slice(bytes);
                             f.key_frame |= key;
+                            f.droppable &= droppable;
                         }
                         None => {
                             out = Some(EncodedFrame {
                                 data: bytes.to_vec(),
                                 key_frame: key,
+                                droppable,
                                 pts: frame.pts,
                             });
                         }
@@ -506,6 +582,117 @@ mod ffi {
                 vpx_sys::vpx_codec_destroy(&mut *self.ctx);
             }
         }
+    }
+
+    /// A decoder context and the configuration it was initialised with: libvpx stores the
+    /// configuration's pointer at init (`ctx->config.dec`), so both are boxed and dropped
+    /// together, context first, as the encoder's.
+    pub(super) struct DecoderContext {
+        ctx: Box<vpx_codec_ctx_t>,
+        _cfg: Box<vpx_codec_dec_cfg_t>,
+    }
+
+    // SAFETY: as the encoder's context: no thread affinity, and every method that touches it
+    // takes `&mut self`.
+    unsafe impl Send for DecoderContext {}
+
+    impl DecoderContext {
+        pub(super) fn new() -> Result<Self, Error> {
+            let cfg = Box::new(vpx_codec_dec_cfg_t {
+                threads: 1,
+                w: 0,
+                h: 0,
+            });
+            // SAFETY: the all-zero context is libvpx's "not initialised" state, as for the
+            // encoder; init fills it.
+            let mut ctx: Box<vpx_codec_ctx_t> = Box::new(unsafe { std::mem::zeroed() });
+            // SAFETY: `ctx` and `cfg` are valid and boxed (they never move), and outlive the
+            // context: `Drop` destroys it before the boxes are freed. `vpx_codec_vp8_dx`
+            // returns a static interface.
+            let err = unsafe {
+                vpx_sys::vpx_codec_dec_init_ver(
+                    &mut *ctx,
+                    vpx_sys::vpx_codec_vp8_dx(),
+                    &*cfg,
+                    0,
+                    VPX_DECODER_ABI_VERSION as c_int,
+                )
+            };
+            check(&mut *ctx, "vpx_codec_dec_init_ver", err)?;
+            Ok(Self { ctx, _cfg: cfg })
+        }
+
+        pub(super) fn decode(&mut self, data: &[u8]) -> Result<Option<DecodedFrame>, Error> {
+            let len = c_uint::try_from(data.len()).map_err(|_| Error::Libvpx {
+                call: "vpx_codec_decode",
+                message: format!("a frame of {} bytes is too large", data.len()),
+            })?;
+            // SAFETY: the context is initialised; libvpx reads `len` bytes from `data`, a live
+            // shared slice, during this call only (no frame threading, no input fragments),
+            // and `user_priv` may be null.
+            let err = unsafe {
+                vpx_sys::vpx_codec_decode(
+                    &mut *self.ctx,
+                    data.as_ptr(),
+                    len,
+                    std::ptr::null_mut(),
+                    0,
+                )
+            };
+            check(&mut *self.ctx, "vpx_codec_decode", err)?;
+            let mut picture = None;
+            let mut iter: vpx_sys::vpx_codec_iter_t = std::ptr::null();
+            loop {
+                // SAFETY: the context is initialised; `iter` starts null as libvpx requires.
+                let image = unsafe { vpx_sys::vpx_codec_get_frame(&mut *self.ctx, &mut iter) };
+                if image.is_null() {
+                    break;
+                }
+                // SAFETY: libvpx returned a non-null image that stays valid until the next call
+                // into the context; it is copied out before then.
+                let image = unsafe { &*image };
+                picture = Some(copy_i420(image)?);
+            }
+            Ok(picture)
+        }
+    }
+
+    /// The visible `d_w` x `d_h` part of a decoded I420 `image`, without padding.
+    fn copy_i420(image: &vpx_image_t) -> Result<DecodedFrame, Error> {
+        if image.fmt != vpx_img_fmt::VPX_IMG_FMT_I420 {
+            return Err(Error::DecodedFormat(format!("{:?}", image.fmt)));
+        }
+        let (width, height) = (image.d_w, image.d_h);
+        let (w, h) = (width as usize, height as usize);
+        let mut i420 = Vec::with_capacity(i420_len(width, height));
+        for (plane, (pw, ph)) in [
+            (w, h),
+            (w.div_ceil(2), h.div_ceil(2)),
+            (w.div_ceil(2), h.div_ceil(2)),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let stride = image.stride[plane] as isize;
+            for row in 0..ph {
+                // SAFETY: a decoded I420 image's plane `plane` holds at least `ph` rows of
+                // `stride` bytes, each with `pw` visible pixels (libvpx allocates the planes
+                // of its frame buffers at the aligned size, at least the visible one), and the
+                // image is valid for the duration of this call.
+                let line = unsafe {
+                    std::slice::from_raw_parts(
+                        image.planes[plane].offset(stride * row as isize),
+                        pw,
+                    )
+                };
+                i420.extend_from_slice(line);
+            }
+        }
+        Ok(DecodedFrame {
+            width,
+            height,
+            i420,
+        })
     }
 }
 
@@ -540,6 +727,42 @@ mod tests {
         assert_eq!(keys.iter().filter(|(_, k)| *k).count(), 2, "{keys:?}");
         encoder.set_target_bps(1_000_000).unwrap();
         assert_eq!(encoder.target_bps(), 1_000_000);
+    }
+
+    #[test]
+    fn the_decoder_gives_back_the_encoded_pictures_and_discardable_frames_are_droppable() {
+        let config = Config {
+            target_bps: 2_000_000,
+            drop_frame_threshold: 0,
+            ..Config::default()
+        };
+        let mut encoder = Vp8Encoder::new(config).unwrap();
+        let mut decoder = Vp8Decoder::new().unwrap();
+        assert!(matches!(decoder.decode(&[]), Err(Error::EmptyFrame)));
+        for i in 0..6i64 {
+            let shade = 60 + i as u8 * 20;
+            let references = if i == 3 {
+                FrameReferences::Discardable
+            } else {
+                FrameReferences::Normal
+            };
+            let f = encoder
+                .encode_with(&gray(&config, shade), i * 3000, false, references)
+                .unwrap()
+                .unwrap();
+            assert_eq!(f.droppable, i == 3, "frame {i}");
+            let picture = decoder.decode(&f.data).unwrap().unwrap();
+            assert_eq!((picture.width, picture.height), (640, 360));
+            assert_eq!(picture.i420.len(), i420_len(640, 360));
+            // A flat picture comes back flat, within the quantizer's error.
+            let luma = &picture.i420[..640 * 360];
+            let mean = luma.iter().map(|&v| f64::from(v)).sum::<f64>() / luma.len() as f64;
+            assert!((mean - f64::from(shade)).abs() < 3.0, "frame {i}: {mean}");
+        }
+        assert_eq!(decoder.frames_in(), 6);
+        // Garbage is refused with libvpx's reason, not a crash.
+        let err = decoder.decode(&[0xFF; 40]).unwrap_err();
+        assert!(err.to_string().contains("vpx_codec_decode"), "{err}");
     }
 
     #[test]

@@ -21,10 +21,28 @@
 //! first byte's lowest bit (P, the inverse key-frame flag) is 0 for a key frame. The two reserved
 //! bits are 0 in every valid descriptor: the synthetic codec's header, which starts with 0x4C
 //! (R set), can never be mistaken for one.
+//!
+//! The temporal fields: TL0PICIDX (L = 1) counts base-layer (TID 0) frames, 8 bits wrapping;
+//! TID (T = 1) is the frame's temporal layer and Y says it is a layer-sync frame, one that
+//! references only its base-layer frame; KEYIDX (K = 1) counts key frames, 5 bits. The T/K byte
+//! is present when T or K is set; its TID and Y are meaningful only with T = 1, its KEYIDX only
+//! with K = 1 (RFC 7741 section 4.2). What the framer makes of them: [`super::framer`].
+
+/// A frame's temporal layer, from the T/K byte when T = 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TemporalLayer {
+    /// TID: the temporal layer, 0 (the base layer) to 3.
+    pub id: u8,
+    /// Y: a layer-sync frame, which references only its base-layer frame (the TID 0 frame of
+    /// its TL0PICIDX).
+    pub sync: bool,
+}
 
 /// What a payload's descriptor says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Descriptor {
+    /// N: the frame is a non-reference frame (no other frame references it).
+    pub non_reference: bool,
     /// S: the payload starts a VP8 partition.
     pub start: bool,
     /// PID: the partition index.
@@ -33,6 +51,12 @@ pub struct Descriptor {
     pub picture_id: Option<u16>,
     /// Whether the picture id is 15 bits wide.
     pub long_picture_id: bool,
+    /// TL0PICIDX, when present (L = 1).
+    pub tl0_pic_idx: Option<u8>,
+    /// TID and Y, when present (T = 1).
+    pub layer: Option<TemporalLayer>,
+    /// KEYIDX, when present (K = 1).
+    pub key_idx: Option<u8>,
     /// The descriptor's length; the VP8 data starts here.
     pub len: usize,
     /// For the first packet of a frame (S = 1, PID = 0) with data: whether the frame is a key
@@ -71,17 +95,22 @@ pub fn parse(payload: &[u8]) -> Result<Descriptor, DescriptorError> {
         return Err(DescriptorError::Reserved(first));
     }
     let mut at = 1;
+    let mut next = || {
+        let b = payload.get(at).copied().ok_or_else(short);
+        at += 1;
+        b
+    };
     let mut picture_id = None;
     let mut long_picture_id = false;
+    let mut tl0_pic_idx = None;
+    let mut layer = None;
+    let mut key_idx = None;
     if first & 0x80 != 0 {
-        let ext = *payload.get(at).ok_or_else(short)?;
-        at += 1;
+        let ext = next()?;
         if ext & 0x80 != 0 {
-            let b = *payload.get(at).ok_or_else(short)?;
-            at += 1;
+            let b = next()?;
             if b & 0x80 != 0 {
-                let low = *payload.get(at).ok_or_else(short)?;
-                at += 1;
+                let low = next()?;
                 picture_id = Some((u16::from(b & 0x7F) << 8) | u16::from(low));
                 long_picture_id = true;
             } else {
@@ -89,13 +118,19 @@ pub fn parse(payload: &[u8]) -> Result<Descriptor, DescriptorError> {
             }
         }
         if ext & 0x40 != 0 {
-            at += 1;
+            tl0_pic_idx = Some(next()?);
         }
         if ext & 0x30 != 0 {
-            at += 1;
-        }
-        if at > payload.len() {
-            return Err(short());
+            let tk = next()?;
+            if ext & 0x20 != 0 {
+                layer = Some(TemporalLayer {
+                    id: tk >> 6,
+                    sync: tk & 0x20 != 0,
+                });
+            }
+            if ext & 0x10 != 0 {
+                key_idx = Some(tk & 0x1F);
+            }
         }
     }
     let start = first & 0x10 != 0;
@@ -104,10 +139,14 @@ pub fn parse(payload: &[u8]) -> Result<Descriptor, DescriptorError> {
         .then(|| payload.get(at).map(|b| b & 0x01 == 0))
         .flatten();
     Ok(Descriptor {
+        non_reference: first & 0x20 != 0,
         start,
         partition,
         picture_id,
         long_picture_id,
+        tl0_pic_idx,
+        layer,
+        key_idx,
         len: at,
         key_frame,
     })
@@ -133,9 +172,23 @@ mod tests {
         // The minimal descriptor on a delta frame (P = 1).
         let d = parse(&[0x10, 0x01]).unwrap();
         assert_eq!((d.len, d.key_frame), (1, Some(false)));
-        // L and T/K bytes are skipped.
+        // I (7 bits), L and T/K: TL0PICIDX 0, TID 0, no Y.
         let d = parse(&[0x90, 0xE0, 0x07, 0x00, 0x00, 0x00]).unwrap();
         assert_eq!((d.len, d.key_frame), (5, Some(true)));
+        assert_eq!(d.tl0_pic_idx, Some(0));
+        assert_eq!(d.layer, Some(TemporalLayer { id: 0, sync: false }));
+        assert_eq!(d.key_idx, None);
+        // N, I (15 bits), L = 0xFE, T/K with TID 1, Y and KEYIDX 21 (both T and K set).
+        let d = parse(&[0xB0, 0xF0, 0xFF, 0xFF, 0xFE, 0x75, 0x01]).unwrap();
+        assert!(d.non_reference);
+        assert_eq!(d.picture_id, Some(0x7FFF));
+        assert_eq!(d.tl0_pic_idx, Some(0xFE));
+        assert_eq!(d.layer, Some(TemporalLayer { id: 1, sync: true }));
+        assert_eq!(d.key_idx, Some(21));
+        assert_eq!((d.len, d.key_frame), (6, Some(false)));
+        // K alone: the T/K byte's TID and Y mean nothing.
+        let d = parse(&[0x80, 0x10, 0xFF]).unwrap();
+        assert_eq!((d.layer, d.key_idx, d.len), (None, Some(31), 3));
     }
 
     #[test]
@@ -146,6 +199,16 @@ mod tests {
             parse(&[0x90, 0x80, 0x80]),
             Err(DescriptorError::Truncated(3))
         );
+        // Ends inside TL0PICIDX, then inside the T/K byte.
+        assert_eq!(
+            parse(&[0x90, 0xC0, 0x80, 0x01]),
+            Err(DescriptorError::Truncated(4))
+        );
+        assert_eq!(
+            parse(&[0x90, 0xE0, 0x80, 0x01, 0x05]),
+            Err(DescriptorError::Truncated(5))
+        );
+        assert_eq!(parse(&[0x80, 0x30]), Err(DescriptorError::Truncated(2)));
         // The synthetic codec's magic starts with 0x4C: R is set.
         assert_eq!(parse(&[0x4C, 0x50]), Err(DescriptorError::Reserved(0x4C)));
     }
