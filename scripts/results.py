@@ -53,6 +53,9 @@ GOAL_POLICIES = [
     ("timed@fixed:200", "`timed@fixed:200`: a 200-ms limit with every handover-timed action (pacer hold, "
      "estimator guard, FEC boost, playout raise) at the forecast's instants"),
     ("timed:hold+guard+boost@fixed:200", "`timed:hold+guard+boost@fixed:200`: the same without the playout raise"),
+    ("timed:playout+discardable@fixed:200", "`timed:playout+discardable@fixed:200`: a 200-ms limit with the playout "
+     "raise and discardable frames only, the best profile on the tuning seeds 9500-9529 "
+     "(docs/experiments/raise-cap-2026-12-03.md)"),
 ]
 CARDS = [
     ("models/policy.json", "the paper's queue-limit model"),
@@ -654,8 +657,9 @@ class Page:
                 raise RenderError(f"cannot read {f}: {e}")
         if not calls:
             raise RenderError(f"{base}: no summary.json under it")
-        names = {"default": "default", "timed-fixed-200": "timed@fixed:200"}
-        order = [d for d in ("default", "timed-fixed-200") if d in calls] + sorted(d for d in calls if d not in names)
+        names = {"default": "default", "timed-fixed-200": "timed@fixed:200",
+                 "timed-playout-discardable-fixed-200": "timed:playout+discardable@fixed:200"}
+        order = [d for d in names if d in calls] + sorted(d for d in calls if d not in names)
         seeds = sorted(calls[order[0]])
         n = len(seeds)
         secs = calls[order[0]][seeds[0]]["seconds"]

@@ -151,7 +151,7 @@ if [ "$mode" = full ]; then
   # The paper's model's training scenarios, and lagos-trace, which it never saw.
   model_scenarios="starlink,lagos-trace,sparse-leo,terrestrial-lte"
   fid_calls=10 fid_duration=10m fid_scenarios="starlink,sparse-leo" fid_flushes="off on"
-  browser_seeds=3 browser_seconds=60
+  browser_seeds=3 browser_seconds=120
 else
   calls=6 duration=3m
   goal_scenarios="starlink,lagos-trace,terrestrial-lte"
@@ -230,8 +230,9 @@ step() {
 # --- 1. the goal table ----------------------------------------------------------------------
 # timed@fixed:200 is the rule-based handover-aware sender with every action (hold, guard, boost,
 # playout raise); timed:hold+guard+boost@fixed:200 is the same without the playout raise, so the
-# raise's share shows; the two learned cards are what ships.
-goal_policies="default,timed@fixed:200,timed:hold+guard+boost@fixed:200,learned:models/policy.json,learned:models/joint/policy.json"
+# raise's share shows; timed:playout+discardable@fixed:200 is the best profile on the tuning seeds
+# (docs/experiments/raise-cap-2026-12-03.md); the two learned cards are what ships.
+goal_policies="default,timed@fixed:200,timed:hold+guard+boost@fixed:200,timed:playout+discardable@fixed:200,learned:models/policy.json,learned:models/joint/policy.json"
 if want goal; then
   step goal goal "$bin" experiment --scenarios "$goal_scenarios" --policies "$goal_policies" \
     --handover calibrated "${C[@]}" --out "$out/goal"
@@ -241,7 +242,7 @@ fi
 if want ablation; then
   A=(--scenarios "$ablation_scenarios" "${C[@]}")
   step ablation ablation-actions "$bin" experiment "${A[@]}" --handover calibrated \
-    --policies default,fixed:200,timed:hold@fixed:200,timed:guard@fixed:200,timed:boost@fixed:200,timed:playout@fixed:200,timed:discardable@fixed:200,timed@fixed:200,timed:hold+guard+boost+playout+discardable@fixed:200 \
+    --policies default,fixed:200,timed:hold@fixed:200,timed:guard@fixed:200,timed:boost@fixed:200,timed:playout@fixed:200,timed:discardable@fixed:200,timed@fixed:200,timed:hold+guard+boost+playout+discardable@fixed:200,timed:playout+discardable@fixed:200 \
     --out "$out/ablation-actions"
   # A constant receiver floor buys freezes with delay on every frame; the timed raise must do
   # better than this frontier to be worth its forecast.
@@ -294,7 +295,7 @@ fi
 
 # --- 5. the browser -------------------------------------------------------------------------
 if want browser && [ -z "$browser_reason" ]; then
-  for policy in default timed@fixed:200; do
+  for policy in default timed@fixed:200 timed:playout+discardable@fixed:200; do
     dir="${policy//[:@+]/-}"
     for ((i = 0; i < browser_seeds; i++)); do
       s=$((seed + i))
