@@ -7,9 +7,12 @@
 //! restores the original on the receiver.
 
 /// The RTX packet for `original`: RFC 4588 section 4 (OSN prefix, RTX SSRC, RTX payload type,
-/// `rtx_sequence_number` from the RTX stream's own sequence). Header extensions are not copied:
-/// the stored original has none yet (the TWCC sender, below the responder, numbers the RTX packet
-/// itself when the RTX stream is bound there).
+/// `rtx_sequence_number` from the RTX stream's own sequence), with the original's header
+/// extensions, as libwebrtc's `RtpSender::BuildRtxPacket` copies them: the packet a receiver
+/// restores must be the one the FlexFEC sender protected (the playout-delay extension among
+/// them), or XORing it out of a repair packet rebuilds another packet wrongly. The stored original
+/// has no transport-wide sequence number yet: the TWCC sender, below the responder, numbers the
+/// RTX packet itself when the RTX stream is bound there.
 pub fn rtx_encapsulate(
     original: &rtc_rtp::Packet,
     rtx_ssrc: u32,
@@ -27,6 +30,10 @@ pub fn rtx_encapsulate(
             sequence_number: rtx_sequence_number,
             timestamp: original.header.timestamp,
             marker: original.header.marker,
+            extension: original.header.extension,
+            extension_profile: original.header.extension_profile,
+            extensions: original.header.extensions.clone(),
+            extensions_padding: original.header.extensions_padding,
             ..Default::default()
         },
         payload: payload.into(),
@@ -85,5 +92,21 @@ mod tests {
         let mut short = rtx.clone();
         short.payload = vec![1u8].into();
         assert!(rtx_decapsulate(&short, 1, 96).is_none());
+    }
+
+    #[test]
+    fn the_original_s_header_extensions_travel_in_the_rtx_packet_and_come_back() {
+        let mut with_extension = original(7);
+        with_extension
+            .header
+            .set_extension(6, vec![0x00, 0x0A, 0x3E].into())
+            .expect("a one-byte extension");
+        let rtx = rtx_encapsulate(&with_extension, 2, 97, 5);
+        assert_eq!(
+            rtx.header.get_extension(6).as_deref(),
+            Some(&[0x00, 0x0A, 0x3E][..])
+        );
+        let back = rtx_decapsulate(&rtx, 1, 96).expect("an OSN");
+        assert_eq!(back, with_extension);
     }
 }

@@ -16,10 +16,13 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-/// Where [`PlayoutDelayStamper`] sits: between `Slot::Pacer` (3000) and `Slot::NackResponder`
-/// (4000), so that it sees each media packet as the application writes it (its instant is the
-/// frame's capture, give or take the encoder), before the pacer queues it.
-pub const STAMPER_SLOT: Slot = Slot::Custom(3500);
+/// Where [`PlayoutDelayStamper`] sits: above `Slot::NackResponder` (4000), so that it sees each
+/// media packet as the application writes it (its instant is the frame's capture, give or take
+/// the encoder), and the responder's history keeps the packet as stamped: a retransmission, on
+/// RTX or not, then carries the extension the original carried, which FlexFEC recovery at the
+/// receiver needs (the repair packets protect the stamped packet), and does not pass the stamper
+/// again as if it were a new frame.
+pub const STAMPER_SLOT: Slot = Slot::Custom(4500);
 
 /// After the raise has fallen back to zero, frames keep carrying the extension (with a zero
 /// minimum) for this long: a receiver keeps the last value it saw (libwebrtc's
