@@ -81,6 +81,7 @@ fn the_queue_limit_card_runs_as_before_whatever_the_call_measured() {
     let lossy = CallFeedback {
         boundary_excess_loss_pct: Some(25.0),
         previous_loss_pct: Some(3.0),
+        ..CallFeedback::default()
     };
     let starlink: Vec<usize> = (0..8).map(|i| 11 + 15 * i).collect();
     for offsets in [vec![], starlink, vec![59]] {
@@ -128,6 +129,7 @@ fn the_joint_model_chooses_a_limit_and_a_profile_and_holds_only_on_lossy_boundar
     let measured = |excess: f64| CallFeedback {
         boundary_excess_loss_pct: Some(excess),
         previous_loss_pct: Some(0.5),
+        ..CallFeedback::default()
     };
     let lossy = policy
         .decide_joint(&forecast_at(now, &slots), &measured(20.0))

@@ -52,6 +52,7 @@ pub fn golden_telemetry() -> Vec<(&'static str, [f32; FEEDBACK_WIDTH])> {
         CallFeedback {
             boundary_excess_loss_pct: Some(excess),
             previous_loss_pct: Some(loss),
+            ..CallFeedback::default()
         }
         .features()
     };
@@ -163,6 +164,7 @@ pub fn build(
                 .collect()
         }),
         controls: joint.then(|| controls(expert)),
+        measure: None,
         opset: OPSET,
         onnx_file: onnx_file.into(),
         onnx_sha256: onnx_sha256.into(),

@@ -91,6 +91,7 @@ fn joint_logs_train_a_joint_model_that_holds_only_where_boundaries_lose_packets(
     let measured = |excess: f64| CallFeedback {
         boundary_excess_loss_pct: Some(excess),
         previous_loss_pct: Some(0.5),
+        ..CallFeedback::default()
     };
     let lossy = policy
         .decide_joint(&forecast, &measured(20.0))

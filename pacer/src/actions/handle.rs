@@ -128,6 +128,16 @@ impl ActionsHandle {
         self.lock().boundary_excess_loss_pct()
     }
 
+    /// [`HandoverActions::outside_loss_pct`].
+    pub fn outside_loss_pct(&self) -> Option<f64> {
+        self.lock().outside_loss_pct()
+    }
+
+    /// [`HandoverActions::row_loss_pct`].
+    pub fn row_loss_pct(&self) -> [Option<f64>; 3] {
+        self.lock().row_loss_pct()
+    }
+
     /// The hold windows, if they changed since generation `seen`, with the new generation.
     pub(crate) fn hold_windows_since(
         &self,

@@ -28,7 +28,7 @@ pub use config::{
     MAX_PLAYOUT_RAISE_MS, OnsetTracking, PlayoutRaiseConfig,
 };
 pub use handle::ActionsHandle;
-pub use profile::{ActionProfile, PROFILE_NAMES, UnknownProfile};
+pub use profile::{ActionProfile, EXPLORATION_PROFILES, PROFILE_NAMES, UnknownProfile};
 pub use schedule::{ActionCounter, ActionStats, HandoverActions};
 pub use timing::TimingError;
 pub(crate) use timing::TimingShift;

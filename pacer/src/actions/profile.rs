@@ -21,6 +21,18 @@
 //! Left out: holds ending at `t + 100 ms` (they release the backlog into the worst 100-ms row,
 //! -12 %) and holds of 220 ms or more (worse than no hold, +8 %); the boost alone (its gain is
 //! within the guard+boost set's).
+//!
+//! The menu's second part came with the receiver-side actions, each at its default window
+//! (docs/architecture.md, "Which actions pay where"; held-out seeds 9300-9329 on
+//! `docs/results.md`):
+//! - `playout`: the playout raise alone; it changes no packet's timing, so on a path whose
+//!   boundaries cost nothing it costs nothing.
+//! - `playout+discardable`: the raise and discardable frames, the best profile on starlink
+//!   (-93 % freezes) and lagos-trace (-58 %) over a 200-ms limit, but +11 % P95 on leocc-trace.
+//! - `hold160+guard+boost+playout`: plain `timed`'s four actions.
+//!
+//! Random exploration (`random-joint`) draws only from the first [`EXPLORATION_PROFILES`], the
+//! menu the shipped joint model was trained on.
 
 use super::config::{ActionConfig, ActionWindow};
 
@@ -38,13 +50,21 @@ pub struct ActionProfile {
 impl Eq for ActionProfile {}
 
 /// The profiles' names in menu order, least intrusive first.
-pub const PROFILE_NAMES: [&str; 5] = [
+pub const PROFILE_NAMES: [&str; 8] = [
     "none",
     "guard",
     "guard+boost",
     "hold160+guard+boost",
     "hold180+guard+boost",
+    "playout",
+    "playout+discardable",
+    "hold160+guard+boost+playout",
 ];
+
+/// How many of [`PROFILE_NAMES`], from the first, `random-joint` explores: the menu before the
+/// receiver-side actions, so that exploration draws the calls it drew when the shipped joint
+/// model was trained.
+pub const EXPLORATION_PROFILES: usize = 5;
 
 /// A name that is not in the menu.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -77,16 +97,14 @@ impl ActionProfile {
         // "Handover-timed actions", in calls).
         let mut config = ActionConfig::default();
         config.keyframe_block.enabled = false;
-        // The menu predates the playout raise, and the shipped joint model was trained on it
-        // without: a profile keeps meaning what the model learned.
-        config.playout.enabled = false;
-        // Discardable frames likewise: they came after the menu and its model.
-        config.discardable.enabled = false;
-        let (hold, guard, boost) = match name {
-            "none" => (None, false, false),
-            "guard" => (None, true, false),
-            "guard+boost" => (None, true, true),
-            "hold160+guard+boost" => (Some(config.hold), true, true),
+        // The first five profiles predate the playout raise and discardable frames, and the
+        // shipped joint model was trained on them without: a profile keeps meaning what the
+        // model learned. The later ones name what they turn on.
+        let (hold, guard, boost, playout, discardable) = match name {
+            "none" => (None, false, false, false, false),
+            "guard" => (None, true, false, false, false),
+            "guard+boost" => (None, true, true, false, false),
+            "hold160+guard+boost" => (Some(config.hold), true, true, false, false),
             "hold180+guard+boost" => (
                 Some(ActionWindow {
                     enabled: true,
@@ -95,9 +113,16 @@ impl ActionProfile {
                 }),
                 true,
                 true,
+                false,
+                false,
             ),
+            "playout" => (None, false, false, true, false),
+            "playout+discardable" => (None, false, false, true, true),
+            "hold160+guard+boost+playout" => (Some(config.hold), true, true, true, false),
             _ => return None,
         };
+        config.playout.enabled = playout;
+        config.discardable.enabled = discardable;
         match hold {
             Some(window) => config.hold = window,
             None => config.hold.enabled = false,
@@ -121,8 +146,14 @@ mod tests {
             assert_eq!(profile.index(), i);
             assert!(profile.config.hold_gate.enabled, "the gate stays on");
             assert!(!profile.config.keyframe_block.enabled);
-            assert!(!profile.config.playout.enabled && !profile.config.discardable.enabled);
+            if i < EXPLORATION_PROFILES {
+                assert!(!profile.config.playout.enabled && !profile.config.discardable.enabled);
+            } else {
+                assert!(profile.config.playout.enabled, "{}", profile.name);
+            }
         }
+        assert!(menu[6].config.discardable.enabled && !menu[6].config.hold.enabled);
+        assert_eq!(menu[7].config.hold, ActionConfig::default().hold);
         assert!(!menu[0].config.hold.enabled);
         assert!(!menu[0].config.guard.enabled && !menu[0].config.boost.enabled);
         assert_eq!(menu[3].config.hold, ActionConfig::default().hold);

@@ -226,8 +226,11 @@ impl HandoverActions {
                 .iter()
                 .any(|&(start, end)| start <= sent && sent < end);
             self.boundary_loss.record(inside, !arrived);
-            if !known && let Some(offset_ms) = self.offset_from_instant(sent) {
-                self.onset.record(offset_ms, !arrived);
+            if let Some(offset_ms) = self.offset_from_instant(sent) {
+                self.boundary_loss.record_offset(offset_ms, !arrived);
+                if !known {
+                    self.onset.record(offset_ms, !arrived);
+                }
             }
         }
         let open = self.boundary_loss.hold_open(&self.config.hold_gate);
@@ -275,6 +278,18 @@ impl HandoverActions {
     /// others, percentage points; `None` before both kinds were reported.
     pub fn boundary_excess_loss_pct(&self) -> Option<f64> {
         self.boundary_loss.excess_pct()
+    }
+
+    /// The loss of packets sent away from the predicted instants, %; `None` before one was
+    /// reported.
+    pub fn outside_loss_pct(&self) -> Option<f64> {
+        self.boundary_loss.outside_pct()
+    }
+
+    /// The loss of packets sent in the first, second and third 100 ms after a predicted
+    /// instant, %; `None` for a row without packets.
+    pub fn row_loss_pct(&self) -> [Option<f64>; 3] {
+        self.boundary_loss.row_pct()
     }
 
     /// Whether `action` is in force at `at` (any instant, past ones included for a minute after

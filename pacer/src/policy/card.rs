@@ -7,8 +7,8 @@
 //! loader checks all of it before the model decides anything, so a swapped, truncated or
 //! mis-exported file is an error, never a silent wrong limit.
 
-use super::feedback::{FEEDBACK_FEATURES, FEEDBACK_WIDTH};
-use crate::actions::{ActionConfig, ActionProfile};
+use super::feedback::{FEEDBACK_FEATURES, KNOWN_FEATURES};
+use crate::actions::{ActionConfig, ActionProfile, EXPLORATION_PROFILES};
 use handover_predictor::{CUMULATIVE_NORM, HORIZON_STEPS};
 use serde::{Deserialize, Serialize};
 
@@ -21,13 +21,18 @@ pub const JOINT_CARD_SCHEMA: &str = "leopace.policy.v2";
 /// A joint model's second input's name.
 pub const TELEMETRY_INPUT_NAME: &str = "telemetry";
 /// What a joint card may say its model controls.
-pub const CONTROLS: [&str; 5] = [
+pub const CONTROLS: [&str; 7] = [
     "queue_time_limit",
     "hold",
     "guard",
     "boost",
     "keyframe_block",
+    "playout",
+    "discardable",
 ];
+/// The longest measuring window a card may ask for, s: the decision interval's default, so that
+/// the model's decision comes no later than a plain policy's second one.
+pub const MAX_MEASURE_S: u64 = 120;
 /// The model's input name.
 pub const INPUT_NAME: &str = "forecast";
 /// The model's output name.
@@ -55,8 +60,20 @@ pub struct TelemetrySpec {
     pub shape: Vec<usize>,
     /// Its element type (`float32`).
     pub dtype: String,
-    /// The columns, [`FEEDBACK_FEATURES`] in order.
+    /// The columns, each a name of [`KNOWN_FEATURES`] (the first joint model's are
+    /// [`FEEDBACK_FEATURES`]).
     pub features: Vec<String>,
+}
+
+/// A path-aware card's measuring window: the call runs output `output` for the first `seconds`,
+/// then the model decides once, from what the call measured in them, and its choice holds for
+/// the rest of the call (docs/architecture.md, "The model and its card", path cards).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Measure {
+    /// How long the call measures before the model decides, s (1 to [`MAX_MEASURE_S`]).
+    pub seconds: u64,
+    /// The output the call runs while it measures.
+    pub output: usize,
 }
 
 /// The action profile one output of a joint model stands for: its menu name and the whole
@@ -176,6 +193,10 @@ pub struct ModelCard {
     /// profiles turn on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub controls: Option<Vec<String>>,
+    /// A path-aware joint card's measuring window; absent, the model decides at every decision
+    /// from the first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measure: Option<Measure>,
     /// The ONNX opset of the file.
     pub opset: i64,
     /// The ONNX file, relative to the card.
@@ -286,10 +307,11 @@ impl ModelCard {
         } else if self.telemetry_input.is_some()
             || self.profiles.is_some()
             || self.controls.is_some()
+            || self.measure.is_some()
         {
             return field(
                 "schema",
-                format!("{CARD_SCHEMA:?} with telemetry_input, profiles or controls"),
+                format!("{CARD_SCHEMA:?} with telemetry_input, profiles, controls or measure"),
                 format!("{JOINT_CARD_SCHEMA:?} for a joint model"),
             );
         }
@@ -301,14 +323,15 @@ impl ModelCard {
                 "64 hex digits".into(),
             );
         }
+        let width = self.telemetry_width();
         for g in &self.golden {
             let telemetry = g.telemetry.as_ref().map(Vec::len);
-            if telemetry != joint.then_some(FEEDBACK_WIDTH) {
+            if telemetry != width {
                 return field(
                     "golden",
                     format!("{:?} with telemetry {:?}", g.name, g.telemetry),
-                    if joint {
-                        format!("{FEEDBACK_WIDTH} telemetry values")
+                    if let Some(width) = width {
+                        format!("{width} telemetry values")
                     } else {
                         "no telemetry in a queue-limit card".into()
                     },
@@ -364,28 +387,45 @@ impl ModelCard {
         self.schema == JOINT_CARD_SCHEMA
     }
 
-    /// Output `index`'s profile as the call applies it: the menu's name with the card's
-    /// configuration; `None` for a queue-limit card or an index out of range.
-    ///
-    /// The playout raise and discardable frames are the menu's (off): a card written before
-    /// they existed has no `playout` or `discardable` table, which would read as their default,
-    /// and its model never learned what they do.
-    pub fn profile(&self, index: usize) -> Option<ActionProfile> {
-        let profile = self.profiles.as_ref()?.get(index)?;
-        let named = ActionProfile::named(&profile.name).ok()?;
-        Some(ActionProfile {
-            name: named.name,
-            config: crate::ActionConfig {
-                playout: named.config.playout,
-                discardable: named.config.discardable,
-                ..profile.config
-            },
+    /// The width of a joint model's telemetry input (its card's feature count); `None` for a
+    /// queue-limit card.
+    pub fn telemetry_width(&self) -> Option<usize> {
+        self.is_joint().then(|| {
+            self.telemetry_input
+                .as_ref()
+                .map_or(0, |t| t.features.len())
         })
     }
 
-    /// The joint card's rules: the telemetry input is `telemetry [1, F] float32` with this
-    /// build's feature columns, one profile per output, each a menu name with a valid
-    /// configuration, no (limit, profile) output twice, and `controls` from [`CONTROLS`].
+    /// Output `index`'s profile as the call applies it: the menu's name with the card's
+    /// configuration; `None` for a queue-limit card or an index out of range.
+    ///
+    /// For the first [`EXPLORATION_PROFILES`] of the menu the playout raise and discardable
+    /// frames are the menu's (off): a card written before they existed has no `playout` or
+    /// `discardable` table, which would read as their default, and its model never learned
+    /// what they do. The later profiles came with them, and their cards' tables are applied.
+    pub fn profile(&self, index: usize) -> Option<ActionProfile> {
+        let profile = self.profiles.as_ref()?.get(index)?;
+        let named = ActionProfile::named(&profile.name).ok()?;
+        let config = if named.index() < EXPLORATION_PROFILES {
+            crate::ActionConfig {
+                playout: named.config.playout,
+                discardable: named.config.discardable,
+                ..profile.config
+            }
+        } else {
+            profile.config
+        };
+        Some(ActionProfile {
+            name: named.name,
+            config,
+        })
+    }
+
+    /// The joint card's rules: the telemetry input is `telemetry [1, F] float32` with F distinct
+    /// feature columns this build knows, one profile per output, each a menu name with a valid
+    /// configuration, no (limit, profile) output twice, `controls` from [`CONTROLS`], and a
+    /// measuring window of 1 to [`MAX_MEASURE_S`] s on one of the outputs.
     fn validate_joint(&self) -> Result<(), CardError> {
         let field = |field: &'static str, found: String, expected: String| {
             Err(CardError::Field {
@@ -394,21 +434,27 @@ impl ModelCard {
                 expected,
             })
         };
-        let expected_features: Vec<String> =
-            FEEDBACK_FEATURES.iter().map(|f| (*f).to_owned()).collect();
+        let known = |t: &TelemetrySpec| {
+            let distinct: std::collections::BTreeSet<&String> = t.features.iter().collect();
+            !t.features.is_empty()
+                && distinct.len() == t.features.len()
+                && t.features
+                    .iter()
+                    .all(|f| KNOWN_FEATURES.contains(&f.as_str()))
+        };
         match &self.telemetry_input {
             Some(t)
                 if t.name == TELEMETRY_INPUT_NAME
-                    && t.shape == vec![1, FEEDBACK_WIDTH]
+                    && t.shape == vec![1, t.features.len()]
                     && t.dtype == "float32"
-                    && t.features == expected_features => {}
+                    && known(t) => {}
             other => {
                 return field(
                     "telemetry_input",
                     format!("{other:?}"),
                     format!(
-                        "{TELEMETRY_INPUT_NAME} [1, {FEEDBACK_WIDTH}] float32 with features \
-                         {expected_features:?}"
+                        "{TELEMETRY_INPUT_NAME} [1, F] float32 with F distinct features from \
+                         {KNOWN_FEATURES:?} (the first joint model's: {FEEDBACK_FEATURES:?})"
                     ),
                 );
             }
@@ -459,6 +505,15 @@ impl ModelCard {
                     format!("a non-empty list from {CONTROLS:?}"),
                 );
             }
+        }
+        if let Some(m) = self.measure
+            && (!(1..=MAX_MEASURE_S).contains(&m.seconds) || m.output >= k)
+        {
+            return field(
+                "measure",
+                format!("{m:?}"),
+                format!("seconds from 1 to {MAX_MEASURE_S} on one of the {k} outputs"),
+            );
         }
         Ok(())
     }

@@ -85,6 +85,9 @@ pub struct PolicyController {
     interval: Duration,
     /// The next boundary; `None` once time has run past what an `Instant` can represent.
     next: Option<Instant>,
+    /// The one decision off the grid that a measuring policy asks for
+    /// ([`QueuePolicy::measuring_window`] after `start`), until it is made.
+    measured: Option<Instant>,
     source: Box<dyn HandoverSource>,
     policy: Box<dyn QueuePolicy>,
     fallback: Fixed,
@@ -108,9 +111,13 @@ impl PolicyController {
         policy: impl QueuePolicy + 'static,
         handle: PacerHandle,
     ) -> Self {
+        let measured = policy
+            .measuring_window()
+            .and_then(|window| start.checked_add(window));
         Self {
             interval: interval.max(Duration::from_millis(1)),
             next: Some(start),
+            measured,
             source: Box::new(source),
             policy: Box::new(policy),
             fallback: Fixed::webrtc_default(),
@@ -144,9 +151,13 @@ impl PolicyController {
 
     /// The next decision boundary: `start` before the first decision, and afterwards always
     /// strictly after the last `now` handed to [`handle_timeout`](Self::handle_timeout). `None`
-    /// only if the schedule has run past what an `Instant` can represent.
+    /// only if the schedule has run past what an `Instant` can represent. A measuring policy's
+    /// extra decision counts as a boundary.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        self.next
+        match (self.next, self.measured) {
+            (Some(next), Some(measured)) => Some(next.min(measured)),
+            (next, measured) => next.or(measured),
+        }
     }
 
     /// Makes a decision if `now` has reached the next boundary, otherwise returns `None`.
@@ -165,17 +176,21 @@ impl PolicyController {
         now: Instant,
         feedback: CallFeedback,
     ) -> Option<Decision> {
-        let next = self.next?;
-        if now < next {
+        if !self.is_due(now) {
             return None;
         }
-        self.next = self.boundary_after(next, now);
+        if let Some(next) = self.next.filter(|next| now >= *next) {
+            self.next = self.boundary_after(next, now);
+        }
+        if self.measured.is_some_and(|measured| now >= measured) {
+            self.measured = None;
+        }
         Some(self.decide(now, feedback))
     }
 
     /// Whether [`Self::handle_timeout`] at `now` makes a decision.
     pub fn is_due(&self, now: Instant) -> bool {
-        self.next.is_some_and(|next| now >= next)
+        self.poll_timeout().is_some_and(|due| now >= due)
     }
 
     /// Whether the policy chooses the handover-timed actions too
@@ -577,6 +592,31 @@ mod tests {
 
     /// A joint policy that holds where the boundaries lose packets and does nothing elsewhere,
     /// and fails when asked to.
+    #[test]
+    fn a_measuring_policy_gets_one_extra_decision_at_the_end_of_its_window() {
+        let start = Instant::now();
+        let (mut c, handle) =
+            controller(start, NoHandovers, crate::policy::PathArm::new(4).unwrap());
+        assert_eq!(c.poll_timeout(), Some(start));
+        let first = c.handle_timeout(start).unwrap();
+        assert_eq!(first.profile.map(|p| p.name), Some("playout"));
+        assert_eq!(handle.queue_time_limit(), Duration::from_millis(2000));
+        assert_eq!(c.poll_timeout(), Some(start + 30 * SECOND));
+        assert!(c.handle_timeout(start + 29 * SECOND).is_none());
+        let measured = c.handle_timeout(start + 30 * SECOND).unwrap();
+        assert_eq!(measured.index, 1);
+        assert_eq!(
+            measured.profile.map(|p| p.name),
+            Some("playout+discardable")
+        );
+        assert_eq!(handle.queue_time_limit(), Duration::from_millis(200));
+        assert_eq!(c.poll_timeout(), Some(start + 120 * SECOND));
+        let third = c.handle_timeout(start + 120 * SECOND).unwrap();
+        assert_eq!(third.index, 2);
+        assert_eq!(third.profile.map(|p| p.name), Some("playout+discardable"));
+        assert_eq!(c.poll_timeout(), Some(start + 240 * SECOND));
+    }
+
     struct ScriptedJoint {
         fail: bool,
     }
@@ -623,6 +663,7 @@ mod tests {
         let lossy = CallFeedback {
             boundary_excess_loss_pct: Some(20.0),
             previous_loss_pct: Some(1.0),
+            ..CallFeedback::default()
         };
         let first = c.handle_timeout_with(start, lossy).unwrap();
         assert_eq!(first.profile.map(|p| p.name), Some("hold160+guard+boost"));

@@ -12,16 +12,22 @@
 //! A joint card (`leopace.policy.v2`, docs/architecture.md, "The model and its card") describes
 //! a model with a second input, `telemetry` `[1, 3]` ([`CallFeedback::features`]), whose outputs
 //! are (queue limit, action profile) pairs: the policy then answers both
-//! ([`QueuePolicy::decide_joint`]), and the call applies the profile's configuration.
+//! ([`QueuePolicy::decide_joint`]), and the call applies the profile's configuration. Its
+//! telemetry input is `[1, F]`, the card's named features ([`CallFeedback::features_named`]).
+//!
+//! A path-aware card (a joint card with `measure`) runs its measuring output for the window's
+//! first seconds, then lets the model decide once from what the call measured and keeps that
+//! choice for the rest of the call: its training labels are whole calls run under each output
+//! after the same measuring window, so that is the decision the model learned.
 
 use super::card::{CardError, ModelCard};
-use super::feedback::{CallFeedback, FEEDBACK_WIDTH};
+use super::feedback::CallFeedback;
 use super::{Choice, PolicyError, QueuePolicy};
 use handover_predictor::{Forecast, HORIZON_STEPS};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tract_onnx::prelude::*;
 
 /// The largest difference allowed between a golden vector's logits and tract's.
@@ -117,6 +123,16 @@ pub struct OnnxPolicy {
     plan: Plan,
     state: Mutex<TypedSimpleState>,
     name: String,
+    /// A path-aware card's progress through the call: when it first decided, and the model's
+    /// choice once made.
+    path: PathProgress,
+}
+
+/// Where a path-aware policy is in its call.
+#[derive(Debug, Clone, Copy, Default)]
+struct PathProgress {
+    started: Option<Instant>,
+    kept: Option<Choice>,
 }
 
 impl Clone for OnnxPolicy {
@@ -128,6 +144,8 @@ impl Clone for OnnxPolicy {
             plan: self.plan.clone(),
             state: Mutex::new(state),
             name: self.name.clone(),
+            // A clone is a new call's policy.
+            path: PathProgress::default(),
         }
     }
 }
@@ -151,7 +169,7 @@ fn run(
     let tensor = Tensor::from_shape(&[1, HORIZON_STEPS, 2], input)?;
     let mut inputs = tvec!(tensor.into_tvalue());
     if let Some(telemetry) = telemetry {
-        inputs.push(Tensor::from_shape(&[1, FEEDBACK_WIDTH], telemetry)?.into_tvalue());
+        inputs.push(Tensor::from_shape(&[1, telemetry.len()], telemetry)?.into_tvalue());
     }
     let outputs = match state.run(inputs) {
         Ok(outputs) => outputs,
@@ -211,7 +229,8 @@ impl OnnxPolicy {
             });
         }
         let joint = card.is_joint();
-        let plan = optimise(&bytes, joint).map_err(|e| LoadError::Model {
+        let width = card.telemetry_width();
+        let plan = optimise(&bytes, width).map_err(|e| LoadError::Model {
             path: onnx_path.clone(),
             message: format!("{e:#}"),
         })?;
@@ -225,9 +244,10 @@ impl OnnxPolicy {
             plan,
             state: Mutex::new(state),
             name,
+            path: PathProgress::default(),
         };
         let zero = [0f32; 2 * HORIZON_STEPS];
-        let zero_telemetry = [0f32; FEEDBACK_WIDTH];
+        let zero_telemetry = vec![0f32; width.unwrap_or(0)];
         let logits = policy
             .logits_with(&zero, joint.then_some(&zero_telemetry[..]))
             .map_err(|e| LoadError::Model {
@@ -275,12 +295,12 @@ impl OnnxPolicy {
     /// The logits for one `[1, 120, 2]` input given row-major (240 values); a joint model reads
     /// the all-zero telemetry (nothing measured) beside it.
     pub fn logits(&self, input: &[f32]) -> TractResult<Vec<f32>> {
-        let zero = [0f32; FEEDBACK_WIDTH];
+        let zero = vec![0f32; self.card.telemetry_width().unwrap_or(0)];
         let telemetry = self.card.is_joint().then_some(&zero[..]);
         self.logits_with(input, telemetry)
     }
 
-    /// The logits for one `[1, 120, 2]` input and, for a joint model, its `[1, 3]` telemetry
+    /// The logits for one `[1, 120, 2]` input and, for a joint model, its `[1, F]` telemetry
     /// input (which a queue-limit model must not be given).
     pub fn logits_with(&self, input: &[f32], telemetry: Option<&[f32]>) -> TractResult<Vec<f32>> {
         run(&self.plan, &mut lock(&self.state), input, telemetry)
@@ -327,14 +347,56 @@ impl QueuePolicy for OnnxPolicy {
         self.card.is_joint()
     }
 
+    fn measuring_window(&self) -> Option<Duration> {
+        self.card.measure.map(|m| Duration::from_secs(m.seconds))
+    }
+
     fn decide_joint(
         &mut self,
         forecast: &Forecast,
         feedback: &CallFeedback,
     ) -> Result<Choice, PolicyError> {
-        let features = feedback.features();
-        let telemetry = self.card.is_joint().then_some(&features[..]);
-        let index = self.choose(&forecast.to_tensor(), telemetry)?;
+        let Some(measure) = self.card.measure else {
+            return self.model_choice(forecast, feedback);
+        };
+        if let Some(kept) = self.path.kept {
+            return Ok(kept);
+        }
+        let now = forecast.t0();
+        let started = *self.path.started.get_or_insert(now);
+        if now.saturating_duration_since(started) < Duration::from_secs(measure.seconds) {
+            return self.output(measure.output);
+        }
+        let choice = self.model_choice(forecast, feedback)?;
+        self.path.kept = Some(choice);
+        Ok(choice)
+    }
+}
+
+impl OnnxPolicy {
+    /// The model's choice for `forecast` and `feedback`.
+    fn model_choice(
+        &mut self,
+        forecast: &Forecast,
+        feedback: &CallFeedback,
+    ) -> Result<Choice, PolicyError> {
+        let features = match &self.card.telemetry_input {
+            Some(spec) if self.card.is_joint() => {
+                Some(feedback.features_named(&spec.features).map_err(|name| {
+                    PolicyError::InvalidOutput {
+                        policy: self.name.clone(),
+                        reason: format!("the card names the unknown feature {name:?}"),
+                    }
+                })?)
+            }
+            _ => None,
+        };
+        let index = self.choose(&forecast.to_tensor(), features.as_deref())?;
+        self.output(index)
+    }
+
+    /// Output `index` as a choice: its limit and, for a joint card, its profile.
+    fn output(&self, index: usize) -> Result<Choice, PolicyError> {
         let outside = || PolicyError::InvalidOutput {
             policy: self.name.clone(),
             reason: format!(
@@ -359,12 +421,12 @@ impl QueuePolicy for OnnxPolicy {
     }
 }
 
-fn optimise(bytes: &[u8], joint: bool) -> TractResult<Plan> {
+fn optimise(bytes: &[u8], telemetry_width: Option<usize>) -> TractResult<Plan> {
     let mut model = tract_onnx::onnx()
         .model_for_read(&mut std::io::Cursor::new(bytes))?
         .with_input_fact(0, f32::fact([1, HORIZON_STEPS, 2]).into())?;
-    if joint {
-        model = model.with_input_fact(1, f32::fact([1, FEEDBACK_WIDTH]).into())?;
+    if let Some(width) = telemetry_width {
+        model = model.with_input_fact(1, f32::fact([1, width]).into())?;
     }
     model.into_optimized()?.into_runnable()
 }

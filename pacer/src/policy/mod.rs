@@ -23,14 +23,18 @@ mod fixed;
 mod heuristic;
 #[cfg(feature = "learned")]
 mod learned;
+mod path_menu;
 mod random;
 
 pub use controller::{Decision, PolicyController};
-pub use feedback::{CallFeedback, FEEDBACK_FEATURES, FEEDBACK_WIDTH};
+pub use feedback::{
+    CallFeedback, FEEDBACK_FEATURES, FEEDBACK_WIDTH, KNOWN_FEATURES, PATH_FEATURES,
+};
 pub use fixed::Fixed;
 pub use heuristic::Heuristic;
 #[cfg(feature = "learned")]
 pub use learned::{LoadError, OnnxPolicy};
+pub use path_menu::{ARM_PREFIX, PATH_MEASURE, PATH_MENU, PathArm, PathOutput};
 pub use random::{Random, RandomJoint};
 
 use crate::actions::ActionProfile;
@@ -97,6 +101,13 @@ pub trait QueuePolicy: Send {
         false
     }
 
+    /// How long after the call's first decision this policy wants one more decision, off the
+    /// decision grid: a path-aware policy measures the path that long before it chooses
+    /// (docs/architecture.md, "The model and its card", path cards). `None` by default.
+    fn measuring_window(&self) -> Option<Duration> {
+        None
+    }
+
     /// The limit and, for a joint policy, the action profile for the interval, from the forecast
     /// and what the call measured so far. By default the limit of [`Self::decide`] and no
     /// profile (the actions, if any, keep their configuration).
@@ -133,6 +144,10 @@ impl<P: QueuePolicy + ?Sized> QueuePolicy for Box<P> {
 
     fn controls_actions(&self) -> bool {
         (**self).controls_actions()
+    }
+
+    fn measuring_window(&self) -> Option<Duration> {
+        (**self).measuring_window()
     }
 
     fn decide_joint(

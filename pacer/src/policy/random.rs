@@ -2,7 +2,7 @@
 //! policy's data a random limit and a random action profile.
 
 use super::{COLLECTION_ACTIONS_MS, CallFeedback, Choice, PolicyError, QueuePolicy};
-use crate::actions::{ActionProfile, PROFILE_NAMES};
+use crate::actions::{ActionProfile, EXPLORATION_PROFILES};
 use handover_predictor::Forecast;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -46,7 +46,7 @@ impl QueuePolicy for Random {
 const PROFILE_SEED_SALT: u64 = 0x5052_4F46_494C_0001;
 
 /// The joint exploration policy of `rtc-client collect --explore-actions`: each interval one of
-/// the 15 [`COLLECTION_ACTIONS_MS`] and one of the [`PROFILE_NAMES`] menu's profiles, each
+/// the 15 [`COLLECTION_ACTIONS_MS`] and one of the first [`EXPLORATION_PROFILES`] of the menu, each
 /// uniformly and independently, ignoring the forecast and the feedback, so that the joint expert
 /// sees every (limit, profile) pair in every kind of interval (docs/architecture.md, "Queue
 /// policies and decisions", joint policies).
@@ -89,7 +89,7 @@ impl QueuePolicy for RandomJoint {
         _feedback: &CallFeedback,
     ) -> Result<Choice, PolicyError> {
         let limit = self.limits.decide(forecast)?;
-        let index = self.profiles.random_range(0..PROFILE_NAMES.len() as u32) as usize;
+        let index = self.profiles.random_range(0..EXPLORATION_PROFILES as u32) as usize;
         Ok(Choice {
             limit,
             profile: Some(ActionProfile::menu()[index]),
@@ -100,6 +100,7 @@ impl QueuePolicy for RandomJoint {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::actions::PROFILE_NAMES;
     use std::time::Instant;
 
     #[test]
@@ -117,9 +118,10 @@ mod tests {
             .collect();
         let limits: Vec<u64> = choices.iter().map(|c| c.limit.as_millis() as u64).collect();
         assert_eq!(limits, draws(7, 500));
-        for name in PROFILE_NAMES {
-            assert!(
-                choices.iter().any(|c| c.profile.unwrap().name == name),
+        for (i, name) in PROFILE_NAMES.iter().enumerate() {
+            assert_eq!(
+                choices.iter().any(|c| c.profile.unwrap().name == *name),
+                i < EXPLORATION_PROFILES,
                 "{name}"
             );
         }

@@ -492,13 +492,21 @@ impl HandoverAwareSender {
     pub fn handle_timeout(&mut self, now: Instant) -> Option<&Decision> {
         let policy = self.policy.as_mut().filter(|p| p.is_due(now))?;
         let feedback = if policy.controls_actions() {
+            let actions = self.handles.actions.as_ref();
+            let nack = self.handles.nack.as_ref();
+            let target = self.handles.target_bps();
             CallFeedback {
-                boundary_excess_loss_pct: self
-                    .handles
-                    .actions
-                    .as_ref()
-                    .and_then(ActionsHandle::boundary_excess_loss_pct),
+                boundary_excess_loss_pct: actions.and_then(ActionsHandle::boundary_excess_loss_pct),
                 previous_loss_pct: self.interval_loss_pct,
+                outside_loss_pct: actions.and_then(ActionsHandle::outside_loss_pct),
+                row_loss_pct: actions.map_or([None; 3], ActionsHandle::row_loss_pct),
+                rtt_ms: nack
+                    .and_then(NackResponderHandle::rtt)
+                    .map(|rtt| rtt.as_secs_f64() * 1e3),
+                repair_delay_ms: nack
+                    .and_then(|n| n.repair_delay(crate::playout::REPAIR_QUANTILE))
+                    .map(|d| d.as_secs_f64() * 1e3),
+                target_kbps: (target > 0.0).then_some(target / 1e3),
             }
         } else {
             CallFeedback::default()

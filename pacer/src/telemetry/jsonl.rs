@@ -629,6 +629,7 @@ mod tests {
         record.inputs = Some(crate::telemetry::InputsRecord {
             boundary_excess_loss_pct: Some(21.5),
             previous_loss_pct: None,
+            ..Default::default()
         });
         let line = line_of(&record);
         assert!(

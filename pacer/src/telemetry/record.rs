@@ -76,6 +76,22 @@ pub struct InputsRecord {
     /// The previous interval's packet loss, %; absent at a call's first decision.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub previous_loss_pct: Option<f64>,
+    /// The loss away from the predicted instants, %.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outside_loss_pct: Option<f64>,
+    /// The loss in the first, second and third 100 ms after a predicted instant, %; absent
+    /// before any packet was sent in the first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub row_loss_pct: Option<[Option<f64>; 3]>,
+    /// The sender's RTT, ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rtt_ms: Option<f64>,
+    /// The 0.9 quantile of the NACK responder's repair delays, ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repair_delay_ms: Option<f64>,
+    /// The estimator's target, kbit/s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_kbps: Option<f64>,
 }
 
 impl From<CallFeedback> for InputsRecord {
@@ -83,6 +99,13 @@ impl From<CallFeedback> for InputsRecord {
         Self {
             boundary_excess_loss_pct: feedback.boundary_excess_loss_pct,
             previous_loss_pct: feedback.previous_loss_pct,
+            outside_loss_pct: feedback.outside_loss_pct,
+            row_loss_pct: feedback.row_loss_pct[0]
+                .is_some()
+                .then_some(feedback.row_loss_pct),
+            rtt_ms: feedback.rtt_ms,
+            repair_delay_ms: feedback.repair_delay_ms,
+            target_kbps: feedback.target_kbps,
         }
     }
 }
@@ -92,6 +115,11 @@ impl From<InputsRecord> for CallFeedback {
         Self {
             boundary_excess_loss_pct: inputs.boundary_excess_loss_pct,
             previous_loss_pct: inputs.previous_loss_pct,
+            outside_loss_pct: inputs.outside_loss_pct,
+            row_loss_pct: inputs.row_loss_pct.unwrap_or([None; 3]),
+            rtt_ms: inputs.rtt_ms,
+            repair_delay_ms: inputs.repair_delay_ms,
+            target_kbps: inputs.target_kbps,
         }
     }
 }
@@ -496,6 +524,19 @@ impl IntervalRecord {
             (
                 "inputs.previous_loss_pct",
                 self.inputs.and_then(|i| i.previous_loss_pct),
+            ),
+            (
+                "inputs.outside_loss_pct",
+                self.inputs.and_then(|i| i.outside_loss_pct),
+            ),
+            ("inputs.rtt_ms", self.inputs.and_then(|i| i.rtt_ms)),
+            (
+                "inputs.repair_delay_ms",
+                self.inputs.and_then(|i| i.repair_delay_ms),
+            ),
+            (
+                "inputs.target_kbps",
+                self.inputs.and_then(|i| i.target_kbps),
             ),
         ];
         let optional = optional

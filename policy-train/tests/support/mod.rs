@@ -301,6 +301,7 @@ pub fn write_joint_logs(dir: &Path) -> String {
                 r.inputs = Some(pacer::telemetry::InputsRecord {
                     boundary_excess_loss_pct: Some(if lossy { 20.0 } else { 0.0 }),
                     previous_loss_pct: Some(0.5),
+                    ..Default::default()
                 });
             }
             let name = path.with_extension("").to_string_lossy().into_owned();

@@ -6,7 +6,7 @@
 //! (docs/architecture.md, "The call engine").
 
 use super::timed::TimedActions;
-use pacer::policy::{PolicyError, Random, RandomJoint};
+use pacer::policy::{PathArm, PolicyError, Random, RandomJoint};
 use pacer::telemetry::{Bwe, NackMode};
 use pacer::{
     ActionConfig, ActionProfile, FecMode, Fixed, Forecast, Heuristic, OnnxPolicy, QueuePolicy,
@@ -38,6 +38,10 @@ pub enum PolicyChoice {
     Fixed(Duration),
     /// The learned ONNX policy, loaded and checked against its card.
     Learned(Arc<OnnxPolicy>),
+    /// One arm of the path-aware policy's menu: the measuring output for the window, then one
+    /// output of [`pacer::policy::PATH_MENU`] (`path-arm:<output>`, the counterfactual calls
+    /// `policy-train counterfactual` labels).
+    PathArm(PathArm),
     /// Handover-timed actions with the plugin's default windows at every predicted handover
     /// (docs/architecture.md, "Handover-timed actions"), over the queue limit of another policy
     /// (the heuristic's unless named: `timed@fixed:200`).
@@ -65,6 +69,7 @@ impl PolicyChoice {
             Self::RandomJoint => "random-joint".into(),
             Self::Fixed(limit) => format!("fixed:{}", limit.as_millis()),
             Self::Learned(model) => QueuePolicy::name(model.as_ref()),
+            Self::PathArm(arm) => arm.name(),
             Self::Timed { actions, limit } => {
                 let mut name = "timed".to_owned();
                 if let Some(label) = actions.label() {
@@ -93,7 +98,7 @@ impl PolicyChoice {
     /// ([`QueuePolicy::controls_actions`]).
     pub fn controls_actions(&self) -> bool {
         match self {
-            Self::RandomJoint => true,
+            Self::RandomJoint | Self::PathArm(_) => true,
             Self::Learned(model) => model.controls_actions(),
             _ => false,
         }
@@ -110,6 +115,7 @@ impl PolicyChoice {
             Self::RandomJoint => Box::new(RandomJoint::new(seed ^ POLICY_SEED_SALT)),
             Self::Fixed(limit) => Box::new(Fixed::new(*limit)),
             Self::Learned(model) => Box::new(model.as_ref().clone()),
+            Self::PathArm(arm) => Box::new(arm.clone()),
             Self::Timed { limit, .. } => Box::new(TimedLimit {
                 name: self.name(),
                 limit: match limit {

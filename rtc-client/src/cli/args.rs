@@ -272,7 +272,7 @@ impl NackArg {
 }
 
 /// Parses `default`, `random`, `random-joint`, `heuristic`, `fixed:<ms>` (50..=10000 ms),
-/// `timed...` or `learned:<card>`.
+/// `timed...`, `path-arm:<output>` or `learned:<card>`.
 pub(crate) fn parse_policy(text: &str) -> Result<PolicyChoice, String> {
     match text {
         "default" => return Ok(PolicyChoice::Default),
@@ -329,6 +329,9 @@ pub(crate) fn parse_policy(text: &str) -> Result<PolicyChoice, String> {
         };
         return Ok(PolicyChoice::Timed { actions, limit });
     }
+    if text.starts_with(pacer::policy::ARM_PREFIX) {
+        return pacer::policy::PathArm::parse(text).map(PolicyChoice::PathArm);
+    }
     if let Some(card) = text.strip_prefix("learned:") {
         if card.is_empty() {
             return Err(
@@ -353,8 +356,9 @@ pub(crate) fn parse_policy(text: &str) -> Result<PolicyChoice, String> {
 
 /// What `--policy` accepts, for its errors.
 const POLICY_NAMES: &str = "use default, random, random-joint, heuristic, fixed:<ms> (e.g. fixed:900), \
-     learned:<card> (e.g. learned:models/policy.json), or timed[:<actions>|:<file.toml>][@<policy>] \
-     (e.g. timed, timed:hold+guard, timed:traces/actions/default.toml@fixed:200)";
+     learned:<card> (e.g. learned:models/policy.json), timed[:<actions>|:<file.toml>][@<policy>] \
+     (e.g. timed, timed:hold+guard, timed:traces/actions/default.toml@fixed:200), or \
+     path-arm:<profile>@<limit> (an arm of the path-aware menu, e.g. path-arm:playout@2000)";
 
 /// Parses the decision interval: 1 s to 120 s.
 pub(crate) fn parse_interval(text: &str) -> Result<Duration, String> {

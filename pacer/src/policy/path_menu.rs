@@ -1,0 +1,212 @@
+//! The path-aware policy's menu: the (queue limit, action profile) outputs it chooses among
+//! once per call, the output it runs while it measures the path, and the fixed-arm policies that
+//! label its training calls (docs/architecture.md, "The model and its card", path cards).
+//!
+//! No single profile suits every path (docs/architecture.md, "Which actions pay where"): the
+//! playout raise with discardable frames over a 200-ms limit cut freezes most on starlink and
+//! lagos-trace, but discardable frames raised leocc-trace's P95, and every 200-ms limit added
+//! freezes on terrestrial-lte, where libwebrtc's 2000 ms is right. The menu holds the profiles
+//! those measurements single out, each over both limits where it matters:
+//!
+//! | output | why |
+//! |---|---|
+//! | `none@2000` | libwebrtc's sender: terrestrial paths |
+//! | `playout@2000` | the raise alone changes no packet's timing; what the call runs while it measures |
+//! | `playout+discardable@2000` | the receiver-side actions without the short limit |
+//! | `playout@200` | the raise over the short limit |
+//! | `playout+discardable@200` | the best profile on starlink and lagos-trace |
+//! | `hold160+guard+boost+playout@200` | plain `timed@fixed:200` |
+//!
+//! The measuring window is 30 s: two 15-s slots, enough for the hold gate's 100 boundary packets
+//! at the call's starting rates, and short against a 10-minute call. While it runs, the call
+//! applies `playout@2000`, which costs nothing where boundaries cost nothing and already cuts
+//! most freezes where they do.
+
+use super::card::Measure;
+use super::{Choice, PolicyError, QueuePolicy};
+use crate::actions::ActionProfile;
+use crate::policy::CallFeedback;
+use handover_predictor::Forecast;
+use std::time::{Duration, Instant};
+
+/// One output of the menu: a queue limit and an action profile of the menu
+/// ([`crate::actions::PROFILE_NAMES`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PathOutput {
+    /// The queue time limit, ms.
+    pub limit_ms: u64,
+    /// The action profile's name.
+    pub profile: &'static str,
+}
+
+impl PathOutput {
+    /// `<profile>@<limit>`, its name in arm policies, cards and reports.
+    pub fn name(&self) -> String {
+        format!("{}@{}", self.profile, self.limit_ms)
+    }
+
+    /// The choice it stands for.
+    pub fn choice(&self) -> Choice {
+        Choice {
+            limit: Duration::from_millis(self.limit_ms),
+            profile: ActionProfile::named(self.profile).ok(),
+        }
+    }
+}
+
+/// The menu, in the order of the model's outputs.
+pub const PATH_MENU: [PathOutput; 6] = [
+    PathOutput {
+        limit_ms: 2000,
+        profile: "none",
+    },
+    PathOutput {
+        limit_ms: 2000,
+        profile: "playout",
+    },
+    PathOutput {
+        limit_ms: 2000,
+        profile: "playout+discardable",
+    },
+    PathOutput {
+        limit_ms: 200,
+        profile: "playout",
+    },
+    PathOutput {
+        limit_ms: 200,
+        profile: "playout+discardable",
+    },
+    PathOutput {
+        limit_ms: 200,
+        profile: "hold160+guard+boost+playout",
+    },
+];
+
+/// The measuring window: 30 s of `playout@2000` (output 1).
+pub const PATH_MEASURE: Measure = Measure {
+    seconds: 30,
+    output: 1,
+};
+
+/// The prefix of an arm policy's name: `path-arm:<output>`.
+pub const ARM_PREFIX: &str = "path-arm:";
+
+/// One arm of the menu: the measuring output for [`PATH_MEASURE`]'s window, then one fixed
+/// output for the rest of the call. The simulator is deterministic, so the arms of one seed
+/// share the link and, up to the window's end, every packet: what each arm measured there is
+/// what the path-aware policy would read at its decision, and how each call ends is that
+/// output's counterfactual outcome.
+#[derive(Debug, Clone)]
+pub struct PathArm {
+    output: usize,
+    started: Option<Instant>,
+}
+
+impl PathArm {
+    /// The arm of output `index` of [`PATH_MENU`]; `None` past the menu.
+    pub fn new(index: usize) -> Option<Self> {
+        (index < PATH_MENU.len()).then_some(Self {
+            output: index,
+            started: None,
+        })
+    }
+
+    /// The arm named `path-arm:<profile>@<limit>`, or a message naming the menu.
+    pub fn parse(name: &str) -> Result<Self, String> {
+        let output = name.strip_prefix(ARM_PREFIX).unwrap_or(name);
+        PATH_MENU
+            .iter()
+            .position(|o| o.name() == output)
+            .and_then(Self::new)
+            .ok_or_else(|| {
+                let names: Vec<String> = PATH_MENU.iter().map(PathOutput::name).collect();
+                format!(
+                    "unknown path-menu output {output:?}: expected {ARM_PREFIX} and one of {}",
+                    names.join(", ")
+                )
+            })
+    }
+
+    /// Its output's index in [`PATH_MENU`].
+    pub fn output(&self) -> usize {
+        self.output
+    }
+}
+
+impl QueuePolicy for PathArm {
+    fn name(&self) -> String {
+        format!("{ARM_PREFIX}{}", PATH_MENU[self.output].name())
+    }
+
+    fn decide(&mut self, forecast: &Forecast) -> Result<Duration, PolicyError> {
+        Ok(self.decide_joint(forecast, &CallFeedback::default())?.limit)
+    }
+
+    fn controls_actions(&self) -> bool {
+        true
+    }
+
+    fn measuring_window(&self) -> Option<Duration> {
+        Some(Duration::from_secs(PATH_MEASURE.seconds))
+    }
+
+    fn decide_joint(
+        &mut self,
+        forecast: &Forecast,
+        _feedback: &CallFeedback,
+    ) -> Result<Choice, PolicyError> {
+        let now = forecast.t0();
+        let started = *self.started.get_or_insert(now);
+        let measuring =
+            now.saturating_duration_since(started) < Duration::from_secs(PATH_MEASURE.seconds);
+        let output = if measuring {
+            PATH_MEASURE.output
+        } else {
+            self.output
+        };
+        Ok(PATH_MENU[output].choice())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_output_names_a_menu_profile_once_and_reads_back_by_name() {
+        let mut names = std::collections::BTreeSet::new();
+        for (i, output) in PATH_MENU.iter().enumerate() {
+            assert!(ActionProfile::named(output.profile).is_ok(), "{output:?}");
+            assert!(names.insert(output.name()), "{output:?} twice");
+            let arm = PathArm::parse(&format!("{ARM_PREFIX}{}", output.name())).unwrap();
+            assert_eq!(arm.output(), i);
+            assert_eq!(arm.name(), format!("path-arm:{}", output.name()));
+        }
+        assert!(PATH_MEASURE.output < PATH_MENU.len());
+        assert_eq!(PATH_MENU[PATH_MEASURE.output].name(), "playout@2000");
+        let err = PathArm::parse("path-arm:playout@300").unwrap_err();
+        assert!(err.contains("none@2000, playout@2000"), "{err}");
+        assert!(PathArm::new(PATH_MENU.len()).is_none());
+    }
+
+    #[test]
+    fn an_arm_measures_for_the_window_then_keeps_its_output() {
+        let start = Instant::now();
+        let mut arm = PathArm::parse("path-arm:playout+discardable@200").unwrap();
+        let at = |s: u64| Forecast::none(start + Duration::from_secs(s));
+        let choose =
+            |arm: &mut PathArm, s| arm.decide_joint(&at(s), &CallFeedback::default()).unwrap();
+        let measuring = PATH_MENU[PATH_MEASURE.output].choice();
+        assert_eq!(choose(&mut arm, 0), measuring);
+        assert_eq!(choose(&mut arm, 29), measuring);
+        let chosen = PATH_MENU[4].choice();
+        assert_eq!(choose(&mut arm, 30), chosen);
+        assert_eq!(choose(&mut arm, 120), chosen);
+        assert_eq!(chosen.limit, Duration::from_millis(200));
+        assert_eq!(chosen.profile.map(|p| p.name), Some("playout+discardable"));
+        assert_eq!(
+            arm.measuring_window(),
+            Some(Duration::from_secs(PATH_MEASURE.seconds))
+        );
+    }
+}
