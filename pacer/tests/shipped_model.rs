@@ -182,6 +182,67 @@ fn a_joint_card_with_an_unknown_profile_or_without_its_telemetry_input_is_refuse
     std::fs::write(dir.join("policy.json"), card.to_string()).expect("write");
     let error = OnnxPolicy::load(dir.join("policy.json")).expect_err("an invalid config");
     assert!(error.to_string().contains("output 1"), "{error}");
+    let refused = |edit: &dyn Fn(&mut serde_json::Value), what: &str| {
+        let mut card: serde_json::Value = serde_json::from_str(&text).expect("json");
+        edit(&mut card);
+        std::fs::write(dir.join("policy.json"), card.to_string()).expect("write");
+        OnnxPolicy::load(dir.join("policy.json"))
+            .expect_err(what)
+            .to_string()
+    };
+    let message = refused(
+        &|c| c["telemetry_input"]["features"][2] = serde_json::json!("jitter_ms/10"),
+        "a feature this build does not know",
+    );
+    assert!(message.contains("telemetry_input"), "{message}");
+    let message = refused(
+        &|c| c["telemetry_input"]["features"][2] = serde_json::json!("previous_loss_pct/10"),
+        "a feature twice",
+    );
+    assert!(message.contains("distinct features"), "{message}");
+    let message = refused(
+        &|c| c["measure"] = serde_json::json!({"seconds": 30, "output": 99}),
+        "a measuring output the card does not have",
+    );
+    assert!(message.contains("measure"), "{message}");
+    let message = refused(
+        &|c| c["measure"] = serde_json::json!({"seconds": 0, "output": 0}),
+        "an empty measuring window",
+    );
+    assert!(message.contains("seconds from 1 to 120"), "{message}");
+    let mut card: serde_json::Value = serde_json::from_str(&text).expect("json");
+    card["measure"] = serde_json::json!({"seconds": 30, "output": 0});
+    std::fs::write(dir.join("policy.json"), card.to_string()).expect("write");
+    let mut policy = OnnxPolicy::load(dir.join("policy.json")).expect("a measuring joint card");
+    assert_eq!(policy.measuring_window(), Some(Duration::from_secs(30)));
+    let now = Instant::now();
+    let slots: Vec<usize> = (0..8).map(|i| 14 + 15 * i).collect();
+    let lossy = CallFeedback {
+        boundary_excess_loss_pct: Some(20.0),
+        previous_loss_pct: Some(0.5),
+        ..CallFeedback::default()
+    };
+    let measuring = policy
+        .decide_joint(&forecast_at(now, &slots), &lossy)
+        .expect("a choice");
+    let first_output = (
+        Duration::from_millis(policy.card().actions_ms[0]),
+        policy.card().profile(0).map(|p| p.name),
+    );
+    assert_eq!(
+        (measuring.limit, measuring.profile.map(|p| p.name)),
+        first_output
+    );
+    let later = forecast_at(now + Duration::from_secs(30), &slots);
+    let chosen = policy.decide_joint(&later, &lossy).expect("a choice");
+    let clean = CallFeedback {
+        boundary_excess_loss_pct: Some(0.0),
+        ..lossy
+    };
+    let kept = policy
+        .decide_joint(&forecast_at(now + Duration::from_secs(120), &[]), &clean)
+        .expect("a choice");
+    assert_eq!(kept, chosen, "a path card keeps its choice for the call");
     std::fs::remove_dir_all(&dir).ok();
 }
 
