@@ -10,6 +10,7 @@ mod demo;
 mod experiment;
 mod link;
 mod merge;
+mod paths;
 mod plot;
 mod sim;
 mod sweep;
@@ -149,6 +150,26 @@ enum Command {
         rtc-client browser --seconds 30 --direction receive --scenario starlink\n  \
         rtc-client browser --seconds 20 --direction send --out runs/browser-send")]
     Browser(browser::BrowserArgs),
+    /// Write a family of training paths: N scenario files drawn from ranges around the measured
+    /// Starlink, LeoCC and terrestrial figures, never the shipped evaluation scenarios.
+    ///
+    /// Draws --count paths from five families (weights): leo-lossy 0.30 (Starlink-like slot
+    /// boundaries that lose packets), leo-spiky 0.20 (LeoCC-like boundaries with delay spikes,
+    /// no loss), leo-bursty 0.20 (lagos.csv-like Gilbert-Elliott bursts and capacity dips),
+    /// leo-sparse 0.10 (rare handovers with an outage each) and terrestrial 0.20 (LTE-, 5G- and
+    /// broadband-like, no handovers). Every number is drawn from a range built around a figure
+    /// measured on ../shared/data and widened (docs/path-family.md). The files use generated
+    /// kinds only, so they read no data file; they load wherever a scenario is taken
+    /// (`experiment --scenarios OUT/path-0000.toml,...`, `collect`, `sim --scenario`), and the
+    /// calibrated forecast works on every one. Writes OUT/path-0000.toml ... and OUT/family.json
+    /// (the generator version, the seed and every path's draws). The same seed writes the same
+    /// bytes, and path i is the same whatever --count.
+    #[command(after_help = "Examples:\n  \
+        rtc-client paths --count 200 --seed 1 --out runs/paths\n  \
+        rtc-client paths --count 40 --seed 7 --duration 2m --out /tmp/fam --force\n  \
+        rtc-client experiment --scenarios /tmp/fam/path-0000.toml,/tmp/fam/path-0001.toml \
+        --policies default,fixed:200 --calls 2 --duration 60s --handover calibrated --out /tmp/run")]
+    Paths(paths::PathsArgs),
     /// List the shipped scenarios with their descriptions.
     #[command(after_help = "Examples:\n  rtc-client scenarios\n  rtc-client scenarios --json")]
     Scenarios(ScenariosArgs),
@@ -178,6 +199,7 @@ pub fn main() -> ExitCode {
         Command::Answer(args) => answer::run(args),
         Command::Call(args) => call::run(args),
         Command::Browser(args) => browser::run(args),
+        Command::Paths(args) => paths::run(args),
         Command::Scenarios(args) => scenarios(args),
     };
     match result {

@@ -21,6 +21,7 @@
 pub mod build;
 pub mod cities;
 pub mod data;
+pub mod family;
 pub mod figures;
 pub mod orbit;
 pub mod process;
