@@ -93,6 +93,7 @@ fn models(dir: &Path) -> Models {
         actions_ms: ACTIONS.to_vec(),
         profiles: None,
         controls: None,
+        measure: None,
         opset: OPSET,
         onnx_file: "policy.onnx".into(),
         onnx_sha256: logs::hex_sha256(&bytes),

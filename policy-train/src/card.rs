@@ -13,7 +13,9 @@ use pacer::card::{
     Training,
 };
 use pacer::forecast::{CUMULATIVE_NORM, HORIZON_STEPS, HandoverSteps};
-use pacer::policy::{CallFeedback, FEEDBACK_FEATURES, FEEDBACK_WIDTH};
+use pacer::policy::{
+    CallFeedback, FEEDBACK_FEATURES, FEEDBACK_WIDTH, PATH_FEATURES, PATH_MEASURE, PATH_MENU,
+};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -86,6 +88,215 @@ fn controls(expert: &Expert) -> Vec<String> {
         }
     }
     controls
+}
+
+/// The network and training hyperparameters a card records, with what the labels are and how
+/// the measurements enter.
+fn model_hyperparameters(
+    report: &TrainReport,
+    label: &str,
+    telemetry_input: &str,
+) -> serde_json::Value {
+    let hyper: &Hyper = &report.hyper;
+    serde_json::json!({
+        "model": {
+            "embedding": "MLP 2 -> 64 -> 64 (ReLU), learned positional embedding [120, 64]",
+            "encoder_layers": crate::model::LAYERS,
+            "heads": crate::model::HEADS,
+            "d_model": crate::model::D_MODEL,
+            "feed_forward": crate::model::FF_WIDTH,
+            "norm": "post-norm LayerNorm, eps 1e-5",
+            "pooling": "mean over the 120 steps",
+            "parameters": report.parameters,
+        },
+        "optimizer": "AdamW",
+        "learning_rate": hyper.learning_rate,
+        "weight_decay": hyper.weight_decay,
+        "dropout": hyper.dropout,
+        "schedule": "cosine annealing over the epochs",
+        "batch": hyper.batch,
+        "epochs": hyper.epochs,
+        "seed": hyper.seed,
+        "label": label,
+        "telemetry_input": telemetry_input,
+    })
+}
+
+/// The golden measurements of a path card ([`PATH_FEATURES`]), each paired with every golden
+/// forecast: nothing measured yet; a Starlink-like path whose boundaries lose packets (30 points
+/// of excess loss, rows of 47, 20 and 4 % after the predicted instants, the Starlink boundary
+/// profile of docs/architecture.md, "Handover-timed actions"); a leocc-trace-like path whose
+/// boundaries cost nothing; and a terrestrial path without boundaries (no excess or rows
+/// measured). Each feature is scaled as [`CallFeedback::feature`] scales it.
+pub fn path_golden_telemetry() -> Vec<(&'static str, Vec<f32>)> {
+    let sets = [
+        ("unmeasured", CallFeedback::default()),
+        (
+            "starlink-like",
+            CallFeedback {
+                boundary_excess_loss_pct: Some(30.0),
+                previous_loss_pct: Some(0.5),
+                outside_loss_pct: Some(0.5),
+                row_loss_pct: [Some(47.0), Some(20.0), Some(4.0)],
+                rtt_ms: Some(180.0),
+                repair_delay_ms: Some(400.0),
+                target_kbps: Some(2500.0),
+            },
+        ),
+        (
+            "leocc-like",
+            CallFeedback {
+                boundary_excess_loss_pct: Some(0.0),
+                previous_loss_pct: None,
+                outside_loss_pct: Some(0.1),
+                row_loss_pct: [Some(0.2), Some(0.1), Some(0.1)],
+                rtt_ms: Some(120.0),
+                repair_delay_ms: Some(150.0),
+                target_kbps: Some(2500.0),
+            },
+        ),
+        (
+            "terrestrial",
+            CallFeedback {
+                boundary_excess_loss_pct: None,
+                previous_loss_pct: None,
+                outside_loss_pct: Some(0.2),
+                row_loss_pct: [None; 3],
+                rtt_ms: Some(60.0),
+                repair_delay_ms: None,
+                target_kbps: Some(1500.0),
+            },
+        ),
+    ];
+    sets.into_iter()
+        .map(|(name, feedback)| {
+            let features = feedback
+                .features_named(&PATH_FEATURES)
+                .unwrap_or_else(|_| vec![0.0; PATH_FEATURES.len()]);
+            (name, features)
+        })
+        .collect()
+}
+
+/// What a path card says its model controls: the queue limit, and every action one of the
+/// menu's outputs turns on.
+fn path_controls() -> Vec<String> {
+    let mut controls = vec!["queue_time_limit".to_owned()];
+    let actions: [(&str, IsOn); 5] = [
+        ("hold", |c| c.hold.enabled),
+        ("guard", |c| c.guard.enabled),
+        ("boost", |c| c.boost.enabled),
+        ("playout", |c| c.playout.enabled),
+        ("discardable", |c| c.discardable.enabled),
+    ];
+    for (name, on) in actions {
+        if PATH_MENU
+            .iter()
+            .any(|o| ActionProfile::named(o.profile).is_ok_and(|p| on(&p.config)))
+        {
+            controls.push(name.to_owned());
+        }
+    }
+    controls
+}
+
+/// The card of a path-aware network (`policy-train counterfactual`, docs/architecture.md, "The
+/// model and its card", path cards): a joint card whose outputs are [`PATH_MENU`], whose
+/// telemetry input is [`PATH_FEATURES`], with the measuring window [`PATH_MEASURE`]. `clusters`
+/// are the comparison K-means expert's, `calls` the training calls, and `extra` is merged into
+/// the hyperparameters (the utility, the margin, the label counts, the runs).
+#[allow(clippy::too_many_arguments)]
+pub fn build_path(
+    net: &PolicyNet,
+    report: &TrainReport,
+    logs: &[ReadLog],
+    clusters: Vec<ClusterCard>,
+    calls: usize,
+    extra: serde_json::Value,
+    onnx_file: &str,
+    onnx_sha256: &str,
+) -> ModelCard {
+    let golden = golden_inputs(report.hyper.seed)
+        .into_iter()
+        .flat_map(|(name, input)| {
+            path_golden_telemetry()
+                .into_iter()
+                .map(move |(measured, t)| (format!("{name}/{measured}"), input.clone(), t))
+        })
+        .map(|(name, input, t)| Golden {
+            logits: logits_with(net, &input, &t),
+            name,
+            input,
+            telemetry: Some(t),
+        })
+        .collect();
+    let mut hyperparameters = model_hyperparameters(
+        report,
+        "the lowest-index menu output whose counterfactual utility on the call is within the \
+         margin of the best (policy-train counterfactual)",
+        "appended to every step's input (2 + 10 values per step); exported as a second input",
+    );
+    if let (Some(map), serde_json::Value::Object(extra)) = (hyperparameters.as_object_mut(), extra)
+    {
+        map.extend(extra);
+    }
+    ModelCard {
+        schema: JOINT_CARD_SCHEMA.into(),
+        input: TensorSpec {
+            name: INPUT_NAME.into(),
+            shape: vec![1, HORIZON_STEPS, 2],
+            dtype: "float32".into(),
+        },
+        telemetry_input: Some(TelemetrySpec {
+            name: TELEMETRY_INPUT_NAME.into(),
+            shape: vec![1, PATH_FEATURES.len()],
+            dtype: "float32".into(),
+            features: PATH_FEATURES.iter().map(|f| (*f).to_owned()).collect(),
+        }),
+        output: TensorSpec {
+            name: OUTPUT_NAME.into(),
+            shape: vec![1, PATH_MENU.len()],
+            dtype: "float32".into(),
+        },
+        horizon_s: HORIZON_STEPS as u32,
+        cumulative_norm: CUMULATIVE_NORM,
+        actions_ms: PATH_MENU.iter().map(|o| o.limit_ms).collect(),
+        profiles: Some(
+            PATH_MENU
+                .iter()
+                .map(|o| CardProfile {
+                    name: o.profile.to_owned(),
+                    config: ActionProfile::named(o.profile)
+                        .map(|p| p.config)
+                        .unwrap_or_default(),
+                })
+                .collect(),
+        ),
+        controls: Some(path_controls()),
+        measure: Some(PATH_MEASURE),
+        opset: OPSET,
+        onnx_file: onnx_file.into(),
+        onnx_sha256: onnx_sha256.into(),
+        training: Training {
+            logs: logs
+                .iter()
+                .map(|l| LogFile {
+                    name: l.path.clone(),
+                    sha256: l.sha256.clone(),
+                })
+                .collect(),
+            intervals: calls as u64,
+            clusters,
+            hyperparameters,
+        },
+        cv: CrossValidation {
+            folds: report.folds.len() as u32,
+            accuracy_mean: report.accuracy_mean,
+            accuracy_std: report.accuracy_std,
+        },
+        golden,
+        evaluation: None,
+    }
 }
 
 /// The card for a network exported as `onnx_file` with sha256 `onnx_sha256`.
@@ -187,32 +398,19 @@ pub fn build(
                     size: c.size as u64,
                 })
                 .collect(),
-            hyperparameters: serde_json::json!({
-                "model": {
-                    "embedding": "MLP 2 -> 64 -> 64 (ReLU), learned positional embedding [120, 64]",
-                    "encoder_layers": crate::model::LAYERS,
-                    "heads": crate::model::HEADS,
-                    "d_model": crate::model::D_MODEL,
-                    "feed_forward": crate::model::FF_WIDTH,
-                    "norm": "post-norm LayerNorm, eps 1e-5",
-                    "pooling": "mean over the 120 steps",
-                    "parameters": report.parameters,
-                },
-                "optimizer": "AdamW",
-                "learning_rate": hyper.learning_rate,
-                "weight_decay": hyper.weight_decay,
-                "dropout": hyper.dropout,
-                "schedule": "cosine annealing over the epochs",
-                "batch": hyper.batch,
-                "epochs": hyper.epochs,
-                "seed": hyper.seed,
-                "label": if joint {
+            hyperparameters: model_hyperparameters(
+                report,
+                if joint {
                     "the expert's (limit, profile) pair for the interval's forecast and measurements (nearest cluster)"
                 } else {
                     "the expert's limit for the interval's forecast (nearest cluster)"
                 },
-                "telemetry_input": if joint { "appended to every step's input (2 + 3 values per step); exported as a second input" } else { "none" },
-            }),
+                if joint {
+                    "appended to every step's input (2 + 3 values per step); exported as a second input"
+                } else {
+                    "none"
+                },
+            ),
         },
         cv: CrossValidation {
             folds: report.folds.len() as u32,

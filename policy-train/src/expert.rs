@@ -511,7 +511,9 @@ fn label_of<K: Copy + Ord>(rewards: &BTreeMap<K, RewardStat>, rule: LabelRule, f
     }
 }
 
-fn standardisation(raw: &[Vec<f64>], d: usize) -> (Vec<f64>, Vec<f64>) {
+/// The mean and standard deviation of each of the `d` features of `raw` (1 where a feature is
+/// constant), for z-scores.
+pub(crate) fn standardisation(raw: &[Vec<f64>], d: usize) -> (Vec<f64>, Vec<f64>) {
     let n = raw.len().max(1) as f64;
     let mut mean = vec![0.0; d];
     let mut std = vec![0.0; d];
@@ -523,9 +525,11 @@ fn standardisation(raw: &[Vec<f64>], d: usize) -> (Vec<f64>, Vec<f64>) {
     (mean, std)
 }
 
-type Clustering = (Array2<f64>, Vec<usize>, f64);
+/// Centres, each point's cluster, and the inertia.
+pub(crate) type Clustering = (Array2<f64>, Vec<usize>, f64);
 
-fn kmeans(z: &Array2<f64>, k: usize, seed: u64) -> Result<Clustering, ExpertError> {
+/// K-means (linfa) with `k` clusters over the rows of `z`, [`KMEANS_RUNS`] seeded restarts.
+pub(crate) fn kmeans(z: &Array2<f64>, k: usize, seed: u64) -> Result<Clustering, ExpertError> {
     let dataset = DatasetBase::from(z.clone());
     let rng = Xoshiro256Plus::seed_from_u64(seed);
     let model = KMeans::params_with_rng(k, rng)

@@ -194,6 +194,21 @@ fn transpose(w: &Weight) -> Vec<f32> {
     t
 }
 
+/// Every weight of `net` by export name ([`crate::model::PolicyNet::named_weights`]), as
+/// [`onnx_bytes_with`] takes them.
+pub fn weights_of_net(
+    net: &crate::model::PolicyNet,
+) -> Result<HashMap<String, Weight>, tch::TchError> {
+    net.named_weights()
+        .into_iter()
+        .map(|(name, t)| {
+            let shape = t.size();
+            let values = Vec::<f32>::try_from(t.flatten(0, -1))?;
+            Ok((name, Weight { shape, values }))
+        })
+        .collect()
+}
+
 /// The ONNX bytes of the network whose weights are `weights` (export names of
 /// [`crate::model::PolicyNet::named_weights`]) with `actions` outputs.
 pub fn onnx_bytes(

@@ -15,11 +15,17 @@
 //! 5. [`verify`]: the exported file loaded as the pacer loads it (tract), against its card and
 //!    against tch.
 //!
+//! The path-aware policy has its own trainer, [`counterfactual`]: every training call run under
+//! each output of the path menu, labelled with the output that did best, the transformer
+//! trained on those labels from the forecast and the call's measurements at the end of the
+//! measuring window, and a `leopace.policy.v2` card with the window.
+//!
 //! Only this crate links libtorch; the pacer runs the exported model with tract.
 
 #![forbid(unsafe_code)]
 
 pub mod card;
+pub mod counterfactual;
 pub mod expert;
 pub mod export;
 pub mod logs;

@@ -64,7 +64,26 @@ enum Command {
         after_help = "Example:\n  policy-train all --logs 'runs/train/telemetry/**/*.jsonl' --out models/"
     )]
     All(AllArgs),
+    /// Train the path-aware policy on counterfactual labels: every call run under each of the
+    /// six path-menu outputs (`rtc-client experiment --policies path-arm:...`), labelled with
+    /// the least intrusive output within --margin of the best utility, the transformer trained
+    /// on the forecast and the measurements at the end of the 30-s measuring window, exported
+    /// with a path card, compared in a regret table with each fixed output and the paper's
+    /// K-means expert, and verified.
+    ///
+    /// Utility of an output on a call, relative to its none@2000 arm: `-freezes_per_min -
+    /// frozen_s_per_min - 10 (p95 / p95_ref - 1) - 20 max(0, 0.95 - bitrate / bitrate_ref)`.
+    ///
+    /// Writes OUT/policy.onnx, OUT/policy.json, OUT/labels.json, OUT/training.json,
+    /// OUT/training-curve.png and OUT/counterfactual.json.
+    #[command(after_help = COUNTERFACTUAL_EXAMPLE)]
+    Counterfactual(CounterfactualArgs),
 }
+
+const COUNTERFACTUAL_EXAMPLE: &str = "Example (every call under each of the six outputs, then training):
+  rtc-client experiment --policies path-arm:none@2000,path-arm:playout@2000,path-arm:playout+discardable@2000,path-arm:playout@200,path-arm:playout+discardable@200,path-arm:hold160+guard+boost+playout@200 \\
+      --scenarios starlink,terrestrial-lte,leocc-trace --calls 10 --seed 20000 --handover calibrated --out runs/cf-train
+  policy-train counterfactual --runs runs/cf-train --out models/path";
 
 #[derive(Debug, Args)]
 struct LogArgs {
@@ -187,6 +206,38 @@ struct AllArgs {
     out: PathBuf,
 }
 
+#[derive(Debug, Args)]
+struct CounterfactualArgs {
+    /// Experiment directories (`rtc-client experiment --out`) that ran the path arms: each holds
+    /// report.json and telemetry/. Repeat the flag or list several.
+    #[arg(long, required = true, num_args = 1.., value_name = "DIR")]
+    runs: Vec<PathBuf>,
+    /// The labelling margin in utility units (freezes a minute): the label is the lowest-index
+    /// output whose utility is within it of the best.
+    #[arg(long, default_value_t = policy_train::counterfactual::DEFAULT_MARGIN, value_parser = margin)]
+    margin: f64,
+    /// Clusters of the K-means expert the model is compared with.
+    #[arg(long, default_value_t = policy_train::counterfactual::DEFAULT_K as u64, value_parser = clap::value_parser!(u64).range(1..=12))]
+    k: u64,
+    /// Skip a call that lacks an arm (with a warning) instead of stopping.
+    #[arg(long)]
+    skip_incomplete: bool,
+    #[command(flatten)]
+    hyper: HyperArgs,
+    /// Output directory.
+    #[arg(long, value_name = "DIR")]
+    out: PathBuf,
+}
+
+/// A margin: a finite number, 0 or more.
+fn margin(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        Ok(v) => Err(format!("{v} is not a finite number of 0 or more")),
+        Err(e) => Err(format!("{text:?} is not a number: {e}")),
+    }
+}
+
 /// What `train` leaves for `export`.
 #[derive(Debug, Serialize, Deserialize)]
 struct TrainingFile {
@@ -236,15 +287,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Export(a) => {
             let expert: Expert = read_json(&a.dir.join("expert.json"))?;
             let file: TrainingFile = read_json(&a.dir.join("training.json"))?;
-            let trained = load_weights(
-                &a.dir.join("weights.ot"),
-                expert.actions_ms.len(),
-                if expert.is_joint() {
-                    pacer::policy::FEEDBACK_WIDTH
-                } else {
-                    0
-                },
-            )?;
+            let trained = load_weights(&a.dir.join("weights.ot"), expert.actions_ms.len())?;
             export_model(&a.dir, &trained, &expert, &file)?;
             Ok(())
         }
@@ -259,7 +302,46 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::All(a) => all(&a),
+        Command::Counterfactual(a) => counterfactual(&a),
     }
+}
+
+fn counterfactual(a: &CounterfactualArgs) -> Result<()> {
+    let hyper = a.hyper.hyper();
+    let options = policy_train::counterfactual::Options {
+        runs: a.runs.clone(),
+        out: a.out.clone(),
+        hyper,
+        threads: a.hyper.threads as usize,
+        margin: a.margin,
+        k: a.k as usize,
+        skip_incomplete: a.skip_incomplete,
+    };
+    let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+    if let Ok(style) =
+        ProgressStyle::with_template("{msg} {bar:40} {pos}/{len} epochs ({elapsed}, eta {eta})")
+    {
+        bar.set_style(style);
+    }
+    bar.set_message("training");
+    let finished = policy_train::counterfactual::run(&options, |done, total| {
+        bar.set_length(total as u64);
+        bar.set_position(done as u64);
+    })?;
+    bar.finish_and_clear();
+    print!(
+        "{}",
+        policy_train::counterfactual::format_summary(&finished.summary)
+    );
+    println!(
+        "\nwrote {} (sha256 {}) with its card {}, labels.json, training.json, training-curve.png and counterfactual.json",
+        a.out.join("policy.onnx").display(),
+        finished.summary.onnx_sha256,
+        finished.card.display()
+    );
+    let v = verify::verify(&finished.card, 7).context("the exported model does not verify")?;
+    print_verification(&v);
+    Ok(())
 }
 
 fn read_logs(args: &LogArgs) -> Result<Logs> {
@@ -444,7 +526,24 @@ fn save_training(dir: &Path, trained: &Trained, file: &TrainingFile) -> Result<(
     Ok(())
 }
 
-fn load_weights(path: &Path, actions: usize, telemetry: usize) -> Result<Trained> {
+/// The trained network in `path` (a `weights.ot` of `train`). Its telemetry width is read from
+/// the file's first layer (`tok1.weight`, `[64, 2 + F]`), so a network trained with any number
+/// of measurement features loads as it was trained.
+fn load_weights(path: &Path, actions: usize) -> Result<Trained> {
+    let stored = tch::Tensor::load_multi(path)
+        .with_context(|| format!("cannot load the weights {}", path.display()))?;
+    let first = stored
+        .iter()
+        .find(|(name, _)| name == "tok1.weight")
+        .map(|(_, t)| t.size())
+        .with_context(|| format!("{} has no tok1.weight", path.display()))?;
+    let telemetry = match first.as_slice() {
+        [_, width] if *width >= 2 => (*width - 2) as usize,
+        other => bail!(
+            "{}: tok1.weight has shape {other:?}, expected [64, 2 + F]",
+            path.display()
+        ),
+    };
     let mut vs = tch::nn::VarStore::new(tch::Device::Cpu);
     let net = policy_train::model::PolicyNet::with_telemetry(&vs.root(), actions, 0.0, telemetry);
     vs.load(path)
@@ -454,16 +553,7 @@ fn load_weights(path: &Path, actions: usize, telemetry: usize) -> Result<Trained
 
 fn export_model(dir: &Path, trained: &Trained, expert: &Expert, file: &TrainingFile) -> Result<()> {
     let started = Instant::now();
-    let weights: HashMap<String, export::Weight> = trained
-        .net
-        .named_weights()
-        .into_iter()
-        .map(|(name, t)| -> Result<(String, export::Weight)> {
-            let shape = t.size();
-            let values = Vec::<f32>::try_from(t.flatten(0, -1))?;
-            Ok((name, export::Weight { shape, values }))
-        })
-        .collect::<Result<_>>()?;
+    let weights: HashMap<String, export::Weight> = export::weights_of_net(&trained.net)?;
     let bytes =
         export::onnx_bytes_with(&weights, expert.actions_ms.len(), trained.net.telemetry())?;
     let onnx = dir.join("policy.onnx");
@@ -639,6 +729,20 @@ fn print_training(r: &TrainReport, e: &Expert) {
 }
 
 fn print_verification(v: &verify::Verification) {
+    if let Some(profile) = &v.all_zero_profile {
+        println!(
+            "{}: outputs {:?} ms; {} golden vectors match tract; {} random inputs: max |tract - tch| = {:.2e} ({} argmax disagreements); all-zero forecast with nothing measured -> {} ms + {profile}",
+            v.policy,
+            v.actions_ms,
+            v.golden,
+            v.random_inputs,
+            v.max_difference,
+            v.argmax_disagreements,
+            v.all_zero_ms,
+        );
+        print_reference(v);
+        return;
+    }
     println!(
         "{}: limits {:?} ms; {} golden vectors match tract; {} random inputs: max |tract - tch| = {:.2e} ({} argmax disagreements); all-zero forecast -> {} ms ({})",
         v.policy,
@@ -654,6 +758,10 @@ fn print_verification(v: &verify::Verification) {
             "NOT the smallest limit"
         }
     );
+    print_reference(v);
+}
+
+fn print_reference(v: &verify::Verification) {
     match &v.onnx_reference {
         Some(r) => println!("onnx checker and onnxruntime: {r}"),
         None => println!(

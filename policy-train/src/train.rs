@@ -75,6 +75,30 @@ pub struct Dataset {
     pub pattern: Vec<usize>,
 }
 
+/// One explicit training sample ([`Dataset::from_samples`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sample {
+    /// The `[120, 2]` forecast, row-major (240 values).
+    pub forecast: Vec<f32>,
+    /// The measurement values, `F` of them (the card's telemetry features).
+    pub features: Vec<f32>,
+    /// The output index it is labelled with.
+    pub label: usize,
+}
+
+/// Why explicit samples make no dataset.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DatasetError {
+    /// A sample has the wrong shape or a non-finite value.
+    #[error("training sample {index} has {problem}")]
+    Sample {
+        /// Its index.
+        index: usize,
+        /// What is wrong.
+        problem: String,
+    },
+}
+
 /// The distinct patterns among `index`: one representative sample each, with its count.
 fn distinct(data: &Dataset, index: &[i64]) -> (Vec<i64>, Vec<f32>) {
     let mut first: std::collections::HashMap<usize, usize> = std::collections::HashMap::new();
@@ -133,6 +157,58 @@ impl Dataset {
             label_list: labels,
             pattern,
         }
+    }
+
+    /// One sample per call of `samples`, given explicitly: its forecast and measurements, and
+    /// its label (the path-aware trainer's counterfactual labels, [`crate::counterfactual`]).
+    /// Every sample must carry a `[120, 2]` forecast and the same number of measurement values;
+    /// the first that does not is the error.
+    pub fn from_samples(samples: &[Sample]) -> Result<Self, DatasetError> {
+        let telemetry = samples.first().map_or(0, |s| s.features.len());
+        let mut flat = Vec::with_capacity(samples.len() * (2 + telemetry) * HORIZON_STEPS);
+        let mut labels = Vec::with_capacity(samples.len());
+        let mut ids: std::collections::HashMap<(Vec<u32>, Vec<u32>, i64), usize> =
+            std::collections::HashMap::new();
+        let mut pattern = Vec::with_capacity(samples.len());
+        for (index, s) in samples.iter().enumerate() {
+            let problem = if s.forecast.len() != 2 * HORIZON_STEPS {
+                Some(format!(
+                    "a forecast of {} values, expected {}",
+                    s.forecast.len(),
+                    2 * HORIZON_STEPS
+                ))
+            } else if s.features.len() != telemetry {
+                Some(format!(
+                    "{} measurement values where the first sample has {telemetry}",
+                    s.features.len()
+                ))
+            } else if s.forecast.iter().chain(&s.features).any(|v| !v.is_finite()) {
+                Some("a value that is not finite".to_owned())
+            } else {
+                None
+            };
+            if let Some(problem) = problem {
+                return Err(DatasetError::Sample { index, problem });
+            }
+            flat.extend(joint_input(&s.forecast, &s.features));
+            let label = s.label as i64;
+            labels.push(label);
+            let next = ids.len();
+            let key = (
+                s.forecast.iter().map(|f| f.to_bits()).collect(),
+                s.features.iter().map(|f| f.to_bits()).collect(),
+                label,
+            );
+            pattern.push(*ids.entry(key).or_insert(next));
+        }
+        let n = samples.len() as i64;
+        Ok(Self {
+            inputs: Tensor::from_slice(&flat).view([n, HORIZON_STEPS as i64, 2 + telemetry as i64]),
+            telemetry,
+            labels: Tensor::from_slice(&labels),
+            label_list: labels,
+            pattern,
+        })
     }
 
     /// Samples.
@@ -303,9 +379,22 @@ pub fn train(
     data: &Dataset,
     actions: usize,
     hyper: &Hyper,
-    mut on_epoch: impl FnMut(usize, usize),
+    on_epoch: impl FnMut(usize, usize),
 ) -> Result<(Trained, TrainReport), tch::TchError> {
+    train_out_of_fold(data, actions, hyper, on_epoch).map(|(trained, report, _)| (trained, report))
+}
+
+/// [`train`], also answering each sample's out-of-fold prediction: the output the fold that
+/// held it out predicts for it (`None` for every sample without cross-validation). The folds,
+/// seeds and fits are [`train`]'s, so the network and report are the same.
+pub fn train_out_of_fold(
+    data: &Dataset,
+    actions: usize,
+    hyper: &Hyper,
+    mut on_epoch: impl FnMut(usize, usize),
+) -> Result<(Trained, TrainReport, Vec<Option<usize>>), tch::TchError> {
     let n = data.len();
+    let mut out_of_fold = vec![None; n];
     let folds = if hyper.folds >= 2 && n >= hyper.folds {
         hyper.folds
     } else {
@@ -339,6 +428,9 @@ pub fn train(
         )?;
         let (accuracy, predictions) = evaluate(&trained.net, data, &validation);
         for (p, i) in predictions.iter().zip(&validation) {
+            if let (Some(slot), Ok(p)) = (out_of_fold.get_mut(*i as usize), usize::try_from(*p)) {
+                *slot = Some(p);
+            }
             let t = data.label_list[*i as usize] as usize;
             if let Some(cell) = confusion
                 .get_mut(t)
@@ -385,7 +477,7 @@ pub fn train(
         confusion,
         final_curve,
     };
-    Ok((trained, report))
+    Ok((trained, report, out_of_fold))
 }
 
 /// One step-major network input: each of the 120 forecast steps (`forecast`, `[120, 2]`

@@ -39,6 +39,9 @@ pub struct Verification {
     pub all_zero_ms: u64,
     /// Whether that is the smallest deployed limit (the paper's terrestrial behaviour).
     pub all_zero_is_smallest: bool,
+    /// A joint card's profile for the all-zero forecast with nothing measured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub all_zero_profile: Option<String>,
     /// What the ONNX checker and onnxruntime said (`None` when `LEOPACE_ONNX_PYTHON` is unset).
     pub onnx_reference: Option<serde_json::Value>,
 }
@@ -115,11 +118,15 @@ pub fn verify(card_path: &Path, seed: u64) -> Result<Verification, VerifyError> 
         message: e.to_string(),
     })?;
     let vs = nn::VarStore::new(Device::Cpu);
-    let telemetry = if card.is_joint() {
-        pacer::policy::FEEDBACK_WIDTH
-    } else {
-        0
-    };
+    // A joint card's telemetry input is as wide as its named features (the first joint
+    // model's three, a path card's ten).
+    let features: Vec<String> = card
+        .telemetry_input
+        .as_ref()
+        .filter(|_| card.is_joint())
+        .map(|t| t.features.clone())
+        .unwrap_or_default();
+    let telemetry = card.telemetry_width().unwrap_or(0);
     let mut net = PolicyNet::with_telemetry(&vs.root(), card.actions_ms.len(), 0.0, telemetry);
     let tensors: HashMap<String, Tensor> = weights
         .iter()
@@ -148,14 +155,10 @@ pub fn verify(card_path: &Path, seed: u64) -> Result<Verification, VerifyError> 
         let input = HandoverSteps::from_bits(&bits)
             .unwrap_or(HandoverSteps::NONE)
             .to_tensor();
-        // A joint model also gets random measurements: an excess loss of -10 to +40 points,
-        // a loss of 0 to 20 %, known or not.
-        let measured: Vec<f32> = (0..telemetry)
-            .map(|j| match j {
-                0 => rng.random_range(-1.0..4.0),
-                1 => rng.random_range(0.0..2.0),
-                _ => f32::from(u8::from(rng.random_bool(0.8))),
-            })
+        // A joint model also gets random measurements, each within what its feature reads.
+        let measured: Vec<f32> = features
+            .iter()
+            .map(|name| random_feature(name, &mut rng))
             .collect();
         let a = policy
             .logits_with(&input, card.is_joint().then_some(&measured[..]))
@@ -193,8 +196,29 @@ pub fn verify(card_path: &Path, seed: u64) -> Result<Verification, VerifyError> 
         argmax_disagreements: disagreements,
         all_zero_ms: card.actions_ms.get(zero_index).copied().unwrap_or_default(),
         all_zero_is_smallest: zero_index == 0,
+        all_zero_profile: card
+            .profiles
+            .as_ref()
+            .and_then(|p| p.get(zero_index))
+            .map(|p| p.name.clone()),
         onnx_reference,
     })
+}
+
+/// A random value of the feature called `name` ([`pacer::policy::KNOWN_FEATURES`]), scaled as
+/// the model reads it: an excess loss of -10 to +40 points, a previous or background loss of 0
+/// to 20 %, a row loss of 0 to 60 %, known or not, an RTT up to 500 ms, a repair delay up to
+/// 1 s, a target up to 8 Mbit/s.
+fn random_feature(name: &str, rng: &mut ChaCha8Rng) -> f32 {
+    match name {
+        "boundary_excess_loss_pct/10" => rng.random_range(-1.0..4.0),
+        "boundary_excess_known" => f32::from(u8::from(rng.random_bool(0.8))),
+        "row0_loss_pct/10" | "row1_loss_pct/10" | "row2_loss_pct/10" => rng.random_range(0.0..6.0),
+        "rtt_ms/100" => rng.random_range(0.0..5.0),
+        "repair_delay_ms/100" => rng.random_range(0.0..10.0),
+        "target_kbps/1000" => rng.random_range(0.0..8.0),
+        _ => rng.random_range(0.0..2.0),
+    }
 }
 
 fn argmax(v: &[f32]) -> usize {
