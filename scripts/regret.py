@@ -10,10 +10,11 @@ the baseline's. The utility of a call is the one the path-aware policy's labels 
 (policy-train/src/counterfactual.rs), relative to the baseline (libwebrtc's sender) on the same
 seed:
 
-  U = -freezes_per_min - frozen_s_per_min - 10 (P95 / P95_base - 1) - 20 max(0, 0.95 - bitrate / bitrate_base)
+  U = -freezes_per_min - frozen_s_per_min - 10 max(0, P95 / P95_base - 1) - 20 max(0, 0.95 - bitrate / bitrate_base)
 
-so a 10 % P95 rise weighs as much as one freeze a minute (the goal allows at most +10 %) and a
-bitrate under 95 % of libwebrtc's (the goal's floor) weighs heavily. For each scenario the best
+so a 10 % P95 rise weighs as much as one freeze a minute (the goal allows at most +10 %), a fall
+earns nothing (the goal is fewer freezes at no cost in delay), and a bitrate under 95 % of
+libwebrtc's (the goal's floor) weighs heavily. For each scenario the best
 fixed profile is the non-learned policy with the highest mean utility (the oracle rule: it knows
 the scenario). The table gives each policy's regret (best mean utility minus its own), its
 freezes a minute and P95 against the best fixed profile's, with paired sign-flip p-values over
@@ -90,7 +91,7 @@ class Cells:
 def utility(call, base):
     p95 = call["e2e_delay_p95_ms"] / base["e2e_delay_p95_ms"] if base["e2e_delay_p95_ms"] > 0 else 1.0
     br = call["video_bitrate_kbps"] / base["video_bitrate_kbps"] if base["video_bitrate_kbps"] > 0 else 1.0
-    return (-call["freezes_per_min"] - call["frozen_s_per_min"] - W_P95 * (p95 - 1.0)
+    return (-call["freezes_per_min"] - call["frozen_s_per_min"] - W_P95 * max(0.0, p95 - 1.0)
             - W_BITRATE * max(0.0, BITRATE_FLOOR - br))
 
 

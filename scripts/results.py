@@ -60,6 +60,8 @@ GOAL_POLICIES = [
 CARDS = [
     ("models/policy.json", "the paper's queue-limit model"),
     ("models/joint/policy.json", "the joint model (limit + action profile)"),
+    ("models/path/policy.json", "the path-aware policy (one limit and action profile per call, "
+     "chosen after a 30-s measuring window)"),
 ]
 SECTION_TITLES = {
     "goal": "The goal table",
@@ -524,7 +526,9 @@ class Page:
             held = sorted(set(calibrated.scenarios() if calibrated else []) - set(train_sc))
             rows.append([
                 f"`learned:{cid}` ({path}): {what}",
-                f"{len(train)} calls, seeds {seeds[0]}-{seeds[-1]}, on {', '.join(train_sc)}" if seeds else "no logs named",
+                (f"{len(train)} calls, seeds {seeds[0]}-{seeds[-1]}, on "
+                 + (', '.join(train_sc) if len(train_sc) <= 8 else f"{len(train_sc)} training paths (rtc-client paths)"))
+                if seeds else "no logs named",
                 ", ".join(evaluated) or "not run",
                 ", ".join(held) or "none",
             ])

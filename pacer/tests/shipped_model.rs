@@ -248,7 +248,7 @@ fn a_joint_card_with_an_unknown_profile_or_without_its_telemetry_input_is_refuse
 
 #[test]
 fn the_shipped_cards_name_held_out_seeds_and_a_card_evaluated_on_its_training_seeds_is_refused() {
-    for card in [card(), joint_card()] {
+    for card in [card(), joint_card(), path_card()] {
         let policy = OnnxPolicy::load(&card).expect("the shipped model loads");
         let evaluation = policy
             .card()
@@ -278,4 +278,82 @@ fn the_shipped_cards_name_held_out_seeds_and_a_card_evaluated_on_its_training_se
         "{error}"
     );
     std::fs::remove_dir_all(&dir).ok();
+}
+
+fn path_card() -> PathBuf {
+    PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../models/path/policy.json"
+    ))
+}
+
+#[test]
+fn the_path_aware_model_measures_then_keeps_one_output_chosen_by_the_path() {
+    let mut policy = OnnxPolicy::load(path_card()).expect("models/path/policy.json loads");
+    let card = policy.card().clone();
+    assert!(card.is_joint() && policy.controls_actions());
+    assert_eq!(
+        card.telemetry_input.as_ref().map(|t| t.features.clone()),
+        Some(
+            pacer::policy::PATH_FEATURES
+                .iter()
+                .map(|f| (*f).to_owned())
+                .collect()
+        )
+    );
+    let measure = card.measure.expect("a path card has a measuring window");
+    assert_eq!(measure, pacer::policy::PATH_MEASURE);
+    for (i, output) in pacer::policy::PATH_MENU.iter().enumerate() {
+        assert_eq!(card.actions_ms[i], output.limit_ms);
+        assert_eq!(card.profile(i).map(|p| p.name), Some(output.profile));
+    }
+    let starlink_like = CallFeedback {
+        boundary_excess_loss_pct: Some(30.0),
+        previous_loss_pct: Some(0.5),
+        outside_loss_pct: Some(0.5),
+        row_loss_pct: [Some(47.0), Some(20.0), Some(4.0)],
+        rtt_ms: Some(180.0),
+        repair_delay_ms: Some(400.0),
+        target_kbps: Some(2500.0),
+    };
+    let terrestrial = CallFeedback {
+        outside_loss_pct: Some(0.2),
+        rtt_ms: Some(60.0),
+        target_kbps: Some(1500.0),
+        ..CallFeedback::default()
+    };
+    let slots: Vec<usize> = (0..8).map(|i| 11 + 15 * i).collect();
+    let choose = |feedback: &CallFeedback, offsets: &[usize]| {
+        let mut call = policy.clone();
+        let start = Instant::now();
+        let measuring = call
+            .decide_joint(&forecast_at(start, offsets), feedback)
+            .expect("a choice");
+        let chosen = call
+            .decide_joint(
+                &forecast_at(start + Duration::from_secs(measure.seconds), offsets),
+                feedback,
+            )
+            .expect("a choice");
+        (measuring, chosen)
+    };
+    let measuring_output = pacer::policy::PATH_MENU[measure.output].choice();
+    let (measuring, lossy) = choose(&starlink_like, &slots);
+    assert_eq!(measuring, measuring_output);
+    assert_eq!(
+        (lossy.limit, lossy.profile.map(|p| p.name)),
+        (Duration::from_millis(200), Some("playout+discardable")),
+        "lossy boundaries: the receiver-side actions over the short limit"
+    );
+    let (_, clean) = choose(&terrestrial, &[]);
+    assert_eq!(
+        (clean.limit, clean.profile.map(|p| p.name)),
+        (Duration::from_millis(2000), Some("none")),
+        "no handovers: libwebrtc's sender"
+    );
+    assert!(
+        policy
+            .decide_joint(&forecast_at(Instant::now(), &[]), &terrestrial)
+            .is_ok()
+    );
 }

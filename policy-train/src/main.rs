@@ -72,7 +72,7 @@ enum Command {
     /// K-means expert, and verified.
     ///
     /// Utility of an output on a call, relative to its none@2000 arm: `-freezes_per_min -
-    /// frozen_s_per_min - 10 (p95 / p95_ref - 1) - 20 max(0, 0.95 - bitrate / bitrate_ref)`.
+    /// frozen_s_per_min - 10 max(0, p95 / p95_ref - 1) - 20 max(0, 0.95 - bitrate / bitrate_ref)`.
     ///
     /// Writes OUT/policy.onnx, OUT/policy.json, OUT/labels.json, OUT/training.json,
     /// OUT/training-curve.png and OUT/counterfactual.json.
@@ -222,6 +222,10 @@ struct CounterfactualArgs {
     /// Skip a call that lacks an arm (with a warning) instead of stopping.
     #[arg(long)]
     skip_incomplete: bool,
+    /// Train on the labels' cross-entropy instead of the default, each output's regret on each
+    /// call (clipped at 5 freezes a minute): the expected regret under the network's choice.
+    #[arg(long)]
+    cross_entropy: bool,
     #[command(flatten)]
     hyper: HyperArgs,
     /// Output directory.
@@ -316,6 +320,7 @@ fn counterfactual(a: &CounterfactualArgs) -> Result<()> {
         margin: a.margin,
         k: a.k as usize,
         skip_incomplete: a.skip_incomplete,
+        cross_entropy: a.cross_entropy,
     };
     let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
     if let Ok(style) =

@@ -73,6 +73,12 @@ pub struct Dataset {
     pub label_list: Vec<i64>,
     /// For each sample, an id shared by every sample with the same input and label.
     pub pattern: Vec<usize>,
+    /// `[N, K]` float: each output's cost on each sample, when every sample has them. The fit
+    /// then minimises the expected cost under the network's softmax (cost-sensitive
+    /// classification, Elkan, "The Foundations of Cost-Sensitive Learning", IJCAI 2001)
+    /// instead of the labels' cross-entropy: one call's label is a noisy argmax of six
+    /// outcomes, while its costs say how much each wrong choice loses.
+    pub costs: Option<Tensor>,
 }
 
 /// One explicit training sample ([`Dataset::from_samples`]).
@@ -84,6 +90,11 @@ pub struct Sample {
     pub features: Vec<f32>,
     /// The output index it is labelled with.
     pub label: usize,
+    /// What each output would have cost on this sample (its regret: the best output's utility
+    /// minus this one's), when known: counterfactual samples know every output's outcome, and
+    /// a network trained to minimise the expected cost learns from all of them, not only from
+    /// the winner ([`Dataset::costs`]).
+    pub costs: Option<Vec<f32>>,
 }
 
 /// Why explicit samples make no dataset.
@@ -156,6 +167,7 @@ impl Dataset {
             labels: Tensor::from_slice(&labels),
             label_list: labels,
             pattern,
+            costs: None,
         }
     }
 
@@ -184,6 +196,15 @@ impl Dataset {
                 ))
             } else if s.forecast.iter().chain(&s.features).any(|v| !v.is_finite()) {
                 Some("a value that is not finite".to_owned())
+            } else if s.costs.is_some() != samples[0].costs.is_some() {
+                Some("costs where the first sample has none, or none where it has".to_owned())
+            } else if let Some(costs) = &s.costs
+                && (costs.len() != samples[0].costs.as_ref().map_or(0, Vec::len)
+                    || costs.iter().any(|c| !c.is_finite()))
+            {
+                Some(format!(
+                    "costs {costs:?}: not one finite value per output of the first sample"
+                ))
             } else {
                 None
             };
@@ -196,18 +217,31 @@ impl Dataset {
             let next = ids.len();
             let key = (
                 s.forecast.iter().map(|f| f.to_bits()).collect(),
-                s.features.iter().map(|f| f.to_bits()).collect(),
+                s.features
+                    .iter()
+                    .chain(s.costs.iter().flatten())
+                    .map(|f| f.to_bits())
+                    .collect(),
                 label,
             );
             pattern.push(*ids.entry(key).or_insert(next));
         }
         let n = samples.len() as i64;
+        let costs = samples.first().and_then(|s| s.costs.as_ref()).map(|first| {
+            let flat: Vec<f32> = samples
+                .iter()
+                .flat_map(|s| s.costs.iter().flatten())
+                .copied()
+                .collect();
+            Tensor::from_slice(&flat).view([n, first.len() as i64])
+        });
         Ok(Self {
             inputs: Tensor::from_slice(&flat).view([n, HORIZON_STEPS as i64, 2 + telemetry as i64]),
             telemetry,
             labels: Tensor::from_slice(&labels),
             label_list: labels,
             pattern,
+            costs,
         })
     }
 
@@ -350,12 +384,16 @@ pub fn fit(
             correct += (logits.argmax(-1, false).eq_tensor(&y).to_kind(Kind::Float) * &w)
                 .sum(Kind::Float)
                 .double_value(&[]);
-            let per_sample =
-                logits
+            let per_sample = match &data.costs {
+                Some(costs) => (logits.softmax(-1, Kind::Float) * costs.index_select(0, &idx))
+                    .sum_dim_intlist(-1, false, Kind::Float),
+                None => logits
                     .log_softmax(-1, Kind::Float)
                     .neg()
-                    .gather(1, &y.unsqueeze(1), false);
-            let loss = (per_sample.squeeze_dim(1) * &w).sum(Kind::Float) / w.sum(Kind::Float);
+                    .gather(1, &y.unsqueeze(1), false)
+                    .squeeze_dim(1),
+            };
+            let loss = (per_sample * &w).sum(Kind::Float) / w.sum(Kind::Float);
             opt.backward_step(&loss);
             loss_sum += loss.double_value(&[]);
             batches += 1;

@@ -522,6 +522,7 @@ fn explicit_samples_of_the_wrong_shape_are_refused_naming_the_sample() {
         forecast: vec![0.0; forecast],
         features: vec![0.5; features],
         label: 1,
+        costs: None,
     };
     let data = Dataset::from_samples(&[sample(240, 10), sample(240, 10)]).expect("a dataset");
     assert_eq!((data.len(), data.telemetry), (2, 10));
