@@ -28,32 +28,14 @@ the seeds, and the goal checks:
 import argparse
 import json
 import os
-import random
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from results import paired_p  # noqa: E402  (the test `rtc-client experiment` runs, as the results page uses it)
 
 W_P95 = 10.0
 W_BITRATE = 20.0
 BITRATE_FLOOR = 0.95
-
-
-def paired_p(treatment, control, seed=1):
-    """Two-sided paired sign-flip permutation test, as `rtc-client experiment` computes it."""
-    if not treatment or len(treatment) != len(control):
-        return None
-    diffs = [t - c for t, c in zip(treatment, control)]
-    observed = abs(sum(diffs))
-    threshold = observed - 1e-9 * max(observed, 1.0)
-    n = len(diffs)
-    if n <= 16:
-        hits = 0
-        for pattern in range(1 << n):
-            s = sum(-d if pattern >> i & 1 else d for i, d in enumerate(diffs))
-            hits += abs(s) >= threshold
-        return hits / (1 << n)
-    rng = random.Random(seed)
-    draws = 10_000
-    hits = sum(abs(sum(-d if rng.random() < 0.5 else d for d in diffs)) >= threshold for _ in range(draws))
-    return (1 + hits) / (1 + draws)
 
 
 class Cells:
