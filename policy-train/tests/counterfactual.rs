@@ -408,7 +408,7 @@ fn the_binary_trains_a_path_card_that_loads_and_decides_by_the_rule_after_the_wi
         "--k",
         "2",
         "--epochs",
-        "40",
+        "120",
         "--batch",
         "4",
         "--folds",
@@ -480,6 +480,12 @@ fn the_binary_trains_a_path_card_that_loads_and_decides_by_the_rule_after_the_wi
     assert_eq!(card.training.clusters.len(), 2);
     assert_eq!(card.training.logs.len(), 2 * 6 * 7 - 1);
     assert_eq!(card.training.hyperparameters["utility"]["w_p95"], 10.0);
+    assert!(
+        card.training.hyperparameters["objective"]
+            .as_str()
+            .is_some_and(|o| o.starts_with("expected regret")),
+        "the default objective is each call's regret"
+    );
 
     let policy = OnnxPolicy::load(&card_path).expect("the path card loads");
     let decide = |kind: Kind, seed: u64| {
