@@ -86,7 +86,7 @@ pub struct PolicyController {
     /// The next boundary; `None` once time has run past what an `Instant` can represent.
     next: Option<Instant>,
     /// The one decision off the grid that a measuring policy asks for
-    /// ([`QueuePolicy::measuring_window`] after `start`), until it is made.
+    /// ([`QueuePolicy::measuring_window`] after the first decision), until it is made.
     measured: Option<Instant>,
     source: Box<dyn HandoverSource>,
     policy: Box<dyn QueuePolicy>,
@@ -111,13 +111,10 @@ impl PolicyController {
         policy: impl QueuePolicy + 'static,
         handle: PacerHandle,
     ) -> Self {
-        let measured = policy
-            .measuring_window()
-            .and_then(|window| start.checked_add(window));
         Self {
             interval: interval.max(Duration::from_millis(1)),
             next: Some(start),
-            measured,
+            measured: None,
             source: Box::new(source),
             policy: Box::new(policy),
             fallback: Fixed::webrtc_default(),
@@ -184,6 +181,15 @@ impl PolicyController {
         }
         if self.measured.is_some_and(|measured| now >= measured) {
             self.measured = None;
+        }
+        // The window runs from the first decision, not from `start`: a real call's first
+        // decision can come late (the connection set up after the controller was built), and
+        // the policy counts its window from the first decision it makes.
+        if self.decisions == 0 {
+            self.measured = self
+                .policy
+                .measuring_window()
+                .and_then(|window| now.checked_add(window));
         }
         Some(self.decide(now, feedback))
     }
@@ -443,6 +449,14 @@ mod tests {
         c.handle_timeout(start + 120 * SECOND).unwrap();
         assert_eq!((c.source_failures(), c.policy_failures()), (2, 0));
         assert_eq!(c.poll_timeout(), Some(start + 240 * SECOND));
+
+        // A first decision that comes late moves the window with it.
+        let (mut late, _) = controller(start, NoHandovers, crate::policy::PathArm::new(4).unwrap());
+        let first = late.handle_timeout(start + 2 * SECOND).unwrap();
+        assert_eq!(first.profile.map(|p| p.name), Some("playout"));
+        assert_eq!(late.poll_timeout(), Some(start + 32 * SECOND));
+        let chosen = late.handle_timeout(start + 32 * SECOND).unwrap();
+        assert_eq!(chosen.profile.map(|p| p.name), Some("playout+discardable"));
     }
 
     #[test]
