@@ -278,13 +278,7 @@ pub fn build_path(
         onnx_file: onnx_file.into(),
         onnx_sha256: onnx_sha256.into(),
         training: Training {
-            logs: logs
-                .iter()
-                .map(|l| LogFile {
-                    name: l.path.clone(),
-                    sha256: l.sha256.clone(),
-                })
-                .collect(),
+            logs: log_files(logs),
             intervals: calls as u64,
             clusters,
             hyperparameters,
@@ -297,6 +291,16 @@ pub fn build_path(
         golden,
         evaluation: None,
     }
+}
+
+/// The card's record of the telemetry files read: each one's path and sha256.
+fn log_files(logs: &[ReadLog]) -> Vec<LogFile> {
+    logs.iter()
+        .map(|l| LogFile {
+            name: l.path.clone(),
+            sha256: l.sha256.clone(),
+        })
+        .collect()
 }
 
 /// The card for a network exported as `onnx_file` with sha256 `onnx_sha256`.
@@ -380,13 +384,7 @@ pub fn build(
         onnx_file: onnx_file.into(),
         onnx_sha256: onnx_sha256.into(),
         training: Training {
-            logs: logs
-                .iter()
-                .map(|l| LogFile {
-                    name: l.path.clone(),
-                    sha256: l.sha256.clone(),
-                })
-                .collect(),
+            logs: log_files(logs),
             intervals: report.samples as u64,
             clusters: expert
                 .clusters
