@@ -216,20 +216,7 @@ pub fn build_path(
     onnx_file: &str,
     onnx_sha256: &str,
 ) -> ModelCard {
-    let golden = golden_inputs(report.hyper.seed)
-        .into_iter()
-        .flat_map(|(name, input)| {
-            path_golden_telemetry()
-                .into_iter()
-                .map(move |(measured, t)| (format!("{name}/{measured}"), input.clone(), t))
-        })
-        .map(|(name, input, t)| Golden {
-            logits: logits_with(net, &input, &t),
-            name,
-            input,
-            telemetry: Some(t),
-        })
-        .collect();
+    let golden = joint_golden(net, report.hyper.seed, &path_golden_telemetry());
     let mut hyperparameters = model_hyperparameters(
         report,
         "the lowest-index menu output whose counterfactual utility on the call is within the \
@@ -293,6 +280,22 @@ pub fn build_path(
     }
 }
 
+/// A joint model's golden vectors: every golden forecast with every measurement set, named
+/// `<forecast>/<measurements>`, with the logits of `net`'s own forward pass.
+fn joint_golden(net: &PolicyNet, seed: u64, sets: &[(&str, Vec<f32>)]) -> Vec<Golden> {
+    golden_inputs(seed)
+        .into_iter()
+        .flat_map(|(name, input)| {
+            sets.iter().map(move |(measured, t)| Golden {
+                logits: logits_with(net, &input, t),
+                name: format!("{name}/{measured}"),
+                input: input.clone(),
+                telemetry: Some(t.clone()),
+            })
+        })
+        .collect()
+}
+
 /// The card's record of the telemetry files read: each one's path and sha256.
 fn log_files(logs: &[ReadLog]) -> Vec<LogFile> {
     logs.iter()
@@ -315,20 +318,11 @@ pub fn build(
     let hyper: &Hyper = &report.hyper;
     let joint = expert.is_joint();
     let golden: Vec<Golden> = if joint {
-        golden_inputs(hyper.seed)
+        let sets: Vec<(&str, Vec<f32>)> = golden_telemetry()
             .into_iter()
-            .flat_map(|(name, input)| {
-                golden_telemetry()
-                    .into_iter()
-                    .map(move |(measured, t)| (format!("{name}/{measured}"), input.clone(), t))
-            })
-            .map(|(name, input, t)| Golden {
-                logits: logits_with(net, &input, &t),
-                name,
-                input,
-                telemetry: Some(t.to_vec()),
-            })
-            .collect()
+            .map(|(name, t)| (name, t.to_vec()))
+            .collect();
+        joint_golden(net, hyper.seed, &sets)
     } else {
         golden_inputs(hyper.seed)
             .into_iter()
