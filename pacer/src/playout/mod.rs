@@ -17,7 +17,7 @@ mod stamp;
 
 pub use stamp::{PlayoutDelayStamper, PlayoutStamperHandle, PlayoutStats, STAMPER_SLOT};
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The extension's URI (libwebrtc `RtpExtension::kPlayoutDelayUri`).
 pub const PLAYOUT_DELAY_URI: &str = "http://www.webrtc.org/experiments/rtp-hdrext/playout-delay";
@@ -72,7 +72,13 @@ pub const NACK_ALLOWANCE: Duration = Duration::from_millis(20);
 /// The raise a frame captured at `at` gets: a window's `amount` inside it (`(start, end,
 /// amount)`, end excluded), less [`RAMP_UP_SLOPE`] per ms before it and [`RAMP_DOWN_SLOPE`] per
 /// ms after it; the largest over all windows.
-pub fn raise_at(at: Instant, windows: &[(Instant, Instant, Duration)]) -> Duration {
+///
+/// Generic over the clock, so that a receiver that keeps its own time (and raises its own
+/// minimum from its own forecast) shapes the raise by the same rule.
+pub fn raise_at<T>(at: T, windows: &[(T, T, Duration)]) -> Duration
+where
+    T: Copy + Ord + std::ops::Sub<Output = Duration>,
+{
     windows
         .iter()
         .map(|&(start, end, amount)| {
@@ -112,6 +118,7 @@ pub fn to_units(delay: Duration) -> u16 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Instant;
 
     fn ms(v: u64) -> Duration {
         Duration::from_millis(v)

@@ -141,6 +141,12 @@ pub struct TimingArgs {
     /// video: no round-trip term.
     #[arg(long)]
     pub receiver_rtt: bool,
+    /// The receiver raises its own minimum playout delay around the handovers its own forecast
+    /// (the --handover source) predicts, by the sender's playout-raise rule sized from its own
+    /// repair measurements: a receiver behind the dish does this with any sender, a browser's
+    /// included. Needs a --handover source other than none.
+    #[arg(long)]
+    pub receiver_raise: bool,
 }
 
 impl TimingArgs {
@@ -461,6 +467,7 @@ impl RunArgs {
             timing_error: self.timing.error(),
             playout_floor: self.timing.playout_floor(),
             receiver_rtt: self.timing.receiver_rtt,
+            receiver_raise: self.timing.receiver_raise,
         }
     }
 

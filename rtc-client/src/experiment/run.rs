@@ -96,6 +96,8 @@ pub struct CallSettings {
     pub playout_floor: Duration,
     /// Whether the receiver knows the RTCP round-trip time (a two-way call).
     pub receiver_rtt: bool,
+    /// Whether the receiver raises its own minimum playout delay from its own forecast.
+    pub receiver_raise: bool,
 }
 
 /// Why one call of a plan failed.
@@ -156,6 +158,7 @@ pub fn simulate(
     config.timing_error = settings.timing_error;
     config.playout_floor = settings.playout_floor;
     config.receiver_rtt = settings.receiver_rtt;
+    config.receiver_raise = settings.receiver_raise;
     config.set_sender(realization.sender.overridden_by(&settings.sender));
     run_call(&config, epoch).map_err(|source| CallError::Sim {
         scenario: scenario.name().to_owned(),

@@ -7,13 +7,15 @@
 //! - [`packetizer`]: splits encoded frames into RTP packets whose payloads carry the header.
 //! - [`receiver`]: frame assembly, in-order decoding, loss declaration and PLIs, and rendering
 //!   at the playout time that [`playout`] and [`jitter`] set (libwebrtc's jitter buffer), with
-//!   retransmissions spotted by [`recovery`].
+//!   retransmissions spotted by [`recovery`], and the receiver's own raise around its predicted
+//!   handovers ([`forecast_raise`]).
 //! - [`vp8`]: real VP8 (RFC 7741): the payload descriptor, the test pattern, and frames from a
 //!   received VP8 stream.
 //! - [`qoe`]: the QoE meter with WebRTC's definitions (docs/architecture.md, "The telemetry contract"), its delays in a
 //!   constant-memory [`histogram`].
 
 pub mod encoder;
+pub mod forecast_raise;
 pub mod histogram;
 pub mod jitter;
 pub mod packetizer;

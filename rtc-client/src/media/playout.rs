@@ -146,6 +146,13 @@ impl PlayoutTiming {
         now
     }
 
+    /// When a frame captured at `capture` is expected to be complete here: its capture instant
+    /// plus the base transit learned so far (the capture instant itself before any frame).
+    pub fn expected_completion(&self, capture: Time) -> Time {
+        let ns = capture.as_nanos() as f64 + self.base_transit_ns.unwrap_or(0.0);
+        Time::from_nanos(ns.max(0.0) as u64)
+    }
+
     /// The current playout delay on top of the base transit.
     pub fn current_delay(&self) -> Duration {
         self.current_delay.unwrap_or_default()

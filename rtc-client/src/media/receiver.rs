@@ -46,6 +46,7 @@
 //!   of a frame further ahead forces the oldest ones out as lost. Rendered frames not yet polled
 //!   are capped at the same count (the oldest are discarded and counted).
 
+use super::forecast_raise::{ForecastRaise, REPAIR_QUANTILE};
 use super::jitter::JitterEstimator;
 use super::payload::PayloadHeader;
 use super::playout::{PlayoutConfig, PlayoutTiming};
@@ -152,6 +153,9 @@ pub struct ReceiverStats {
     /// Frames passed over because a later frame decodes without them (lost discardable frames;
     /// they count in [`Self::frames_dropped`] too), without a PLI.
     pub frames_skipped: u64,
+    /// Frames decoded with a minimum playout delay from the receiver's own forecast
+    /// ([`Receiver::set_forecast_raise`]) above the one the sender asked for.
+    pub frames_raised_by_forecast: u64,
 }
 
 /// A frame being assembled.
@@ -233,6 +237,10 @@ pub struct Receiver {
     previous_clean: Option<(Time, Time)>,
     /// The minimum playout delay the sender last asked for (libwebrtc keeps the last value).
     signalled_minimum: Duration,
+    /// The receiver's own raise around its predicted handovers, when it has a forecast.
+    forecast_raise: Option<ForecastRaise>,
+    /// The RTCP round-trip time, when this endpoint has one ([`Receiver::set_rtt`]).
+    rtt: Option<Duration>,
     /// The last frame decoded and the last base frame decoded (every frame but a discardable
     /// one), unwrapped ids.
     last_decoded: Option<u64>,
@@ -272,6 +280,8 @@ impl Receiver {
             },
             previous_clean: None,
             signalled_minimum: Duration::ZERO,
+            forecast_raise: None,
+            rtt: None,
             last_decoded: None,
             last_base: None,
             stats: ReceiverStats::default(),
@@ -304,6 +314,35 @@ impl Receiver {
     /// that only receives, never calls this.
     pub fn set_rtt(&mut self, rtt: Duration) {
         self.jitter.set_rtt(rtt);
+        self.rtt = Some(rtt);
+    }
+
+    /// Raise the minimum playout delay around predicted handovers from now on, by `raise`'s rule
+    /// ([`super::forecast_raise`]): the receiver behind a satellite dish does it with any sender.
+    /// Its predictions come through [`Self::set_predicted_handovers`].
+    pub fn set_forecast_raise(&mut self, raise: ForecastRaise) {
+        self.forecast_raise = Some(raise);
+    }
+
+    /// The receiver's forecast as of `now`: `(instant, probability)` pairs, replacing those after
+    /// `now` ([`ForecastRaise::set_predictions`]). Ignored without [`Self::set_forecast_raise`].
+    pub fn set_predicted_handovers(&mut self, now: Time, predictions: &[(Time, f32)]) {
+        if let Some(raise) = &mut self.forecast_raise {
+            raise.set_predictions(now, predictions);
+        }
+    }
+
+    /// The minimum playout delay the receiver's own forecast gives a frame captured at
+    /// `capture` (zero without a forecast raise or a jitter buffer).
+    fn forecast_minimum(&self, capture: Time) -> Duration {
+        match (&self.forecast_raise, &self.timing) {
+            (Some(raise), Some(timing)) => raise.raise(
+                timing.expected_completion(capture),
+                self.recovery.repair_delay(REPAIR_QUANTILE),
+                self.rtt,
+            ),
+            _ => Duration::ZERO,
+        }
     }
 
     /// The current playout delay on top of the base transit (zero without a jitter buffer).
@@ -370,6 +409,12 @@ impl Receiver {
         self.last_now = self.last_now.max(now);
         let header = *header;
         let recovered = self.recovery.on_packet(now, sequence_number);
+        if recovered
+            && let (Some(raise), Some((expected, delay))) =
+                (&mut self.forecast_raise, self.recovery.last_repair())
+        {
+            raise.on_repair(expected, delay);
+        }
         let id = self.unwrap_id(header.frame_id);
         let next = *self.next.get_or_insert(id);
         if id < next {
@@ -562,8 +607,13 @@ impl Receiver {
             self.signalled_minimum = minimum;
         }
         let jitter = self.jitter.estimate(now);
+        let own = self.forecast_minimum(capture);
+        if own > self.signalled_minimum {
+            self.stats.frames_raised_by_forecast += 1;
+        }
+        let minimum = self.signalled_minimum.max(own);
         let due = match &mut self.timing {
-            Some(timing) => timing.schedule(now, capture, jitter, self.signalled_minimum),
+            Some(timing) => timing.schedule(now, capture, jitter, minimum),
             None => now,
         };
         let due = due.max(self.last_render);
@@ -629,10 +679,14 @@ impl Receiver {
         })?;
         let due = match &self.timing {
             Some(timing) => {
-                let minimum = frame.playout_minimum.unwrap_or(self.signalled_minimum);
+                let capture = Time::from_nanos(frame.capture_ns);
+                let minimum = frame
+                    .playout_minimum
+                    .unwrap_or(self.signalled_minimum)
+                    .max(self.forecast_minimum(capture));
                 timing.clone().schedule(
                     self.last_now,
-                    Time::from_nanos(frame.capture_ns),
+                    capture,
                     self.jitter.estimate(self.last_now),
                     minimum,
                 )
@@ -1179,5 +1233,70 @@ mod tests {
             "{clean_without:?}"
         );
         assert!(clean_without.iter().all(|&d| d < 70), "{clean_without:?}");
+    }
+
+    /// Frames at 30 fps over a 40-ms transit, two packets each; the frame captured at each
+    /// predicted instant (every 990 ms) loses its second packet, which arrives 183 ms after the
+    /// first (the next frame reveals the gap 33 ms later, the repair takes 150 ms more). With
+    /// `forecast`, the receiver raises its own minimum playout delay around those instants.
+    fn lossy_at_every_predicted_instant(forecast: bool) -> (Receiver, Vec<RenderedFrame>) {
+        let mut rx = Receiver::default();
+        if forecast {
+            rx.set_forecast_raise(ForecastRaise::with_defaults());
+            let predictions: Vec<(Time, f32)> = (1..20u64).map(|k| (ms(k * 990), 1.0)).collect();
+            rx.set_predicted_handovers(ms(0), &predictions);
+        }
+        let mut repair: Option<(Time, u16, u32)> = None;
+        let mut rendered = Vec::new();
+        for id in 0..600u32 {
+            let now = ms(u64::from(id) * 33 + 40);
+            if let Some((at, seq, of)) = repair.filter(|&(at, _, _)| at <= now) {
+                rx.handle_timeout(at);
+                rx.on_packet(at, seq, &payload(of, false, 1, 2));
+                repair = None;
+            }
+            rx.handle_timeout(now);
+            let seq = (id * 2) as u16;
+            rx.on_packet(now, seq, &payload(id, id == 0, 0, 2));
+            if id > 0 && id % 30 == 0 {
+                repair = Some((now + Duration::from_millis(183), seq + 1, id));
+            } else {
+                rx.on_packet(now, seq + 1, &payload(id, id == 0, 1, 2));
+            }
+            rendered.extend(std::iter::from_fn(|| rx.poll_rendered()));
+        }
+        rx.handle_timeout(ms(20_000));
+        rendered.extend(std::iter::from_fn(|| rx.poll_rendered()));
+        (rx, rendered)
+    }
+
+    #[test]
+    fn the_receivers_own_forecast_raise_waits_for_repairs_at_predicted_instants_without_stalls() {
+        let (plain, _) = lossy_at_every_predicted_instant(false);
+        let (raised, frames) = lossy_at_every_predicted_instant(true);
+        // Without the raise every lossy frame and the four behind it are shown late; with it,
+        // only those of the first 7 instants, before the receiver had measured 8 repairs (the
+        // 8th lossy frame is scheduled after its own repair).
+        assert_eq!(plain.stats().frames_late, 19 * 5);
+        assert_eq!(plain.stats().frames_raised_by_forecast, 0);
+        assert_eq!(raised.stats().frames_late, 7 * 5);
+        assert!(raised.stats().frames_raised_by_forecast > 12 * 6);
+        // A raised frame renders one repair (183 ms) plus the render margin after its expected
+        // completion.
+        let lossy = frames
+            .iter()
+            .find(|f| f.frame_id == 300)
+            .expect("frame 300");
+        assert_eq!(
+            lossy.rendered.as_millis() - lossy.capture.as_millis(),
+            40 + 193
+        );
+        // No interval between two rendered frames reaches a stall (twice the 33-ms interval).
+        let worst = frames[270..]
+            .windows(2)
+            .map(|w| w[1].rendered.as_millis() - w[0].rendered.as_millis())
+            .max()
+            .unwrap_or(0);
+        assert!(worst < 66, "{worst} ms");
     }
 }

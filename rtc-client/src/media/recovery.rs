@@ -34,16 +34,49 @@ const MAX_PACKET_AGE: u64 = 10_000;
 /// a few seconds) and short enough to follow a path whose round trip grew.
 pub const RECOVERY_WINDOW: Duration = Duration::from_secs(10);
 
+/// How many of the latest recovery samples [`RecoveryTracker::repair_delay`] reads, and how many
+/// it needs: the sender's NACK responder keeps the same counts of its repair delays
+/// (`pacer::nack::REPAIR_DELAY_SAMPLES` = 64, `MIN_REPAIR_DELAY_SAMPLES` = 8), so both ends size
+/// the playout raise from the same depth of evidence.
+pub const REPAIR_SAMPLES: usize = pacer::nack::REPAIR_DELAY_SAMPLES;
+/// See [`REPAIR_SAMPLES`].
+pub const MIN_REPAIR_SAMPLES: usize = pacer::nack::MIN_REPAIR_DELAY_SAMPLES;
+
 /// Gap and recovery tracking for one stream (see the module documentation).
 #[derive(Debug, Clone, Default)]
 pub struct RecoveryTracker {
     highest: Option<u64>,
-    /// Missing sequence numbers (unwrapped) and when their absence was noticed.
-    gaps: BTreeMap<u64, Time>,
+    /// When the last packet arrived.
+    last_arrival: Option<Time>,
+    /// Missing sequence numbers (unwrapped): when their absence was noticed, and when the last
+    /// packet before it arrived (about when they were expected).
+    gaps: BTreeMap<u64, (Time, Time)>,
     /// Recovery samples of the window, (arrival, duration), increasing in both: the front is
     /// the minimum (a monotonic queue).
     window: VecDeque<(Time, Duration)>,
+    /// The last [`REPAIR_SAMPLES`] repair samples (from the arrival before the gap to the one
+    /// that filled it), oldest first.
+    samples: VecDeque<Duration>,
+    last_repair: Option<(Time, Duration)>,
     recovered: u64,
+}
+
+/// The `quantile` (0 to 1; NaN reads as 1) of `samples`, which must hold at least
+/// [`MIN_REPAIR_SAMPLES`]; `None` otherwise.
+pub fn repair_quantile(samples: &VecDeque<Duration>, quantile: f64) -> Option<Duration> {
+    if samples.len() < MIN_REPAIR_SAMPLES {
+        return None;
+    }
+    let mut sorted: Vec<Duration> = samples.iter().copied().collect();
+    sorted.sort_unstable();
+    let q = if quantile.is_finite() {
+        quantile.clamp(0.0, 1.0)
+    } else {
+        1.0
+    };
+    sorted
+        .get(((sorted.len() - 1) as f64 * q).round() as usize)
+        .copied()
 }
 
 impl RecoveryTracker {
@@ -56,6 +89,7 @@ impl RecoveryTracker {
     /// recovered).
     pub fn on_packet(&mut self, now: Time, sequence_number: u16) -> bool {
         let seq = self.unwrap(sequence_number);
+        let preceded = self.last_arrival.replace(now).unwrap_or(now);
         let Some(highest) = self.highest else {
             self.highest = Some(seq);
             return false;
@@ -63,7 +97,7 @@ impl RecoveryTracker {
         if seq > highest {
             let first_missing = (highest + 1).max(seq.saturating_sub(MAX_GAPS as u64));
             for missing in first_missing..seq {
-                self.gaps.insert(missing, now);
+                self.gaps.insert(missing, (now, preceded));
             }
             self.highest = Some(seq);
             let oldest_kept = seq.saturating_sub(MAX_PACKET_AGE);
@@ -73,9 +107,15 @@ impl RecoveryTracker {
             }
             return false;
         }
-        let Some(noticed) = self.gaps.remove(&seq) else {
+        let Some((noticed, expected)) = self.gaps.remove(&seq) else {
             return false;
         };
+        if self.samples.len() == REPAIR_SAMPLES {
+            self.samples.pop_front();
+        }
+        let repair = now.saturating_duration_since(expected);
+        self.samples.push_back(repair);
+        self.last_repair = Some((expected, repair));
         let sample = now.saturating_duration_since(noticed);
         while self.window.back().is_some_and(|&(_, d)| d >= sample) {
             self.window.pop_back();
@@ -99,6 +139,24 @@ impl RecoveryTracker {
     /// the first.
     pub fn recovery_time(&self) -> Option<Duration> {
         self.window.front().map(|&(_, d)| d)
+    }
+
+    /// How late a packet lost now would arrive, as this receiver measured it: the `quantile` (0
+    /// to 1) of the last [`REPAIR_SAMPLES`] repair samples, each from the arrival of the packet
+    /// before the gap (about when the missing one was due) to the arrival that filled it;
+    /// `None` before [`MIN_REPAIR_SAMPLES`].
+    ///
+    /// Unlike [`Self::recovery_time`] it counts the wait for a later packet to reveal the gap,
+    /// and keeps the samples that queued behind others: a frame completes when its last missing
+    /// packet arrives, however it was delayed.
+    pub fn repair_delay(&self, quantile: f64) -> Option<Duration> {
+        repair_quantile(&self.samples, quantile)
+    }
+
+    /// The latest repair sample: when the packet was about due (the arrival before its gap) and
+    /// how much later it arrived; `None` before the first.
+    pub fn last_repair(&self) -> Option<(Time, Duration)> {
+        self.last_repair
     }
 
     /// Packets that filled a gap.
@@ -145,6 +203,34 @@ mod tests {
         assert!(!r.on_packet(ms(260), 12)); // a duplicate fills nothing
         assert_eq!(r.recovered(), 2);
         assert_eq!(r.open_gaps(), 0);
+    }
+
+    #[test]
+    fn the_repair_delay_is_a_quantile_of_the_latest_samples_once_there_are_enough() {
+        let mut r = RecoveryTracker::new();
+        let mut seq = 0u16;
+        let mut t = 0u64;
+        // Each round: one packet lost, the next one reveals it 5 ms after its predecessor, and
+        // it arrives `delay` ms after that predecessor.
+        let mut round = |r: &mut RecoveryTracker, delay: u64| {
+            r.on_packet(ms(t), seq);
+            r.on_packet(ms(t + 5), seq + 2);
+            assert!(r.on_packet(ms(t + delay), seq + 1));
+            seq += 3;
+            t += 1_000;
+        };
+        for delay in 1..MIN_REPAIR_SAMPLES as u64 {
+            round(&mut r, delay * 10);
+        }
+        assert_eq!(r.repair_delay(0.9), None);
+        round(&mut r, 80);
+        assert_eq!(r.repair_delay(0.9), Some(Duration::from_millis(70)));
+        assert_eq!(r.repair_delay(1.0), Some(Duration::from_millis(80)));
+        assert_eq!(r.repair_delay(f64::NAN), Some(Duration::from_millis(80)));
+        for _ in 0..REPAIR_SAMPLES {
+            round(&mut r, 200);
+        }
+        assert_eq!(r.repair_delay(0.0), Some(Duration::from_millis(200)));
     }
 
     #[test]

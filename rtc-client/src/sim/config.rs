@@ -66,6 +66,11 @@ pub struct CallConfig {
     /// are common ([`crate::media::jitter`]). Default false: a receive-only endpoint, as
     /// Chromium receiving our video.
     pub receiver_rtt: bool,
+    /// Whether the receiver raises its own minimum playout delay around the handovers its own
+    /// forecast predicts ([`crate::media::forecast_raise`]); its forecast is a second source
+    /// built from [`Self::handover`], as a receiver behind the same dish would read. Default
+    /// false.
+    pub receiver_raise: bool,
 }
 
 impl CallConfig {
@@ -100,6 +105,7 @@ impl CallConfig {
             timing_error: TimingError::default(),
             playout_floor: Duration::ZERO,
             receiver_rtt: false,
+            receiver_raise: false,
         }
     }
 
@@ -133,6 +139,7 @@ impl CallConfig {
             timing_error: TimingError::default(),
             playout_floor: Duration::ZERO,
             receiver_rtt: false,
+            receiver_raise: false,
         }
     }
 
@@ -199,4 +206,9 @@ pub enum SimError {
     /// The encoder failed.
     #[error("the encoder failed: {0}")]
     Encoder(String),
+    /// The receiver was to raise its playout delay from its own forecast, but the call has none.
+    #[error(
+        "--receiver-raise needs a handover forecast: give --handover (calibrated, oracle, orbital, ...), not none"
+    )]
+    ReceiverRaiseWithoutForecast,
 }

@@ -16,12 +16,14 @@ use crate::call::streams::{
 };
 use crate::call::video::Video;
 use crate::fec::FecReceiverHandle;
-use crate::forecast::{self, ForecastInputs};
+use crate::forecast::{self, ForecastInputs, ForecastSpec};
 use crate::link::{Link, Time};
+use crate::media::forecast_raise::ForecastRaise;
 use crate::media::playout::PlayoutConfig;
 use crate::media::qoe::QoeMeter;
 use crate::media::receiver::{Playout, Receiver, ReceiverConfig};
 use crate::nack::NackGeneratorHandle;
+use handover_predictor::HandoverSource;
 use pacer::nack::NackResponderHandle;
 use pacer::sender::ChainKind;
 use pacer::telemetry::QoeRecord;
@@ -42,6 +44,17 @@ pub const RTCP_INTERVAL: Duration = Duration::from_secs(1);
 /// The webrtc-rs driver serves a deadline that is not in the future this much later
 /// (webrtc-rs's `MIN_IMMEDIATE_TIMEOUT_INTERVAL`).
 const MIN_IMMEDIATE_TIMEOUT: Duration = Duration::from_millis(1);
+/// How often a receiver that raises its own playout delay reads its forecast (each covers 120
+/// s, so this only bounds how late a changed prediction is seen).
+///
+/// Chosen: 10 s, the shortest decision interval the sender's policies are run with.
+pub const RECEIVER_FORECAST_INTERVAL: Duration = Duration::from_secs(10);
+
+/// The receiver's own forecast, when it raises its own playout delay.
+struct ReceiverForecast {
+    source: Box<dyn HandoverSource>,
+    next: Time,
+}
 
 /// One simulated call in progress.
 pub struct SimCall {
@@ -81,6 +94,7 @@ pub struct SimCall {
     next_rtt_report: Time,
     /// Whether the receiver is handed the RTT of each report (a two-way call).
     receiver_rtt: bool,
+    receiver_forecast: Option<ReceiverForecast>,
     /// Retransmission bytes sent since the last report, for the NACK rate.
     retransmitted_bytes: u64,
 }
@@ -158,20 +172,36 @@ impl SimCall {
         sender.bind_local_stream(&video);
         receiver.bind_remote_stream(&video);
 
-        let source = forecast::build(
-            &config.handover,
-            ForecastInputs {
-                scenario: &config.scenario,
-                timeline: Some(&config.timeline),
-                orbits: config
-                    .orbits
-                    .as_ref()
-                    .map(|(inputs, start)| (inputs, *start)),
-                real_time: false,
-                seed: config.seed,
-            },
-            epoch,
-        )?;
+        let build_source = || {
+            forecast::build(
+                &config.handover,
+                ForecastInputs {
+                    scenario: &config.scenario,
+                    timeline: Some(&config.timeline),
+                    orbits: config
+                        .orbits
+                        .as_ref()
+                        .map(|(inputs, start)| (inputs, *start)),
+                    real_time: false,
+                    seed: config.seed,
+                },
+                epoch,
+            )
+        };
+        if config.receiver_raise && config.handover == ForecastSpec::None {
+            return Err(SimError::ReceiverRaiseWithoutForecast);
+        }
+        let source = build_source()?;
+        let mut media_receiver = Receiver::new(receiver_config(config.playout_floor));
+        let receiver_forecast = if config.receiver_raise {
+            media_receiver.set_forecast_raise(ForecastRaise::with_defaults());
+            Some(ReceiverForecast {
+                source: build_source()?,
+                next: Time::ZERO,
+            })
+        } else {
+            None
+        };
         control.set_timing_error(config.timing_error, config.seed);
         control.set_policy(
             epoch,
@@ -201,7 +231,7 @@ impl SimCall {
             nack_handles,
             fec_receiver: fec,
             core,
-            media_receiver: Receiver::new(receiver_config(config.playout_floor)),
+            media_receiver,
             meter: QoeMeter::new(),
             forward: InFlight::default(),
             reverse: InFlight::default(),
@@ -221,6 +251,7 @@ impl SimCall {
             reverse_delay: None,
             next_rtt_report: Time::ZERO.saturating_add(RTCP_INTERVAL),
             receiver_rtt: config.receiver_rtt,
+            receiver_forecast,
             retransmitted_bytes: 0,
         })
     }
@@ -323,6 +354,35 @@ impl SimCall {
         )
     }
 
+    /// The receiver's own forecast, read every [`RECEIVER_FORECAST_INTERVAL`] and handed to the
+    /// media receiver. A forecast that fails leaves the last predictions in force, as a real
+    /// receiver whose dish did not answer would.
+    fn refresh_receiver_forecast(&mut self, now: Time, instant: Instant) {
+        let Some(own) = &mut self.receiver_forecast else {
+            return;
+        };
+        if now < own.next {
+            return;
+        }
+        own.next = now.saturating_add(RECEIVER_FORECAST_INTERVAL);
+        let Ok(forecast) = own.source.forecast(instant) else {
+            return;
+        };
+        let epoch = self.epoch;
+        let predictions: Vec<(Time, f32)> = forecast
+            .handovers()
+            .iter()
+            .map(|h| {
+                (
+                    Time::from_instant(epoch, forecast.t0() + h.offset),
+                    h.probability,
+                )
+            })
+            .collect();
+        self.media_receiver
+            .set_predicted_handovers(now, &predictions);
+    }
+
     /// The RTT an RTCP report would carry, to both ends of the NACK pair and to the loss
     /// protection, with the NACK rate of the last report interval.
     fn report_rtt(&mut self, now: Time) {
@@ -411,6 +471,7 @@ impl SimCall {
         mut touched: bool,
         mut media_touched: bool,
     ) -> Result<(), SimError> {
+        self.refresh_receiver_forecast(now, instant);
         while let Some(mut packet) = self.forward.pop_arrived(now) {
             packet.now = instant;
             touched = true;
