@@ -307,6 +307,81 @@ fn chromium_to_our_receiver_follows_our_feedback() {
 }
 
 #[test]
+fn chromium_to_our_receiver_over_starlink_with_our_receivers_own_raise() {
+    // 60 s: the raise needs 8 measured repairs first, and Chromium's sender falls to about 190
+    // kbit/s (one or two packets a frame) after the first boundary, so they come slowly
+    // (docs/experiments/receiver-raise-2026-12-04.md).
+    let out = out_dir("send-raise");
+    let raised = browser(
+        &[
+            "--seconds",
+            "60",
+            "--direction",
+            "send",
+            "--scenario",
+            "starlink",
+            "--handover",
+            "calibrated",
+            "--receiver-raise",
+            "--seed",
+            "9301",
+        ],
+        &out,
+    );
+    assert_eq!(raised["ours"]["receiver_raise"], "calibrated", "{raised}");
+    assert!(
+        number(&raised, &["ours", "frames_raised_by_forecast"]) > 0.0,
+        "no frame was raised: {raised}"
+    );
+    assert!(
+        number(&raised, &["ours", "qoe_frames_rendered"]) > 900.0,
+        "{raised}"
+    );
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn the_receivers_own_raise_is_refused_where_it_cannot_apply() {
+    let out = out_dir("raise-refused");
+    for (args, message) in [
+        (
+            &[
+                "--direction",
+                "send",
+                "--handover",
+                "calibrated",
+                "--receiver-raise",
+            ][..],
+            "--receiver-raise needs a --scenario",
+        ),
+        (
+            &[
+                "--direction",
+                "send",
+                "--scenario",
+                "starlink",
+                "--receiver-raise",
+            ][..],
+            "--receiver-raise needs a --handover source",
+        ),
+    ] {
+        let o = Command::new(env!("CARGO_BIN_EXE_rtc-client"))
+            .arg("browser")
+            .args(args)
+            .args(["--out", out.to_str().unwrap()])
+            .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+            .output()
+            .expect("rtc-client runs");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            !o.status.success() && err.contains(message),
+            "{args:?}: {err}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
 fn an_offer_with_only_unsupported_codecs_gets_a_clear_422() {
     use rtc_client::live::answer::{AnswerConfig, AnswerServer};
     use rtc_client::live::http::{Peer, request_raw};
@@ -325,6 +400,7 @@ fn an_offer_with_only_unsupported_codecs_gets_a_clear_422() {
                 web: Some(WebConfig::default()),
                 token: None,
                 tls: None,
+                receiver_raise: None,
             },
             |_| {},
         )

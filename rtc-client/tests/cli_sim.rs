@@ -660,3 +660,57 @@ fn a_switch_rate_preset_in_a_scenario_reads_as_its_number() {
     ]);
     assert_clear_failure(&o, "sydney");
 }
+
+/// The QoE of a 90-s starlink call under `default` with the calibrated forecast, seed `seed`,
+/// with `extra` flags.
+fn starlink_qoe(seed: u64, extra: &[&str]) -> serde_json::Value {
+    let seed = seed.to_string();
+    let mut args = vec![
+        "sim",
+        "--scenario",
+        "starlink",
+        "--handover",
+        "calibrated",
+        "--duration",
+        "90s",
+        "--seed",
+        &seed,
+        "--json",
+    ];
+    args.extend_from_slice(extra);
+    let o = run(&args);
+    assert!(o.status.success(), "failed: {}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    v["qoe"].clone()
+}
+
+#[test]
+fn the_receivers_own_raise_cuts_starlink_freezes_and_leaves_the_sender_as_it_was() {
+    let (mut plain, mut raised) = (0, 0);
+    for seed in [1, 2] {
+        let without = starlink_qoe(seed, &[]);
+        let with = starlink_qoe(seed, &["--receiver-raise"]);
+        plain += without["freeze_count"].as_u64().unwrap();
+        raised += with["freeze_count"].as_u64().unwrap();
+        // Only render times move: the sender, its feedback and every frame are the same.
+        for key in ["video_bitrate_kbps", "frames_rendered", "packet_loss_pct"] {
+            assert_eq!(with[key], without[key], "seed {seed}: {key}");
+        }
+    }
+    assert!(
+        raised * 2 <= plain,
+        "{raised} freezes with the raise, {plain} without"
+    );
+
+    let o = run(&[
+        "sim",
+        "--scenario",
+        "starlink",
+        "--handover",
+        "none",
+        "--duration",
+        "5s",
+        "--receiver-raise",
+    ]);
+    assert_clear_failure(&o, "--receiver-raise needs a handover forecast");
+}

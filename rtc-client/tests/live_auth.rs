@@ -40,6 +40,7 @@ async fn answerer(token: Option<Token>, tls: Option<ServerTls>, web: bool) -> An
             web: web.then(WebConfig::default),
             token,
             tls,
+            receiver_raise: None,
         },
         move |event| sink.lock().unwrap().push(event),
     )
@@ -221,6 +222,7 @@ async fn a_non_loopback_address_without_a_token_is_refused_before_binding() {
             web: None,
             token: None,
             tls: None,
+            receiver_raise: None,
         },
         |_| {},
     )

@@ -152,6 +152,7 @@ async fn serve(args: AnswerArgs) -> Result<()> {
             }),
             token: token.clone(),
             tls,
+            receiver_raise: None,
         },
         move |event| {
             let mut out = std::io::stdout().lock();

@@ -8,7 +8,7 @@ use pacer::telemetry::TelemetryWriter;
 use rtc_client::call::{PolicyChoice, SenderOptions, VideoChoice};
 use rtc_client::durable::SyncedFile;
 use rtc_client::forecast::ForecastSpec;
-use rtc_client::live::answer::{AnswerConfig, AnswerEvent, AnswerServer};
+use rtc_client::live::answer::{AnswerConfig, AnswerEvent, AnswerServer, ReceiverRaiseSetup};
 use rtc_client::live::call::{LinkSetup, LiveCallConfig, StatusEvent, run as run_call};
 use rtc_client::live::chromium::{self, Chromium};
 use rtc_client::live::http::{Peer, request};
@@ -48,9 +48,15 @@ pub struct BrowserArgs {
     /// Queue policy of our sender (receive direction), as `call --policy`.
     #[arg(long, value_name = "POLICY", default_value = "default", value_parser = parse_policy)]
     policy: PolicyChoice,
-    /// Handover source of our sender's policy (receive direction), as `call --handover`.
+    /// Handover source of our sender's policy (receive direction) or of our receiver's own
+    /// raise (send direction, --receiver-raise), as `call --handover`.
     #[arg(long, value_name = "SOURCE", default_value = "none", value_parser = super::args::parse_forecast)]
     handover: ForecastSpec,
+    /// Send direction: our receiver raises its own minimum playout delay around the handovers
+    /// the --handover source predicts for the --scenario's link, with the browser's unchanged
+    /// sender (docs/architecture.md, "Handover-timed actions", the receiver's own raise).
+    #[arg(long)]
+    receiver_raise: bool,
     /// Decision interval of our sender's policy, 1 s to 120 s.
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_interval)]
     decision_interval: Duration,
@@ -104,6 +110,21 @@ pub fn run(args: BrowserArgs) -> Result<()> {
         None => None,
     };
     let options = options.overridden_by(&args.sender.overrides());
+    if args.receiver_raise {
+        if args.direction != Direction::Send {
+            bail!(
+                "--receiver-raise is for --direction send: it raises our receiver's playout delay"
+            );
+        }
+        if link.is_none() {
+            bail!(
+                "--receiver-raise needs a --scenario: its link's handovers are what it forecasts"
+            );
+        }
+        if args.handover == ForecastSpec::None {
+            bail!("--receiver-raise needs a --handover source (calibrated, oracle, ...), not none");
+        }
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -141,6 +162,15 @@ async fn drive(
             }),
             token: None,
             tls: None,
+            receiver_raise: match (args.receiver_raise, &link) {
+                (true, Some(l)) => Some(ReceiverRaiseSetup {
+                    handover: args.handover.clone(),
+                    scenario: l.scenario.clone(),
+                    timeline: l.timeline.clone(),
+                    seed: args.seed,
+                }),
+                _ => None,
+            },
         },
         move |event| {
             if let AnswerEvent::Second { line, .. } = &event {
@@ -378,6 +408,8 @@ async fn send(
             "qoe_delay_p95_ms": snapshot.total.e2e_delay_p95_ms,
             "plis_sent": snapshot.plis_sent,
             "fps_last_second": snapshot.fps_last_second,
+            "receiver_raise": args.receiver_raise.then(|| args.handover.name()),
+            "frames_raised_by_forecast": snapshot.frames_raised_by_forecast,
         },
     }))
 }

@@ -23,17 +23,21 @@ use super::web::{self, WebConfig, WebHandle};
 use crate::call::NackChoice;
 use crate::call::streams::{PLAYOUT_DELAY_URI, RECEIVER_SSRC, VIDEO_SSRC, playout_minimum};
 use crate::fec::FecReceiverHandle;
+use crate::forecast::{self, ForecastError, ForecastInputs, ForecastSpec};
 use crate::link::Time;
+use crate::media::forecast_raise::ForecastRaise;
 use crate::media::qoe::QoeMeter;
 use crate::media::receiver::{Receiver, ReceiverConfig};
 use crate::media::vp8::framer::Vp8Framer;
 use crate::nack::NackGeneratorHandle;
+use crate::scenario::HandoverTimeline;
 use axum::Router;
 use axum::body::Body;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, post};
+use handover_predictor::HandoverSource;
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -80,7 +84,49 @@ pub struct AnswerConfig {
     pub token: Option<Token>,
     /// Serve HTTPS with this certificate and key ([`super::tls`]); none: plain HTTP.
     pub tls: Option<ServerTls>,
+    /// Every call's receiver raises its own playout delay around the handovers this forecast
+    /// predicts ([`crate::media::forecast_raise`]); none: it follows the sender's extension only.
+    pub receiver_raise: Option<ReceiverRaiseSetup>,
 }
+
+/// Where a receiver that raises its own playout delay gets its forecast: the emulated link's
+/// handover timeline read through a `--handover` source, as a receiver behind that dish would.
+#[derive(Debug, Clone)]
+pub struct ReceiverRaiseSetup {
+    /// The forecast source.
+    pub handover: ForecastSpec,
+    /// The scenario's name, for sources that name it in errors.
+    pub scenario: String,
+    /// The link's handover timeline.
+    pub timeline: HandoverTimeline,
+    /// The seed of sources that draw.
+    pub seed: u64,
+}
+
+impl ReceiverRaiseSetup {
+    /// The forecast of a link that started at `epoch`.
+    ///
+    /// # Errors
+    ///
+    /// The source's, for one that cannot run over this link.
+    pub fn source(&self, epoch: Instant) -> Result<Box<dyn HandoverSource>, ForecastError> {
+        forecast::build(
+            &self.handover,
+            ForecastInputs {
+                scenario: &self.scenario,
+                timeline: Some(&self.timeline),
+                orbits: None,
+                real_time: true,
+                seed: self.seed,
+            },
+            epoch,
+        )
+    }
+}
+
+/// How often a call's receiver reads its own forecast, in whole seconds of the call's report
+/// tick (as the simulator's [`crate::sim::RECEIVER_FORECAST_INTERVAL`]).
+const RECEIVER_FORECAST_EVERY_S: u64 = 10;
 
 /// A report from the server, for whoever prints them.
 #[derive(Debug, Clone, PartialEq)]
@@ -141,6 +187,7 @@ struct CallEntry {
 struct Server {
     ip: std::net::IpAddr,
     fec: bool,
+    receiver_raise: Option<ReceiverRaiseSetup>,
     calls: Mutex<HashMap<String, CallEntry>>,
     next_id: AtomicU64,
     report: Reporter,
@@ -189,6 +236,7 @@ impl AnswerServer {
         let server = Arc::new(Server {
             ip: addr.ip(),
             fec: config.fec,
+            receiver_raise: config.receiver_raise,
             calls: Mutex::new(HashMap::new()),
             next_id: AtomicU64::new(1),
             report: Arc::new(report),
@@ -388,6 +436,17 @@ async fn answer(
         .map_err(|e| bad(format!("malformed SDP offer: {e}")))?;
     video.map_err(|m| (StatusCode::UNPROCESSABLE_ENTITY, m))?;
     let epoch = caller_epoch(request.epoch_unix_ns);
+    let own_forecast = server
+        .receiver_raise
+        .as_ref()
+        .map(|setup| setup.source(request.link_epoch.unwrap_or_else(Instant::now)))
+        .transpose()
+        .map_err(|e| {
+            (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!("the receiver's forecast: {e}"),
+            )
+        })?;
     let ReceiverChain {
         media,
         registry,
@@ -421,8 +480,12 @@ async fn answer(
         }
     };
     let call_id = format!("c{}", server.next_id.fetch_add(1, Ordering::Relaxed));
+    let mut receiver = Receiver::new(ReceiverConfig::default());
+    if own_forecast.is_some() {
+        receiver.set_forecast_raise(ForecastRaise::with_defaults());
+    }
     let state = Arc::new(Mutex::new(CallState {
-        receiver: Receiver::new(ReceiverConfig::default()),
+        receiver,
         framer: Vp8Framer::new(),
         meter: QoeMeter::new(),
         plis_sent: 0,
@@ -445,7 +508,15 @@ async fn answer(
             let reason = match track {
                 Ok(Some(track)) => {
                     receive(
-                        &server, &call_id, &state, &peer, track, state_rx, generator, epoch,
+                        &server,
+                        &call_id,
+                        &state,
+                        &peer,
+                        track,
+                        state_rx,
+                        generator,
+                        epoch,
+                        own_forecast,
                     )
                     .await
                 }
@@ -560,8 +631,13 @@ async fn receive(
     mut connection: watch::Receiver<RTCPeerConnectionState>,
     generator: Option<NackGeneratorHandle>,
     epoch: Instant,
+    mut own_forecast: Option<Box<dyn HandoverSource>>,
 ) -> String {
     let time = |i: Instant| Time::from_instant(epoch, i);
+    let mut ticks = 0u64;
+    if let Some(source) = &mut own_forecast {
+        read_own_forecast(source.as_mut(), state, epoch);
+    }
     // The media SSRC: the track's first (its RTX SSRC, if any, comes second); this project's
     // caller always uses VIDEO_SSRC, a browser a random one.
     let media_ssrc = track.ssrcs().await.first().copied().unwrap_or(VIDEO_SSRC);
@@ -620,6 +696,12 @@ async fn receive(
                 }
             }
             _ = second.tick() => {
+                ticks += 1;
+                if let Some(source) = &mut own_forecast
+                    && ticks.is_multiple_of(RECEIVER_FORECAST_EVERY_S)
+                {
+                    read_own_forecast(source.as_mut(), state, epoch);
+                }
                 if let Some(generator) = &generator
                     && let Some(rtt) = ice_rtt(peer.as_ref()).await
                 {
@@ -647,6 +729,28 @@ async fn receive(
             let _ = track.write_rtcp(vec![Box::new(pli)]).await;
         }
     }
+}
+
+/// Hands the call's receiver its own forecast as of now; a forecast that fails leaves the last
+/// predictions in force.
+fn read_own_forecast(source: &mut dyn HandoverSource, state: &Mutex<CallState>, epoch: Instant) {
+    let now = Instant::now();
+    let Ok(forecast) = source.forecast(now) else {
+        return;
+    };
+    let predictions: Vec<(Time, f32)> = forecast
+        .handovers()
+        .iter()
+        .map(|h| {
+            (
+                Time::from_instant(epoch, forecast.t0() + h.offset),
+                h.probability,
+            )
+        })
+        .collect();
+    lock(state)
+        .receiver
+        .set_predicted_handovers(Time::from_instant(epoch, now), &predictions);
 }
 
 /// Why the call ends when a caller that asks for its QoE has sent neither a packet nor a query
@@ -731,6 +835,7 @@ async fn query_qoe(
             rendered_per_second: s.rendered_per_second.clone(),
             fec_repair_received: s.fec.stats().repair_received,
             fec_recovered: s.fec.stats().recovered(),
+            frames_raised_by_forecast: s.receiver.stats().frames_raised_by_forecast,
         },
     )
 }

@@ -445,6 +445,7 @@ async fn signal(
             config.policy.name(),
             config.handover.name()
         )),
+        link_epoch: None,
     };
     let response = request(
         peer_url,

@@ -57,6 +57,11 @@ pub struct OfferRequest {
     /// A label for logs and reports.
     #[serde(default)]
     pub label: Option<String>,
+    /// When the emulated link between the peers started, set by the browser bridge's relay and
+    /// never on the wire: a receiver that raises its own playout delay reads its forecast of that
+    /// link's handovers from this instant ([`super::answer::ReceiverRaiseSetup`]).
+    #[serde(skip)]
+    pub link_epoch: Option<std::time::Instant>,
 }
 
 /// `201` to `POST /calls`: the answer.
@@ -106,6 +111,10 @@ pub struct QoeSnapshot {
     /// Media packets the receiver rebuilt from them whose original never arrived.
     #[serde(default)]
     pub fec_recovered: u64,
+    /// Frames the receiver's own forecast raised above the playout delay the sender asked for
+    /// (0 without it, or from an answerer that does not report it).
+    #[serde(default)]
+    pub frames_raised_by_forecast: u64,
 }
 
 /// The body of every error response.

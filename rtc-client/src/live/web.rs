@@ -418,6 +418,7 @@ async fn through_relay(
     request.offer.sdp = rewrite_candidates(&request.offer.sdp, answerer_facing)
         .map_err(|e| (StatusCode::BAD_REQUEST, e.to_string()))?;
     let epoch = Instant::now();
+    request.link_epoch = Some(epoch);
     let mut answer = (web.answerer)(request).await?;
     let ours = *candidates(&answer.answer.sdp)
         .first()
@@ -602,6 +603,7 @@ async fn caller_qoe(
             rendered_per_second: Vec::new(),
             fec_repair_received: 0,
             fec_recovered: 0,
+            frames_raised_by_forecast: 0,
         },
     )
 }

@@ -64,7 +64,7 @@ mod in_flight;
 mod result;
 
 pub use config::{CallConfig, SimError};
-pub use engine::{RTCP_INTERVAL, SimCall};
+pub use engine::{RECEIVER_FORECAST_INTERVAL, RTCP_INTERVAL, SimCall};
 pub use in_flight::InFlight;
 pub use result::{CallResult, RecoveryCounts, SenderCounts};
 

@@ -37,6 +37,7 @@ impl Answerer {
                 web: None,
                 token: None,
                 tls: None,
+                receiver_raise: None,
             },
             move |event| sink.lock().unwrap().push(event),
         )
