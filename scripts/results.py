@@ -442,6 +442,9 @@ class Page:
             "every frame, the frontier the timed raise has to beat. `--playout-floor` changes every "
             "policy of its run, so these rows are compared (†) with `default` of the actions run on "
             "the same seeds, with the same paired test computed by scripts/results.py;",
+            "- the receiver's own raise (`--receiver-raise`: the receiver raises its own playout "
+            "delay around its forecast's handovers, whatever the sender does), under `default` and "
+            "under the best timed profile; compared (†) the same way;",
             "- the forecast's instants 50 ms early, 50 ms late, or jittered by up to +-50 ms per "
             "instant, as a host clock's error would move them;",
             "- the forecast-blind control (`--handover blind`): the same actions at random instants, "
@@ -454,6 +457,7 @@ class Page:
             "floor-100": load_run(self.out, "ablation-floor-100"),
             "floor-200": load_run(self.out, "ablation-floor-200"),
             "floor-300": load_run(self.out, "ablation-floor-300"),
+            "receiver-raise": load_run(self.out, "ablation-receiver-raise"),
             "early50": load_run(self.out, "ablation-early50"),
             "late50": load_run(self.out, "ablation-late50"),
             "jitter50": load_run(self.out, "ablation-jitter50"),
@@ -479,6 +483,11 @@ class Page:
                 r = runs[f"floor-{floor}"]
                 if r is not None and r.has(sc, "default"):
                     add(f"`default` + playout floor {floor} ms †", r, "default", ref=(main, sc, "default"))
+            r = runs["receiver-raise"]
+            if r is not None:
+                for p in ("default", "timed:playout+discardable@fixed:200"):
+                    if r.has(sc, p):
+                        add(f"`{p}` + receiver raise †", r, p, ref=(main, sc, "default"))
             for key, what in (("early50", "forecast 50 ms early"), ("late50", "forecast 50 ms late"), ("jitter50", "forecast jitter +-50 ms")):
                 r = runs[key]
                 if r is not None and r.has(sc, "timed@fixed:200"):
@@ -992,6 +1001,7 @@ def self_test():
         experiment("ablation-actions", two, ["default", "fixed:200", "timed:hold@fixed:200", "timed:playout@fixed:200", "timed@fixed:200"])
         for f in ("100", "200", "300"):
             experiment(f"ablation-floor-{f}", two, ["default"], shift=0.05)
+        experiment("ablation-receiver-raise", two, ["default"], shift=0.05)
         for k in ("early50", "late50", "jitter50", "blind"):
             experiment(f"ablation-{k}", two, ["default", "timed@fixed:200"])
         experiment("models-oracle", ["starlink"], ["default", learned[0]])
@@ -1034,6 +1044,7 @@ def self_test():
         expect("| `timed@fixed:200` | not met: freezes +10.0 %, ")
         expect(" | no harm (freezes +10.0 %) |")
         expect("| `default` + playout floor 100 ms † | ")
+        expect("| `default` + receiver raise † | ")
         expect("| `timed@fixed:200`, forecast 50 ms early | ")
         expect("| `timed@fixed:200`, forecast-blind (`--handover blind`) | ")
         expect("| `timed:playout@fixed:200` | ")

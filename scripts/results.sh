@@ -19,8 +19,9 @@ Regenerates the headline tables with the release rtc-client built from this tree
             policies (timed@fixed:200, the same without the playout raise, the shipped learned
             models) on every scenario in traces/scenarios/, calibrated forecast
   ablation  starlink and lagos-trace: each timed action alone and all together, constant
-            receiver playout floors, the forecast 50 ms early / late / jittered, and the
-            forecast-blind control (the same actions at random instants)
+            receiver playout floors, the receiver's own raise (--receiver-raise), the forecast
+            50 ms early / late / jittered, and the forecast-blind control (the same actions at
+            random instants)
   models    the shipped models (models/policy.json, models/joint/) on seeds disjoint from their
             training logs, under the forecasts they were made for
   fidelity  the sender-fidelity sweep: congestion-window mode x key-frame flush x queue limit
@@ -250,6 +251,11 @@ if want ablation; then
     step ablation "ablation-floor-$floor" "$bin" experiment "${A[@]}" --handover calibrated \
       --policies default --playout-floor "$floor" --out "$out/ablation-floor-$floor"
   done
+  # The receiver's own raise (docs/architecture.md, "The receiver's own raise"): with libwebrtc's
+  # default sender unchanged, and under the best timed profile. The flag changes every policy of
+  # its run, so its rows are compared with the actions run's `default`.
+  step ablation ablation-receiver-raise "$bin" experiment "${A[@]}" --handover calibrated \
+    --policies default,timed:playout+discardable@fixed:200 --receiver-raise --out "$out/ablation-receiver-raise"
   step ablation ablation-early50 "$bin" experiment "${A[@]}" --handover calibrated \
     --policies default,timed@fixed:200 --timing-offset=-50 --out "$out/ablation-early50"
   step ablation ablation-late50 "$bin" experiment "${A[@]}" --handover calibrated \
