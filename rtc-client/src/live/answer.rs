@@ -734,23 +734,9 @@ async fn receive(
 /// Hands the call's receiver its own forecast as of now; a forecast that fails leaves the last
 /// predictions in force.
 fn read_own_forecast(source: &mut dyn HandoverSource, state: &Mutex<CallState>, epoch: Instant) {
-    let now = Instant::now();
-    let Ok(forecast) = source.forecast(now) else {
-        return;
-    };
-    let predictions: Vec<(Time, f32)> = forecast
-        .handovers()
-        .iter()
-        .map(|h| {
-            (
-                Time::from_instant(epoch, forecast.t0() + h.offset),
-                h.probability,
-            )
-        })
-        .collect();
-    lock(state)
-        .receiver
-        .set_predicted_handovers(Time::from_instant(epoch, now), &predictions);
+    if let Ok(forecast) = source.forecast(Instant::now()) {
+        lock(state).receiver.set_forecast(&forecast, epoch);
+    }
 }
 
 /// Why the call ends when a caller that asks for its QoE has sent neither a packet nor a query

@@ -52,6 +52,7 @@ use super::payload::PayloadHeader;
 use super::playout::{PlayoutConfig, PlayoutTiming};
 use super::recovery::RecoveryTracker;
 use crate::link::Time;
+use handover_predictor::Forecast;
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 
@@ -330,6 +331,18 @@ impl Receiver {
         if let Some(raise) = &mut self.forecast_raise {
             raise.set_predictions(now, predictions);
         }
+    }
+
+    /// [`Self::set_predicted_handovers`] from a forecast made at its `t0`, with `epoch` the
+    /// instant this receiver's time zero maps to.
+    pub fn set_forecast(&mut self, forecast: &Forecast, epoch: std::time::Instant) {
+        let at = |i: std::time::Instant| Time::from_instant(epoch, i);
+        let predictions: Vec<(Time, f32)> = forecast
+            .handovers()
+            .iter()
+            .map(|h| (at(forecast.t0() + h.offset), h.probability))
+            .collect();
+        self.set_predicted_handovers(at(forecast.t0()), &predictions);
     }
 
     /// The minimum playout delay the receiver's own forecast gives a frame captured at

@@ -365,22 +365,9 @@ impl SimCall {
             return;
         }
         own.next = now.saturating_add(RECEIVER_FORECAST_INTERVAL);
-        let Ok(forecast) = own.source.forecast(instant) else {
-            return;
-        };
-        let epoch = self.epoch;
-        let predictions: Vec<(Time, f32)> = forecast
-            .handovers()
-            .iter()
-            .map(|h| {
-                (
-                    Time::from_instant(epoch, forecast.t0() + h.offset),
-                    h.probability,
-                )
-            })
-            .collect();
-        self.media_receiver
-            .set_predicted_handovers(now, &predictions);
+        if let Ok(forecast) = own.source.forecast(instant) {
+            self.media_receiver.set_forecast(&forecast, self.epoch);
+        }
     }
 
     /// The RTT an RTCP report would carry, to both ends of the NACK pair and to the loss
