@@ -11,8 +11,8 @@
 //!   packets that were due within [`BOUNDARY_SPAN`] of a predicted instant; before there are
 //!   enough of those, of all its repair samples; before those, the RTCP round-trip time plus
 //!   [`NACK_ALLOWANCE`]. Plus [`RENDER_MARGIN`], at most the sender raise's cap. With no
-//!   measurement the receiver does not raise. Boundary repairs are slower than the rest (a burst
-//!   of NACKs, repairs that cross the boundary's lossy rows again): on starlink (seed 9500, 120 s)
+//!   measurement the receiver does not raise. Boundary repairs are slower than the rest: on
+//!   starlink (seed 9500, 120 s)
 //!   the receiver's 0.9 quantile over all repairs was 130-150 ms while frames lost at the
 //!   boundaries completed about 250 ms after they were due, and a raise sized from all repairs
 //!   left the starlink freeze rate 42 % above the sender's raise's (docs/experiments/receiver-raise-2026-12-04.md).
@@ -161,8 +161,8 @@ impl ForecastRaise {
         let amount = (repair + RENDER_MARGIN).min(Duration::from_millis(self.config.max_raise_ms));
         let widened = Duration::from_millis(self.config.duration_ms) + repair / 2;
         let offset = Duration::from_millis(self.config.offset_ms.unsigned_abs());
-        let windows: Vec<(Time, Time, Duration)> = self
-            .instants
+        // One window at a time: this runs for every decoded frame, so nothing is collected.
+        self.instants
             .iter()
             .map(|&t| {
                 let start = if self.config.offset_ms < 0 {
@@ -170,10 +170,13 @@ impl ForecastRaise {
                 } else {
                     t.saturating_add(offset)
                 };
-                (start, start.saturating_add(widened), amount)
+                raise_at(
+                    expected_completion,
+                    &[(start, start.saturating_add(widened), amount)],
+                )
             })
-            .collect();
-        raise_at(expected_completion, &windows)
+            .max()
+            .unwrap_or_default()
     }
 }
 
