@@ -714,3 +714,36 @@ fn the_receivers_own_raise_cuts_starlink_freezes_and_leaves_the_sender_as_it_was
     ]);
     assert_clear_failure(&o, "--receiver-raise needs a handover forecast");
 }
+
+#[test]
+fn libwebrtcs_extrapolator_makes_frames_wait_longer_on_terrestrial_lte() {
+    let qoe = |model: &str| {
+        let o = run(&[
+            "sim",
+            "--scenario",
+            "terrestrial-lte",
+            "--duration",
+            "120s",
+            "--seed",
+            "1",
+            "--json",
+            "--completion-model",
+            model,
+        ]);
+        assert!(o.status.success(), "failed: {}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+        v["qoe"].clone()
+    };
+    let (average, fit) = (qoe("average"), qoe("extrapolator"));
+    assert_eq!(average["packet_loss_pct"], fit["packet_loss_pct"]);
+    let p50 = |q: &serde_json::Value| q["e2e_delay_p50_ms"].as_f64().unwrap();
+    // After the LTE trace's delay spikes drain, frames arrive early against the fit and wait.
+    assert!(
+        p50(&fit) > 1.2 * p50(&average),
+        "P50 {} ms with the fit, {} ms with the average",
+        p50(&fit),
+        p50(&average)
+    );
+    let o = run(&["sim", "--duration", "5s", "--completion-model", "kalman"]);
+    assert_clear_failure(&o, "kalman");
+}

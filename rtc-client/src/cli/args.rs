@@ -16,6 +16,7 @@ use rtc_client::experiment::run::{CallSettings, CellCall};
 use rtc_client::experiment::shard::Shard;
 use rtc_client::forecast::{ForecastError, ForecastSpec};
 use rtc_client::live::auth::Token;
+use rtc_client::media::playout::CompletionModel;
 use rtc_client::scenario::{Scenario, ScenarioPaths};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -147,6 +148,32 @@ pub struct TimingArgs {
     /// included. Needs a --handover source other than none.
     #[arg(long)]
     pub receiver_raise: bool,
+    /// How the receiver learns when a frame is expected to be complete, the instant its playout
+    /// delay counts from (docs/architecture.md, "The receiver as Chromium runs it").
+    #[arg(long, value_enum, default_value_t = CompletionChoice::Average)]
+    pub completion_model: CompletionChoice,
+}
+
+/// `--completion-model`: a [`CompletionModel`] by name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum CompletionChoice {
+    /// Capture plus a 64-frame average of the transit: the closer to Chromium 156's playout delay
+    /// over starlink and lagos-trace.
+    #[default]
+    Average,
+    /// libwebrtc's TimestampExtrapolator (a least-squares fit of arrival against timestamp with
+    /// a delay-change detector): the closer over terrestrial-lte.
+    Extrapolator,
+}
+
+impl CompletionChoice {
+    /// The model this name stands for.
+    pub fn model(self) -> CompletionModel {
+        match self {
+            Self::Average => CompletionModel::default(),
+            Self::Extrapolator => CompletionModel::Extrapolator,
+        }
+    }
 }
 
 impl TimingArgs {
@@ -468,6 +495,7 @@ impl RunArgs {
             playout_floor: self.timing.playout_floor(),
             receiver_rtt: self.timing.receiver_rtt,
             receiver_raise: self.timing.receiver_raise,
+            completion: self.timing.completion_model.model(),
         }
     }
 

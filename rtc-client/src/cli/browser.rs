@@ -1,7 +1,9 @@
 //! `rtc-client browser`: one call between rtc-client and headless Chromium on loopback,
 //! optionally over an emulated link, with both sides' statistics side by side.
 
-use super::args::{PathArgs, SenderArgs, parse_duration, parse_interval, parse_policy};
+use super::args::{
+    CompletionChoice, PathArgs, SenderArgs, parse_duration, parse_interval, parse_policy,
+};
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
 use pacer::telemetry::TelemetryWriter;
@@ -57,6 +59,10 @@ pub struct BrowserArgs {
     /// sender (docs/architecture.md, "Handover-timed actions", the receiver's own raise).
     #[arg(long)]
     receiver_raise: bool,
+    /// Receive direction: how our shadow receiver learns when a frame is expected to be complete,
+    /// as `sim --completion-model`.
+    #[arg(long, value_enum, default_value_t = CompletionChoice::Average)]
+    completion_model: CompletionChoice,
     /// Decision interval of our sender's policy, 1 s to 120 s.
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_interval)]
     decision_interval: Duration,
@@ -270,7 +276,7 @@ async fn receive(
         seed: args.seed,
         local_ip: "127.0.0.1".parse().context("loopback")?,
         video: VideoChoice::Vp8,
-        shadow: true,
+        shadow: Some(args.completion_model.model()),
     };
     let path = args.out.join("telemetry.jsonl");
     // One record committed per interval, as `call --telemetry` does.

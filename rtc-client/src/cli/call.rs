@@ -125,7 +125,7 @@ pub fn run(args: CallArgs) -> Result<()> {
         seed: args.seed,
         local_ip: args.bind,
         video: args.video,
-        shadow: false,
+        shadow: None,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

@@ -207,6 +207,7 @@ pub fn run(args: SimArgs, epoch: Instant) -> Result<()> {
     config.playout_floor = args.timing.playout_floor();
     config.receiver_rtt = args.timing.receiver_rtt;
     config.receiver_raise = args.timing.receiver_raise;
+    config.completion = args.timing.completion_model.model();
     // The flags over the scenario file's [sender] table (already in the realisation) over the
     // defaults.
     config.set_sender(realization.sender.overridden_by(&args.sender.overrides()));

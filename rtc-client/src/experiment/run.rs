@@ -6,6 +6,7 @@
 
 use crate::call::{PolicyChoice, SenderOverrides, TimingError};
 use crate::forecast::ForecastSpec;
+use crate::media::playout::CompletionModel;
 use crate::scenario::{Scenario, ScenarioError};
 use crate::sim::{CallConfig, CallResult, SimError, run_call};
 use pacer::telemetry::{TelemetryError, TelemetryWriter};
@@ -98,6 +99,8 @@ pub struct CallSettings {
     pub receiver_rtt: bool,
     /// Whether the receiver raises its own minimum playout delay from its own forecast.
     pub receiver_raise: bool,
+    /// How the receiver learns when a frame is expected to be complete.
+    pub completion: CompletionModel,
 }
 
 /// Why one call of a plan failed.
@@ -159,6 +162,7 @@ pub fn simulate(
     config.playout_floor = settings.playout_floor;
     config.receiver_rtt = settings.receiver_rtt;
     config.receiver_raise = settings.receiver_raise;
+    config.completion = settings.completion;
     config.set_sender(realization.sender.overridden_by(&settings.sender));
     run_call(&config, epoch).map_err(|source| CallError::Sim {
         scenario: scenario.name().to_owned(),

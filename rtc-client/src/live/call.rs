@@ -44,6 +44,7 @@ use crate::call::video::{Video, VideoChoice};
 use crate::call::{NackChoice, PolicyChoice, SenderOptions};
 use crate::forecast::{self, ForecastInputs, ForecastSpec};
 use crate::link::{Link, LinkConfig, Time};
+use crate::media::playout::CompletionModel;
 use crate::scenario::build::Realization;
 use crate::scenario::timeline::HandoverTimeline;
 use handover_predictor::{HandoverSource, NoHandovers};
@@ -148,9 +149,10 @@ pub struct LiveCallConfig {
     pub local_ip: IpAddr,
     /// The video it sends: the synthetic codec, or real VP8 (what a browser can decode).
     pub video: VideoChoice,
-    /// With a link: also run this project's receiver on the packets the relay delivers
-    /// ([`super::shadow`]), for a side-by-side with a far end that is not ours (a browser).
-    pub shadow: bool,
+    /// With a link: also run this project's receiver, with this model of expected completion,
+    /// on the packets the relay delivers ([`super::shadow`]), for a side-by-side with a far end
+    /// that is not ours (a browser).
+    pub shadow: Option<CompletionModel>,
 }
 
 /// What a real call produced.
@@ -269,9 +271,13 @@ pub async fn run(
         let (offer_sdp, relay_sockets) =
             offer(config, peer.as_ref(), &events, links.is_some()).await?;
         let answer = signal(config, &peer_url, offer_sdp, epoch_unix_ns).await?;
-        let shadow = (config.shadow && links.is_some()).then(|| {
+        let shadow = config.shadow.filter(|_| links.is_some()).map(|completion| {
             sent.activate();
-            Arc::new(Mutex::new(ShadowReceiver::new(sent.clone(), epoch)))
+            Arc::new(Mutex::new(ShadowReceiver::new(
+                sent.clone(),
+                epoch,
+                completion,
+            )))
         });
         let observer = shadow.as_ref().map(|shadow| {
             let shadow = Arc::clone(shadow);

@@ -24,9 +24,9 @@ use super::relay::rtp_header;
 use crate::call::streams::{PLAYOUT_DELAY_URI, VIDEO_SSRC, playout_minimum};
 use crate::fec::FecReceiver;
 use crate::link::Time;
-use crate::media::playout::PlayoutConfig;
+use crate::media::playout::{CompletionModel, PlayoutConfig};
 use crate::media::qoe::{QoeMeter, QoeReport};
-use crate::media::receiver::Receiver;
+use crate::media::receiver::{Playout, Receiver, ReceiverConfig};
 use crate::media::vp8::descriptor;
 use crate::media::vp8::framer::{FramerStats, Vp8Framer};
 use crate::nack::RtxReceiver;
@@ -220,9 +220,16 @@ pub struct ShadowReceiver {
 }
 
 impl ShadowReceiver {
-    /// A shadow reading `log`, with `epoch` as time zero.
-    pub fn new(log: SentLog, epoch: Instant) -> Self {
-        let receiver = Receiver::default();
+    /// A shadow reading `log`, with `epoch` as time zero, whose receiver learns expected
+    /// completion by `completion`.
+    pub fn new(log: SentLog, epoch: Instant, completion: CompletionModel) -> Self {
+        let receiver = Receiver::new(ReceiverConfig {
+            playout: Playout::JitterBuffer(PlayoutConfig {
+                completion,
+                ..PlayoutConfig::default()
+            }),
+            ..ReceiverConfig::default()
+        });
         Self {
             log,
             epoch,

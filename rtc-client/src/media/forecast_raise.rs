@@ -16,8 +16,8 @@
 //!   the receiver's 0.9 quantile over all repairs was 130-150 ms while frames lost at the
 //!   boundaries completed about 250 ms after they were due, and a raise sized from all repairs
 //!   left the starlink freeze rate 42 % above the sender's raise's (docs/experiments/receiver-raise-2026-12-04.md).
-//! - *For which frames*: those whose expected completion (capture plus the base transit the
-//!   playout timing learned, all in the receiver's clock) falls in the sender raise's window
+//! - *For which frames*: those whose expected completion (the local instant the playout
+//!   timing's extrapolator maps the capture instant to) falls in the sender raise's window
 //!   around a predicted instant, widened after it by half a repair round. The receiver does not
 //!   know where on its path the satellite hop is: behind the dish the lost packets are those
 //!   that would have arrived just after the instant; with the dish at the sender's end they
@@ -25,7 +25,7 @@
 //!   trip) covers that transit on either end.
 //! - *How it ramps*: [`raise_at`], so the bounds that keep the sender's ramps from stalling
 //!   hold here too (the ramps run on expected completion, which is capture time shifted by the
-//!   base transit).
+//!   learned transit).
 
 use super::recovery::{REPAIR_SAMPLES, repair_quantile};
 use crate::link::Time;

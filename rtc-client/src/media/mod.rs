@@ -24,4 +24,5 @@ pub mod playout;
 pub mod qoe;
 pub mod receiver;
 pub mod recovery;
+pub mod timestamp_extrapolator;
 pub mod vp8;

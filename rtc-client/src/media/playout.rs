@@ -3,10 +3,10 @@
 //! A model of libwebrtc's `VCMTiming` (`modules/video_coding/timing/timing.cc`) with its
 //! `TimestampExtrapolator`:
 //!
-//! - A frame's *render time* is the local time its capture instant maps to plus the *current
-//!   delay*: `render = capture + base transit + current delay`. The base transit is what the
-//!   extrapolator learns, the usual time from capture to a frame being complete at the
-//!   receiver (it absorbs any clock offset between the peers).
+//! - A frame's *render time* is the local instant its capture instant is expected to be complete
+//!   plus the *current delay*. The expected completion is learned from the frames that needed
+//!   no retransmission (it absorbs any clock offset between the peers), by the
+//!   [`CompletionModel`] of the configuration.
 //! - The *target delay* is the largest of the minimum playout delay (below) and the jitter
 //!   estimate ([`super::jitter`]) plus the render delay (10 ms).
 //! - The *current delay* follows libwebrtc's newest rule (`VCMTiming::UpdateCurrentDelay(
@@ -21,11 +21,12 @@
 //! - A frame that becomes decodable after its render time is shown at once.
 //!
 //! Differences from libwebrtc, numbered:
-//! 1. The extrapolator is an exponential average of the transit of frames that needed no
-//!    retransmission, with a memory of [`PlayoutConfig::transit_memory_frames`] frames, instead of
-//!    libwebrtc's Kalman fit of arrival against RTP timestamp with its delay-jump detector. Both
-//!    follow a lasting change of the path delay within a few seconds; neither follows a brief
-//!    spike.
+//! 1. By default the expected completion is capture plus an exponential average of the transit
+//!    ([`CompletionModel::Average`]), not libwebrtc's Kalman fit of arrival against RTP
+//!    timestamp with its delay-jump detector ([`CompletionModel::Extrapolator`],
+//!    [`super::timestamp_extrapolator`]). On the same packets the average matched Chromium 156's
+//!    mean playout delay more closely over starlink and lagos-trace, the fit over terrestrial-lte
+//!    (docs/experiments/extrapolator-2026-12-04.md).
 //! 2. Decoding takes no time (libwebrtc adds the 95th percentile of measured decode times to the
 //!    target); the synthetic codec has no decoder.
 //!
@@ -38,6 +39,7 @@
 //!
 //! 3. There is no audio-video synchronisation (its minimum is libwebrtc's third term).
 
+use super::timestamp_extrapolator::TimestampExtrapolator;
 use crate::link::Time;
 use std::time::Duration;
 
@@ -52,13 +54,8 @@ pub struct PlayoutConfig {
     ///
     /// libwebrtc: `kMaxVideoDelay` = 10 s (timing.cc).
     pub max_delay: Duration,
-    /// The memory, in frames, of the base-transit average.
-    ///
-    /// Chosen: 64 frames (about 2 s at 30 fps): long enough that the 100-150 ms spikes at a
-    /// Starlink slot boundary leave the base alone and frames simply arrive late, short enough
-    /// that a new slot's path delay is followed within its first seconds, as libwebrtc's
-    /// extrapolator does after its delay-jump detector fires.
-    pub transit_memory_frames: u32,
+    /// How the expected completion of a frame is learned.
+    pub completion: CompletionModel,
     /// The application's base minimum playout delay (libwebrtc's `base_minimum_playout_delay`,
     /// what a browser's `RTCRtpReceiver.jitterBufferTarget` sets): every frame renders at least
     /// this long after its expected completion.
@@ -72,8 +69,77 @@ impl Default for PlayoutConfig {
         Self {
             render_delay: Duration::from_millis(10),
             max_delay: Duration::from_secs(10),
-            transit_memory_frames: 64,
+            completion: CompletionModel::default(),
             base_minimum: Duration::ZERO,
+        }
+    }
+}
+
+/// How the receiver learns when a frame is expected to be complete (module documentation,
+/// difference 1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CompletionModel {
+    /// Capture plus an exponential average of the transit over `frames` frames.
+    ///
+    /// Chosen: 64 frames (about 2 s at 30 fps): long enough that the 100-150 ms spikes at a
+    /// Starlink slot boundary leave the base alone and frames simply arrive late, short enough
+    /// that a new slot's path delay is followed within its first seconds.
+    Average {
+        /// The average's memory, frames.
+        frames: u32,
+    },
+    /// libwebrtc's `TimestampExtrapolator` ([`super::timestamp_extrapolator`]).
+    Extrapolator,
+}
+
+impl Default for CompletionModel {
+    fn default() -> Self {
+        Self::Average { frames: 64 }
+    }
+}
+
+/// The state of a [`CompletionModel`].
+#[derive(Debug, Clone)]
+enum Completion {
+    /// Mean transit, nanoseconds (signed: the peers' clocks may differ), and the weight of a new
+    /// frame.
+    Average {
+        transit_ns: Option<f64>,
+        weight: f64,
+    },
+    Extrapolator(TimestampExtrapolator),
+}
+
+impl Completion {
+    fn new(model: CompletionModel) -> Self {
+        match model {
+            CompletionModel::Average { frames } => Self::Average {
+                transit_ns: None,
+                weight: 1.0 / f64::from(frames.max(1)),
+            },
+            CompletionModel::Extrapolator => Self::Extrapolator(TimestampExtrapolator::new()),
+        }
+    }
+
+    fn update(&mut self, capture: Time, completed: Time) {
+        match self {
+            Self::Average { transit_ns, weight } => {
+                let transit = completed.as_nanos() as f64 - capture.as_nanos() as f64;
+                *transit_ns = Some(match *transit_ns {
+                    None => transit,
+                    Some(base) => base + *weight * (transit - base),
+                });
+            }
+            Self::Extrapolator(filter) => filter.update(completed, capture),
+        }
+    }
+
+    fn expected(&self, capture: Time) -> Option<Time> {
+        match self {
+            Self::Average { transit_ns, .. } => transit_ns.map(|transit| {
+                Time::from_nanos((capture.as_nanos() as f64 + transit).max(0.0) as u64)
+            }),
+            Self::Extrapolator(filter) => filter.expected_completion(capture),
         }
     }
 }
@@ -82,8 +148,7 @@ impl Default for PlayoutConfig {
 #[derive(Debug, Clone)]
 pub struct PlayoutTiming {
     config: PlayoutConfig,
-    /// Mean transit, nanoseconds (signed: the peers' clocks may differ).
-    base_transit_ns: Option<f64>,
+    completion: Completion,
     current_delay: Option<Duration>,
     late_frames: u64,
 }
@@ -93,21 +158,16 @@ impl PlayoutTiming {
     pub fn new(config: PlayoutConfig) -> Self {
         Self {
             config,
-            base_transit_ns: None,
+            completion: Completion::new(config.completion),
             current_delay: None,
             late_frames: 0,
         }
     }
 
-    /// A frame that needed no retransmission completed at `completed`: it teaches the base
-    /// transit.
+    /// A frame that needed no retransmission completed at `completed`: it teaches the expected
+    /// completion.
     pub fn on_frame_complete(&mut self, capture: Time, completed: Time) {
-        let transit = completed.as_nanos() as f64 - capture.as_nanos() as f64;
-        let weight = 1.0 / f64::from(self.config.transit_memory_frames.max(1));
-        self.base_transit_ns = Some(match self.base_transit_ns {
-            None => transit,
-            Some(base) => base + weight * (transit - base),
-        });
+        self.completion.update(capture, completed);
     }
 
     /// The render time of a frame captured at `capture` that is decodable at `now`, given the
@@ -128,10 +188,17 @@ impl PlayoutTiming {
         let current = *self
             .current_delay
             .get_or_insert(jitter.min(self.config.max_delay));
-        let base = self.base_transit_ns.unwrap_or(0.0);
+        let expected = self
+            .completion
+            .expected(capture)
+            .unwrap_or(match self.completion {
+                // Zero transit, as the average starts.
+                Completion::Average { .. } => capture,
+                // `VCMTiming::RenderTimeInternal`: `ExtrapolateLocalTime(...).value_or(now)`.
+                Completion::Extrapolator(_) => now,
+            });
         let delay = current.max(minimum).min(self.config.max_delay);
-        let due_ns = capture.as_nanos() as f64 + base + delay.as_nanos() as f64;
-        let due = Time::from_nanos(due_ns.max(0.0) as u64);
+        let due = expected.saturating_add(delay);
         let decode_deadline = due - self.config.render_delay;
         let delayed = now.saturating_duration_since(decode_deadline);
         self.current_delay = Some(if current + delayed <= target {
@@ -146,14 +213,13 @@ impl PlayoutTiming {
         now
     }
 
-    /// When a frame captured at `capture` is expected to be complete here: its capture instant
-    /// plus the base transit learned so far (the capture instant itself before any frame).
+    /// When a frame captured at `capture` is expected to be complete here (the capture instant
+    /// itself before any frame).
     pub fn expected_completion(&self, capture: Time) -> Time {
-        let ns = capture.as_nanos() as f64 + self.base_transit_ns.unwrap_or(0.0);
-        Time::from_nanos(ns.max(0.0) as u64)
+        self.completion.expected(capture).unwrap_or(capture)
     }
 
-    /// The current playout delay on top of the base transit.
+    /// The current playout delay on top of the expected completion.
     pub fn current_delay(&self) -> Duration {
         self.current_delay.unwrap_or_default()
     }
@@ -264,7 +330,7 @@ mod tests {
     }
 
     #[test]
-    fn the_base_transit_follows_a_lasting_delay_step_within_a_few_seconds() {
+    fn the_average_follows_a_lasting_delay_step_within_a_few_seconds() {
         let mut p = PlayoutTiming::new(PlayoutConfig::default());
         for i in 0..300u64 {
             p.on_frame_complete(ms(i * 33), ms(i * 33 + 50));
@@ -275,5 +341,25 @@ mod tests {
         let due = p.schedule(ms(600 * 33 + 150), ms(600 * 33), d(0), d(0));
         let base = due.as_millis() as i64 - (600 * 33) as i64;
         assert!((148..=150).contains(&base), "{base}");
+    }
+
+    #[test]
+    fn with_the_extrapolator_frames_wait_for_the_fits_overshoot_after_a_lasting_step() {
+        // 10 s at 50 ms, then 10 s at 150 ms: the least-squares fit tilts its slope to follow the
+        // step and overshoots it, so frames on time now wait beyond their transit.
+        let mut p = PlayoutTiming::new(PlayoutConfig {
+            completion: CompletionModel::Extrapolator,
+            ..PlayoutConfig::default()
+        });
+        for i in 0..300u64 {
+            p.on_frame_complete(ms(i * 33), ms(i * 33 + 50));
+        }
+        for i in 300..600u64 {
+            p.on_frame_complete(ms(i * 33), ms(i * 33 + 150));
+        }
+        let due = p.schedule(ms(600 * 33 + 150), ms(600 * 33), d(0), d(0));
+        let expected = due.as_millis() as i64 - (600 * 33) as i64;
+        assert!((160..=190).contains(&expected), "{expected}");
+        assert_eq!(p.late_frames(), 0);
     }
 }

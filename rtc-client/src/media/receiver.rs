@@ -358,7 +358,7 @@ impl Receiver {
         }
     }
 
-    /// The current playout delay on top of the base transit (zero without a jitter buffer).
+    /// The current playout delay on top of the expected completion (zero without a jitter buffer).
     pub fn playout_delay(&self) -> Duration {
         self.timing
             .as_ref()

@@ -5,6 +5,7 @@ use crate::call::{
 };
 use crate::forecast::{ForecastError, ForecastSpec};
 use crate::link::{LinkConfig, LinkConfigError};
+use crate::media::playout::CompletionModel;
 use crate::scenario::build::Realization;
 use crate::scenario::orbit::OrbitPredictorInputs;
 use crate::scenario::timeline::HandoverTimeline;
@@ -71,6 +72,9 @@ pub struct CallConfig {
     /// built from [`Self::handover`], as a receiver behind the same dish would read. Default
     /// false.
     pub receiver_raise: bool,
+    /// How the receiver learns when a frame is expected to be complete (default:
+    /// [`CompletionModel::Average`], docs/architecture.md, "The receiver as Chromium runs it").
+    pub completion: CompletionModel,
 }
 
 impl CallConfig {
@@ -106,6 +110,7 @@ impl CallConfig {
             playout_floor: Duration::ZERO,
             receiver_rtt: false,
             receiver_raise: false,
+            completion: CompletionModel::default(),
         }
     }
 
@@ -140,6 +145,7 @@ impl CallConfig {
             playout_floor: Duration::ZERO,
             receiver_rtt: false,
             receiver_raise: false,
+            completion: CompletionModel::default(),
         }
     }
 

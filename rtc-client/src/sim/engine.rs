@@ -19,7 +19,7 @@ use crate::fec::FecReceiverHandle;
 use crate::forecast::{self, ForecastInputs, ForecastSpec};
 use crate::link::{Link, Time};
 use crate::media::forecast_raise::ForecastRaise;
-use crate::media::playout::PlayoutConfig;
+use crate::media::playout::{CompletionModel, PlayoutConfig};
 use crate::media::qoe::QoeMeter;
 use crate::media::receiver::{Playout, Receiver, ReceiverConfig};
 use crate::nack::NackGeneratorHandle;
@@ -192,7 +192,8 @@ impl SimCall {
             return Err(SimError::ReceiverRaiseWithoutForecast);
         }
         let source = build_source()?;
-        let mut media_receiver = Receiver::new(receiver_config(config.playout_floor));
+        let mut media_receiver =
+            Receiver::new(receiver_config(config.playout_floor, config.completion));
         let receiver_forecast = if config.receiver_raise {
             media_receiver.set_forecast_raise(ForecastRaise::with_defaults());
             Some(ReceiverForecast {
@@ -676,11 +677,13 @@ impl FarEnd for SimFarEnd<'_> {
     }
 }
 
-/// The receiver's configuration: the defaults, with `floor` as its base minimum playout delay.
-fn receiver_config(floor: std::time::Duration) -> ReceiverConfig {
+/// The receiver's configuration: the defaults, with `floor` as its base minimum playout delay and
+/// `completion` as its model of expected completion.
+fn receiver_config(floor: std::time::Duration, completion: CompletionModel) -> ReceiverConfig {
     ReceiverConfig {
         playout: Playout::JitterBuffer(PlayoutConfig {
             base_minimum: floor,
+            completion,
             ..PlayoutConfig::default()
         }),
         ..ReceiverConfig::default()

@@ -99,7 +99,7 @@ pub fn config(
         seed: 7,
         local_ip: "127.0.0.1".parse().unwrap(),
         video: Default::default(),
-        shadow: false,
+        shadow: None,
     }
 }
 
