@@ -76,6 +76,8 @@ fn our_sender_to_chromium_over_starlink() {
             "random",
             "--decision-interval",
             "4s",
+            "--compare-completion-model",
+            "extrapolator",
         ],
         &out,
     );
@@ -105,6 +107,18 @@ fn our_sender_to_chromium_over_starlink() {
     // Both freeze counts are there, side by side.
     number(&s, &["browser", "last", "freezeCount"]);
     number(&s, &["ours", "qoe_freeze_count"]);
+    // The two shadow receivers, one per model of expected completion, saw the same datagrams.
+    assert_eq!(s["receiver"]["completion_model"], "average", "{s}");
+    assert_eq!(
+        s["receiver_compared"]["completion_model"], "extrapolator",
+        "{s}"
+    );
+    assert_eq!(
+        s["receiver"]["packets"], s["receiver_compared"]["packets"],
+        "{s}"
+    );
+    assert!(number(&s, &["receiver", "packets"]) > 0.0);
+    number(&s, &["receiver_compared", "mean_playout_delay_ms"]);
     // The random policy draws a limit at every boundary: they are not all the same.
     let limits: Vec<u64> = s["ours"]["decisions"]
         .as_array()

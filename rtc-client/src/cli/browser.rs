@@ -14,8 +14,10 @@ use rtc_client::live::answer::{AnswerConfig, AnswerEvent, AnswerServer, Receiver
 use rtc_client::live::call::{LinkSetup, LiveCallConfig, StatusEvent, run as run_call};
 use rtc_client::live::chromium::{self, Chromium};
 use rtc_client::live::http::{Peer, request};
+use rtc_client::live::shadow::ShadowSummary;
 use rtc_client::live::signal::{QoeQuery, QoeSnapshot};
 use rtc_client::live::web::{WebConfig, WebHandle, WebLink};
+use rtc_client::media::playout::CompletionModel;
 use rtc_client::scenario::Scenario;
 use serde_json::{Value, json};
 use std::io::Write;
@@ -63,6 +65,11 @@ pub struct BrowserArgs {
     /// as `sim --completion-model`.
     #[arg(long, value_enum, default_value_t = CompletionChoice::Average)]
     completion_model: CompletionChoice,
+    /// Receive direction: also run a second shadow receiver with this model on the same
+    /// datagrams, so the two models meet the browser on one call (summary.json's
+    /// `receiver_compared`).
+    #[arg(long, value_enum, value_name = "MODEL")]
+    compare_completion_model: Option<CompletionChoice>,
     /// Decision interval of our sender's policy, 1 s to 120 s.
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_interval)]
     decision_interval: Duration,
@@ -277,6 +284,7 @@ async fn receive(
         local_ip: "127.0.0.1".parse().context("loopback")?,
         video: VideoChoice::Vp8,
         shadow: Some(args.completion_model.model()),
+        shadow_compared: args.compare_completion_model.map(CompletionChoice::model),
     };
     let path = args.out.join("telemetry.jsonl");
     // One record committed per interval, as `call --telemetry` does.
@@ -343,26 +351,12 @@ async fn receive(
             "decisions": decisions,
             "per_second": targets,
         },
-        "receiver": outcome.shadow.as_ref().map(|s| json!({
-            "frames_rendered": s.qoe.frames_rendered,
-            "freeze_count": s.qoe.freeze_count,
-            "frozen_ms": s.qoe.total_freeze.as_millis() as u64,
-            "stall_count": s.qoe.stall_count,
-            "mean_playout_delay_ms": s.mean_playout_delay_ms,
-            "delay_p50_ms": s.qoe.delay_percentile(50.0).map(|d| d.as_millis() as u64),
-            "delay_p95_ms": s.qoe.delay_percentile(95.0).map(|d| d.as_millis() as u64),
-            "frames_retransmitted": s.frames_retransmitted,
-            "frames_dropped": s.frames_dropped,
-            "frames_skipped": s.frames_skipped,
-            "framer_mismatched_packets": s.framer.mismatched,
-            "framer_held_frames": s.framer.held_for_base,
-            "framer_inconsistent_frames": s.framer.inconsistent,
-            "packets": s.packets,
-            "unknown_packets": s.unknown,
-            "freezes": s.qoe.freezes.iter()
-                .map(|f| json!([f.from.as_secs_f64(), f.duration.as_millis() as u64]))
-                .collect::<Vec<_>>(),
-        })),
+        "receiver": outcome.shadow.as_ref().map(shadow_json),
+        "receiver_compared": outcome
+            .shadow
+            .as_ref()
+            .and_then(|s| s.compared.as_deref())
+            .map(shadow_json),
         "telemetry": path.display().to_string(),
     }))
 }
@@ -508,6 +502,7 @@ fn print_summary(summary: &Value) {
                 || n.to_string(),
                 |f| format!("{}", (f * 10.0).round() / 10.0),
             ),
+            Value::String(text) => text.clone(),
             other => other.to_string(),
         }
     };
@@ -597,6 +592,27 @@ fn print_summary(summary: &Value) {
                 get(&theirs)
             );
         }
+        if !summary["receiver_compared"].is_null() {
+            let _ = writeln!(
+                out,
+                "{:<34} {:>14} {:>14}",
+                "the same, our two completion models",
+                get(&["receiver", "completion_model"]),
+                get(&["receiver_compared", "completion_model"])
+            );
+            for (label, key) in [
+                ("freezes", "freeze_count"),
+                ("frozen, ms", "frozen_ms"),
+                ("mean playout delay, ms", "mean_playout_delay_ms"),
+            ] {
+                let _ = writeln!(
+                    out,
+                    "{label:<34} {:>14} {:>14}",
+                    get(&["receiver", key]),
+                    get(&["receiver_compared", key])
+                );
+            }
+        }
     }
     if summary["direction"] == "send" {
         let _ = writeln!(
@@ -606,5 +622,38 @@ fn print_summary(summary: &Value) {
             "-",
             get(&["browser", "available_kbps_last"]),
         );
+    }
+}
+
+/// What a shadow receiver measured, for summary.json.
+fn shadow_json(s: &ShadowSummary) -> serde_json::Value {
+    json!({
+        "completion_model": completion_name(s.completion),
+        "frames_rendered": s.qoe.frames_rendered,
+        "freeze_count": s.qoe.freeze_count,
+        "frozen_ms": s.qoe.total_freeze.as_millis() as u64,
+        "stall_count": s.qoe.stall_count,
+        "mean_playout_delay_ms": s.mean_playout_delay_ms,
+        "delay_p50_ms": s.qoe.delay_percentile(50.0).map(|d| d.as_millis() as u64),
+        "delay_p95_ms": s.qoe.delay_percentile(95.0).map(|d| d.as_millis() as u64),
+        "frames_retransmitted": s.frames_retransmitted,
+        "frames_dropped": s.frames_dropped,
+        "frames_skipped": s.frames_skipped,
+        "framer_mismatched_packets": s.framer.mismatched,
+        "framer_held_frames": s.framer.held_for_base,
+        "framer_inconsistent_frames": s.framer.inconsistent,
+        "packets": s.packets,
+        "unknown_packets": s.unknown,
+        "freezes": s.qoe.freezes.iter()
+            .map(|f| json!([f.from.as_secs_f64(), f.duration.as_millis() as u64]))
+            .collect::<Vec<_>>(),
+    })
+}
+
+/// `--completion-model`'s name of `model`.
+fn completion_name(model: CompletionModel) -> &'static str {
+    match model {
+        CompletionModel::Average { .. } => "average",
+        CompletionModel::Extrapolator => "extrapolator",
     }
 }

@@ -126,6 +126,7 @@ pub fn run(args: CallArgs) -> Result<()> {
         local_ip: args.bind,
         video: args.video,
         shadow: None,
+        shadow_compared: None,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

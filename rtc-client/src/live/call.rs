@@ -153,6 +153,9 @@ pub struct LiveCallConfig {
     /// on the packets the relay delivers ([`super::shadow`]), for a side-by-side with a far end
     /// that is not ours (a browser).
     pub shadow: Option<CompletionModel>,
+    /// With a shadow: also run a second one with this model on the same datagrams
+    /// ([`ShadowReceiver::compared_with`]).
+    pub shadow_compared: Option<CompletionModel>,
 }
 
 /// What a real call produced.
@@ -273,11 +276,11 @@ pub async fn run(
         let answer = signal(config, &peer_url, offer_sdp, epoch_unix_ns).await?;
         let shadow = config.shadow.filter(|_| links.is_some()).map(|completion| {
             sent.activate();
-            Arc::new(Mutex::new(ShadowReceiver::new(
-                sent.clone(),
-                epoch,
-                completion,
-            )))
+            let shadow = ShadowReceiver::new(sent.clone(), epoch, completion);
+            Arc::new(Mutex::new(match config.shadow_compared {
+                Some(other) => shadow.compared_with(other),
+                None => shadow,
+            }))
         });
         let observer = shadow.as_ref().map(|shadow| {
             let shadow = Arc::clone(shadow);

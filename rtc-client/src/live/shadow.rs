@@ -197,6 +197,11 @@ pub struct ShadowSummary {
     pub frames_skipped: u64,
     /// What the VP8 framer counted (corrupted copies, frames held for their base frame).
     pub framer: FramerStats,
+    /// How its receiver learned expected completion.
+    pub completion: CompletionModel,
+    /// The second shadow's, with another model on the same datagrams
+    /// ([`ShadowReceiver::compared_with`]).
+    pub compared: Option<Box<ShadowSummary>>,
 }
 
 /// The receive chain of this project's calls, fed with what the relay delivers to the browser
@@ -217,6 +222,8 @@ pub struct ShadowReceiver {
     emitted: u64,
     packets: u64,
     unknown: u64,
+    completion: CompletionModel,
+    compared: Option<Box<ShadowReceiver>>,
 }
 
 impl ShadowReceiver {
@@ -246,7 +253,21 @@ impl ShadowReceiver {
             emitted: 0,
             packets: 0,
             unknown: 0,
+            completion,
+            compared: None,
         }
+    }
+
+    /// Also runs a second, independent shadow whose receiver learns expected completion by
+    /// `completion`, on the same datagrams at the same instants: the two models compared on one
+    /// call, beside the browser.
+    pub fn compared_with(mut self, completion: CompletionModel) -> Self {
+        self.compared = Some(Box::new(Self::new(
+            self.log.clone(),
+            self.epoch,
+            completion,
+        )));
+        self
     }
 
     fn time(&self, at: Instant) -> Time {
@@ -272,6 +293,9 @@ impl ShadowReceiver {
 
     /// A datagram the relay delivered to the browser at `at` (STUN, DTLS and RTCP are ignored).
     pub fn on_delivered(&mut self, at: Instant, datagram: &[u8]) {
+        if let Some(compared) = &mut self.compared {
+            compared.on_delivered(at, datagram);
+        }
         let Some((ssrc, sequence)) = rtp_header(datagram) else {
             return;
         };
@@ -333,13 +357,22 @@ impl ShadowReceiver {
 
     /// When [`ShadowReceiver::handle_timeout`] is next due.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        self.receiver
+        let own = self
+            .receiver
             .poll_timeout()
-            .map(|t| t.to_instant(self.epoch))
+            .map(|t| t.to_instant(self.epoch));
+        let compared = self.compared.as_ref().and_then(|c| c.poll_timeout());
+        match (own, compared) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// Declares losses and renders frames due at `at`.
     pub fn handle_timeout(&mut self, at: Instant) {
+        if let Some(compared) = &mut self.compared {
+            compared.handle_timeout(at);
+        }
         self.receiver.handle_timeout(self.time(at));
         self.drain();
     }
@@ -377,6 +410,8 @@ impl ShadowReceiver {
             frames_dropped: stats.frames_dropped,
             frames_skipped: stats.frames_skipped,
             framer: self.framer.stats(),
+            completion: self.completion,
+            compared: self.compared.as_ref().map(|c| Box::new(c.summary())),
         }
     }
 }

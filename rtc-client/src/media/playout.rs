@@ -329,36 +329,32 @@ mod tests {
         assert_eq!(p.schedule(ms(116), ms(66), d(20), d(300)), ms(416));
     }
 
-    #[test]
-    fn the_average_follows_a_lasting_delay_step_within_a_few_seconds() {
-        let mut p = PlayoutTiming::new(PlayoutConfig::default());
-        for i in 0..300u64 {
-            p.on_frame_complete(ms(i * 33), ms(i * 33 + 50));
-        }
-        for i in 300..600u64 {
-            p.on_frame_complete(ms(i * 33), ms(i * 33 + 150));
+    /// Timing under `completion` fed 10 s of frames at 50 ms transit, then 10 s at 150 ms; the
+    /// transit the next frame is expected with.
+    fn expected_after_a_step(completion: CompletionModel) -> (i64, PlayoutTiming) {
+        let mut p = PlayoutTiming::new(PlayoutConfig {
+            completion,
+            ..PlayoutConfig::default()
+        });
+        for i in 0..600u64 {
+            let transit = if i < 300 { 50 } else { 150 };
+            p.on_frame_complete(ms(i * 33), ms(i * 33 + transit));
         }
         let due = p.schedule(ms(600 * 33 + 150), ms(600 * 33), d(0), d(0));
-        let base = due.as_millis() as i64 - (600 * 33) as i64;
-        assert!((148..=150).contains(&base), "{base}");
+        (due.as_millis() as i64 - (600 * 33) as i64, p)
+    }
+
+    #[test]
+    fn the_average_follows_a_lasting_delay_step_within_a_few_seconds() {
+        let (expected, _) = expected_after_a_step(CompletionModel::default());
+        assert!((148..=150).contains(&expected), "{expected}");
     }
 
     #[test]
     fn with_the_extrapolator_frames_wait_for_the_fits_overshoot_after_a_lasting_step() {
-        // 10 s at 50 ms, then 10 s at 150 ms: the least-squares fit tilts its slope to follow the
-        // step and overshoots it, so frames on time now wait beyond their transit.
-        let mut p = PlayoutTiming::new(PlayoutConfig {
-            completion: CompletionModel::Extrapolator,
-            ..PlayoutConfig::default()
-        });
-        for i in 0..300u64 {
-            p.on_frame_complete(ms(i * 33), ms(i * 33 + 50));
-        }
-        for i in 300..600u64 {
-            p.on_frame_complete(ms(i * 33), ms(i * 33 + 150));
-        }
-        let due = p.schedule(ms(600 * 33 + 150), ms(600 * 33), d(0), d(0));
-        let expected = due.as_millis() as i64 - (600 * 33) as i64;
+        // The least-squares fit tilts its slope to follow the step and overshoots it, so frames
+        // on time wait beyond their transit.
+        let (expected, p) = expected_after_a_step(CompletionModel::Extrapolator);
         assert!((160..=190).contains(&expected), "{expected}");
         assert_eq!(p.late_frames(), 0);
     }

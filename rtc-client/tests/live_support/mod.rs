@@ -100,6 +100,7 @@ pub fn config(
         local_ip: "127.0.0.1".parse().unwrap(),
         video: Default::default(),
         shadow: None,
+        shadow_compared: None,
     }
 }
 
