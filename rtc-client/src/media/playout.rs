@@ -24,8 +24,9 @@
 //! 1. By default the expected completion is capture plus an exponential average of the transit
 //!    ([`CompletionModel::Average`]), not libwebrtc's Kalman fit of arrival against RTP
 //!    timestamp with its delay-jump detector ([`CompletionModel::Extrapolator`],
-//!    [`super::timestamp_extrapolator`]). On the same packets the average matched Chromium 156's
-//!    mean playout delay more closely over starlink and lagos-trace, the fit over terrestrial-lte
+//!    [`super::timestamp_extrapolator`]). On the same packets the average was the closer to
+//!    Chromium 156's mean playout delay on six of nine calls (all three over lagos-trace, two of
+//!    three over starlink), the fit on two of three over terrestrial-lte
 //!    (docs/experiments/extrapolator-2026-12-04.md).
 //! 2. Decoding takes no time (libwebrtc adds the 95th percentile of measured decode times to the
 //!    target); the synthetic codec has no decoder.
