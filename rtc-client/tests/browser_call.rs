@@ -355,7 +355,7 @@ fn chromium_to_our_receiver_over_starlink_with_our_receivers_own_raise() {
 }
 
 #[test]
-fn the_receivers_own_raise_is_refused_where_it_cannot_apply() {
+fn receiver_flags_are_refused_where_they_cannot_apply() {
     let out = out_dir("raise-refused");
     for (args, message) in [
         (
@@ -377,6 +377,17 @@ fn the_receivers_own_raise_is_refused_where_it_cannot_apply() {
                 "--receiver-raise",
             ][..],
             "--receiver-raise needs a --handover source",
+        ),
+        (
+            &[
+                "--direction",
+                "send",
+                "--scenario",
+                "starlink",
+                "--compare-completion-model",
+                "extrapolator",
+            ][..],
+            "--compare-completion-model is for --direction receive",
         ),
     ] {
         let o = Command::new(env!("CARGO_BIN_EXE_rtc-client"))

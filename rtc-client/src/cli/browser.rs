@@ -17,7 +17,6 @@ use rtc_client::live::http::{Peer, request};
 use rtc_client::live::shadow::ShadowSummary;
 use rtc_client::live::signal::{QoeQuery, QoeSnapshot};
 use rtc_client::live::web::{WebConfig, WebHandle, WebLink};
-use rtc_client::media::playout::CompletionModel;
 use rtc_client::scenario::Scenario;
 use serde_json::{Value, json};
 use std::io::Write;
@@ -61,12 +60,12 @@ pub struct BrowserArgs {
     /// sender (docs/architecture.md, "Handover-timed actions", the receiver's own raise).
     #[arg(long)]
     receiver_raise: bool,
-    /// Receive direction: how our shadow receiver learns when a frame is expected to be complete,
-    /// as `sim --completion-model`.
-    #[arg(long, value_enum, default_value_t = CompletionChoice::Average)]
-    completion_model: CompletionChoice,
-    /// Receive direction: also run a second shadow receiver with this model on the same
-    /// datagrams, so the two models meet the browser on one call (summary.json's
+    /// Receive direction, over a --scenario: how our shadow receiver learns when a frame is
+    /// expected to be complete, as `sim --completion-model` [default: average].
+    #[arg(long, value_enum, value_name = "MODEL")]
+    completion_model: Option<CompletionChoice>,
+    /// Receive direction, over a --scenario: also run a second shadow receiver with this model on
+    /// the same datagrams, so the two models meet the browser on one call (summary.json's
     /// `receiver_compared`).
     #[arg(long, value_enum, value_name = "MODEL")]
     compare_completion_model: Option<CompletionChoice>,
@@ -136,6 +135,20 @@ pub fn run(args: BrowserArgs) -> Result<()> {
         }
         if args.handover == ForecastSpec::None {
             bail!("--receiver-raise needs a --handover source (calibrated, oracle, ...), not none");
+        }
+    }
+    for (flag, given) in [
+        ("--completion-model", args.completion_model.is_some()),
+        (
+            "--compare-completion-model",
+            args.compare_completion_model.is_some(),
+        ),
+    ] {
+        if given && args.direction != Direction::Receive {
+            bail!("{flag} is for --direction receive: it sets our shadow receiver's model");
+        }
+        if given && link.is_none() {
+            bail!("{flag} needs a --scenario: our shadow receiver runs on the relay's datagrams");
         }
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -283,7 +296,7 @@ async fn receive(
         seed: args.seed,
         local_ip: "127.0.0.1".parse().context("loopback")?,
         video: VideoChoice::Vp8,
-        shadow: Some(args.completion_model.model()),
+        shadow: Some(args.completion_model.unwrap_or_default().model()),
         shadow_compared: args.compare_completion_model.map(CompletionChoice::model),
     };
     let path = args.out.join("telemetry.jsonl");
@@ -628,7 +641,7 @@ fn print_summary(summary: &Value) {
 /// What a shadow receiver measured, for summary.json.
 fn shadow_json(s: &ShadowSummary) -> serde_json::Value {
     json!({
-        "completion_model": completion_name(s.completion),
+        "completion_model": s.completion.name(),
         "frames_rendered": s.qoe.frames_rendered,
         "freeze_count": s.qoe.freeze_count,
         "frozen_ms": s.qoe.total_freeze.as_millis() as u64,
@@ -648,12 +661,4 @@ fn shadow_json(s: &ShadowSummary) -> serde_json::Value {
             .map(|f| json!([f.from.as_secs_f64(), f.duration.as_millis() as u64]))
             .collect::<Vec<_>>(),
     })
-}
-
-/// `--completion-model`'s name of `model`.
-fn completion_name(model: CompletionModel) -> &'static str {
-    match model {
-        CompletionModel::Average { .. } => "average",
-        CompletionModel::Extrapolator => "extrapolator",
-    }
 }

@@ -93,6 +93,16 @@ pub enum CompletionModel {
     Extrapolator,
 }
 
+impl CompletionModel {
+    /// Its name on the command line (`--completion-model`) and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Average { .. } => "average",
+            Self::Extrapolator => "extrapolator",
+        }
+    }
+}
+
 impl Default for CompletionModel {
     fn default() -> Self {
         Self::Average { frames: 64 }
