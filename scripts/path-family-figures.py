@@ -146,6 +146,23 @@ def leocc_delay():
     )
 
 
+def leocc_gaps():
+    """The capacity trace's longest delivery gap within 200 ms of each slot boundary."""
+    f = DATA / "starlink/leocc/bw_example.mahimahi"
+    t = [int(x) for x in open(f) if x.strip()]
+    gaps = []
+    for k in range(8):
+        b = 8750 + 15000 * k
+        near = [t[i + 1] - t[i] for i in range(len(t) - 1) if abs(t[i] - b) <= 200]
+        if near:
+            gaps.append(max(near))
+    print(
+        f"leocc {f.name}: longest delivery gap at each slot boundary "
+        f"{', '.join(str(g) for g in gaps)} ms (mean {st.fmean(gaps):.0f}); "
+        f"longest gap elsewhere {max(t[i + 1] - t[i] for i in range(len(t) - 1) if all(abs(t[i] - 8750 - 15000 * k) > 200 for k in range(8)))} ms"
+    )
+
+
 def ucc():
     d = DATA / "terrestrial/5g-ucc"
     for mode in ("5G", "LTE"):
@@ -188,5 +205,6 @@ if __name__ == "__main__":
     lagos()
     pings()
     leocc_delay()
+    leocc_gaps()
     ucc()
     mahimahi()

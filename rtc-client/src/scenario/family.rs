@@ -21,7 +21,7 @@
 //! | family | weight | what it stands for | handovers |
 //! |---|---|---|---|
 //! | `leo-lossy` | 0.30 | Starlink-like: boundaries lose packets (`lagos.csv` uplink) | slots (3 in 4) or a 15-s grid |
-//! | `leo-spiky` | 0.20 | LeoCC-like: boundaries bring delay spikes, no loss | a 15-s grid (1 in 2) or slots |
+//! | `leo-spiky` | 0.20 | LeoCC-like: boundaries bring delay spikes and a short delivery gap, no loss | a 15-s grid (1 in 2) or slots |
 //! | `leo-bursty` | 0.20 | `lagos.csv`-like heavy loss away from boundaries: Gilbert-Elliott bursts, capacity dips | slots |
 //! | `leo-sparse` | 0.10 | sparse LEO: rare handovers, an outage at each | slots at a low switch rate |
 //! | `terrestrial` | 0.20 | LTE/5G/broadband: per-second capacity, stalls, loss, jitter | none |
@@ -143,6 +143,7 @@
 //! | leo-lossy, leo-bursty | `reverse.handover.boundary_loss_profile[0]` | 0 - 0.06 | uniform | downlink loss in the first row after a boundary 2.64 % (lagos.csv, starlink header); measured: 94 % of boundaries lose nothing there | x0 to x2.3 |
 //! | leo-lossy, leo-bursty | `~reverse.handover.row1_ratio` | 0.2 - 1 | uniform | row 1 over row 0: 1.93 / 2.64 = 0.73 (lagos.csv downlink) | x0.27 to x1.4 |
 //! | leo-lossy, leo-bursty | `reverse.handover.boundary_loss_profile[1]` | 0 - 0.06 | derived | row 0 x row1_ratio | derived |
+//! | leo-spiky | `forward.handover.outage_ms` | 30 - 180 | uniform | measured: the capacity trace delivers nothing for 59-135 ms (mean 82) at each of its 8 slot boundaries, with the delay spike (starlink/leocc/bw_example.mahimahi); the same value both directions, as leocc-trace replays one file both ways | x0.5 of the shortest to x1.33 of the longest |
 //! | leo-sparse | `forward.handover.outage_ms` | 0 - 2500 | uniform | 2-s routing outage after a change of serving satellite (1-3 s with bird's 1-s hello and SPF tick), starrynet-sparse header; the same value both directions | from an instant handover to x1.25 |
 //! | leo-lossy, leo-spiky, leo-bursty, leo-sparse | `forward.buffer_ms` | 100 - 500 | log-uniform | 250 ms at the median rate, not fitted (starlink header: lagos.csv one-way delay reaches 486 ms uplink) | x0.4 to x2: shallow and deep queues |
 //! | terrestrial | `forward.buffer_ms` | 50 - 500 | log-uniform | 100 ms (broadband), 250 ms (LTE, 5G; Mahimahi's drop-tail queues of a few hundred ms); not fitted | x0.5 of broadband to x2 of LTE |
@@ -168,7 +169,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 /// Version of the draws: bumped whenever the same seed would give other files.
-pub const GENERATOR_VERSION: u32 = 1;
+pub const GENERATOR_VERSION: u32 = 2;
 
 /// Most paths one call may draw (`path-0000` .. `path-9999`).
 pub const MAX_PATHS: usize = 10_000;
@@ -188,7 +189,7 @@ const MAX_KBPS: u32 = 2_500;
 pub enum Family {
     /// Starlink-like: slot boundaries that lose packets.
     LeoLossy,
-    /// LeoCC-like: boundaries with delay spikes and no loss.
+    /// LeoCC-like: boundaries with delay spikes, a short delivery gap and no loss.
     LeoSpiky,
     /// lagos.csv-like: bursty loss away from boundaries too, capacity dips.
     LeoBursty,
@@ -441,6 +442,8 @@ const REV_ROW1: Span = Span::derived("reverse.handover.boundary_loss_profile[1]"
 
 // Handover outage (sparse).
 const SPARSE_OUTAGE: Span = Span::lin("forward.handover.outage_ms", 0.0, 2_500.0, 0);
+// Delivery gap at each handover (spiky): the link serves nothing and holds what arrives.
+const SPIKY_GAP: Span = Span::lin("forward.handover.outage_ms", 30.0, 180.0, 0);
 
 // Buffers.
 const LEO_BUFFER: Span = Span::log("forward.buffer_ms", 100.0, 500.0, 0);
@@ -983,6 +986,12 @@ pub const RANGES: &[RangeRow] = &[
         span: &REV_ROW1,
         source: "row 0 x row1_ratio",
         widening: "derived",
+    },
+    RangeRow {
+        families: &[S],
+        span: &SPIKY_GAP,
+        source: "measured: the capacity trace delivers nothing for 59-135 ms (mean 82) at each of its 8 slot boundaries, with the delay spike (starlink/leocc/bw_example.mahimahi); the same value both directions, as leocc-trace replays one file both ways",
+        widening: "x0.5 of the shortest to x1.33 of the longest",
     },
     RangeRow {
         families: &[P],
@@ -1562,7 +1571,7 @@ fn leo_lossy(d: &mut Draw) -> Body {
     }
 }
 
-/// LeoCC-like: boundaries bring delay spikes and no loss.
+/// LeoCC-like: boundaries bring delay spikes and a short delivery gap, and no loss.
 fn leo_spiky(d: &mut Draw) -> Body {
     let start = d.start();
     let (handovers, ho_text) = slot_handovers(d, 0.5);
@@ -1585,9 +1594,15 @@ fn leo_spiky(d: &mut Draw) -> Body {
     let rev_loss = d.get(&SPIKY_REV_LOSS);
     let buffer = d.get(&LEO_BUFFER) as u32;
     let rev_cap = leo_reverse_capacity(d, Step::Slot);
+    let gap = d.get(&SPIKY_GAP) as u32;
+    let effect = HandoverEffectSpec {
+        outage_ms: gap,
+        outage: OutageMode::Hold,
+        ..HandoverEffectSpec::default()
+    };
     Body {
         description: format!(
-            "{ho_text}, {delay_text}, no boundary loss, uplink {median:.1} Mbit/s, random loss {:.3} %",
+            "{ho_text}, {delay_text}, a {gap}-ms delivery gap at each, no boundary loss, uplink {median:.1} Mbit/s, random loss {:.3} %",
             loss * 100.0
         ),
         start,
@@ -1597,14 +1612,14 @@ fn leo_spiky(d: &mut Draw) -> Body {
             fwd_delay,
             LossSpec::Bernoulli { rate: loss },
             buffer,
-            HandoverEffectSpec::default(),
+            effect.clone(),
         ),
         reverse: direction(
             rev_cap,
             rev_delay,
             LossSpec::Bernoulli { rate: rev_loss },
             250,
-            HandoverEffectSpec::default(),
+            effect,
         ),
     }
 }
@@ -2087,6 +2102,9 @@ mod tests {
                         assert!(
                             matches!(fwd.delay, DelaySpec::Slotted(ref s) if s.spike_min_ms >= 15.0)
                         );
+                        assert!((30..=180).contains(&fwd.handover.outage_ms));
+                        assert_eq!(fwd.handover.outage, OutageMode::Hold);
+                        assert_eq!(p.file.reverse.handover, fwd.handover);
                     }
                     Family::LeoBursty => {
                         assert!(matches!(fwd.loss, LossSpec::GilbertElliott { .. }));
