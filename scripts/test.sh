@@ -39,9 +39,11 @@ step "no import circle between the files of any crate (scripts/module-cycles.py)
 python3 scripts/module-cycles.py
 
 # The results page's renderer, on a fixture run cut from real ones, and the script's --help;
-# the results themselves take minutes to hours and are not run here (scripts/results.sh).
-step "results page renderer self-test (scripts/results.py --self-test) and scripts/results.sh --help"
+# the results themselves take minutes to hours and are not run here (scripts/results.sh). The
+# training arms' per-member table, on a fixture worked out by hand.
+step "self-tests of scripts/results.py and scripts/arms-by-family.py, and scripts/results.sh --help"
 python3 scripts/results.py --self-test
+python3 scripts/arms-by-family.py --self-test
 scripts/results.sh --help >/dev/null
 
 step "cargo fmt --check"
