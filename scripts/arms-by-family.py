@@ -23,7 +23,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from regret import Cells, mean, utility  # noqa: E402
+from regret import Cells, emit, mean, read_json, utility  # noqa: E402
 
 
 def load_members(pairs, split):
@@ -33,12 +33,7 @@ def load_members(pairs, split):
         if ":" not in pair:
             sys.exit(f"arms-by-family.py: expected RUNS:PATHS, got {pair!r}")
         run, paths = pair.split(":", 1)
-        manifest = os.path.join(paths, "family.json")
-        try:
-            with open(manifest) as f:
-                family = json.load(f)
-        except (OSError, ValueError) as e:
-            sys.exit(f"arms-by-family.py: cannot read {manifest}: {e}")
+        family = read_json(os.path.join(paths, "family.json"), "arms-by-family.py")
         runs.append(run)
         for p in family["paths"]:
             label = p["family"]
@@ -152,11 +147,7 @@ def main():
                 f"{mean([c['frozen_s_per_min'] for c, _ in flat]):.3f} | "
                 f"{mean([c['e2e_delay_p95_ms'] for c, _ in flat]):.1f} | {mean([u for _, u in flat]):+.3f} | "
                 f"{best.get(arm, 0)} |")
-    text = "\n".join(lines) + "\n"
-    sys.stdout.write(text)
-    if a.out:
-        with open(a.out, "w") as f:
-            f.write(text)
+    emit(lines, a.out)
 
 
 if __name__ == "__main__":

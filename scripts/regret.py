@@ -38,6 +38,15 @@ W_BITRATE = 20.0
 BITRATE_FLOOR = 0.95
 
 
+def read_json(path, tool):
+    """The JSON at `path`, or an exit naming the tool, the file and what was wrong."""
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError) as e:
+        sys.exit(f"{tool}: cannot read {path}: {e}")
+
+
 class Cells:
     """(scenario, policy) -> {seed: {metric: value}} over every run given."""
 
@@ -45,12 +54,7 @@ class Cells:
         self.cells = {}
         self.order = []
         for run in runs:
-            path = os.path.join(run, "report.json")
-            try:
-                with open(path) as f:
-                    report = json.load(f)
-            except (OSError, ValueError) as e:
-                sys.exit(f"regret.py: cannot read {path}: {e}")
+            report = read_json(os.path.join(run, "report.json"), "regret.py")
             for cell in report.get("cells", []):
                 key = (cell["scenario"], cell["policy"])
                 values = {}
@@ -75,6 +79,15 @@ def utility(call, base):
     br = call["video_bitrate_kbps"] / base["video_bitrate_kbps"] if base["video_bitrate_kbps"] > 0 else 1.0
     return (-call["freezes_per_min"] - call["frozen_s_per_min"] - W_P95 * max(0.0, p95 - 1.0)
             - W_BITRATE * max(0.0, BITRATE_FLOOR - br))
+
+
+def emit(lines, out=None):
+    """Prints the markdown lines, and writes them to `out` as well when given."""
+    text = "\n".join(lines) + "\n"
+    sys.stdout.write(text)
+    if out:
+        with open(out, "w") as f:
+            f.write(text)
 
 
 def mean(xs):
@@ -149,11 +162,7 @@ def main():
     for p, gap in worst_gap.items():
         out(f"- `{p}`: at most {gap:+.1f} % worse than the best somewhere (freezes over 0.05 a minute, or P95)"
             f" — {'at least 15 %: met' if gap >= 15.0 else 'under 15 %'}")
-    text = "\n".join(lines) + "\n"
-    sys.stdout.write(text)
-    if a.out:
-        with open(a.out, "w") as f:
-            f.write(text)
+    emit(lines, a.out)
 
 
 if __name__ == "__main__":
