@@ -2,7 +2,10 @@
 //! byte as an uninterrupted run (`experiment` and `collect`): every file is written whole and
 //! renamed into place, and a call counts as done only once its journal line is committed.
 //!
-//! The kill instants come from a seeded RNG, so a failure names the delays that produced it.
+//! The kill instants come from a seeded RNG (after how many finished calls, and what part of a
+//! call's time later, a call's time being measured on the uninterrupted run), so a failure names
+//! the delays that produced it. A kill that comes after the run has finished is no test: the
+//! killed run then starts again with shorter delays.
 //! Each test prints what it saw (run with `--nocapture`): where each kill landed (calls in the
 //! journal, a line cut short, unfinished files), how many calls the resume ran, and the times.
 
@@ -137,20 +140,45 @@ fn killed_and_resumed(test: &str, args: &[&str], calls: usize, seed: u64) {
         stderr(&o)
     );
     let uninterrupted = started.elapsed();
+    // A call's share of the uninterrupted run's wall time: each kill lands within about one
+    // call's time of its chosen point, on a fast machine as on a slow one.
+    let per_call = uninterrupted / calls as u32;
 
     let out = dir.join("killed");
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let first = rng.random_range(1..calls / 2);
     let second = rng.random_range(first + 1..calls - 1);
+    let parts: [f64; 2] = [rng.random_range(0.0..1.0), rng.random_range(0.0..1.0)];
     let started = Instant::now();
-    for (kill, after) in [first, second].into_iter().enumerate() {
-        let delay = Duration::from_millis(rng.random_range(0..1500));
-        let left = run_and_kill(args, &out, after, delay);
-        eprintln!(
-            "{test}: kill {} once {after} of {calls} calls were done, plus {delay:?}: {left}",
-            kill + 1
+    // A kill that lands after the run has finished tests nothing: start the killed run again
+    // with both delays halved, down to 1/64 of them.
+    let mut scale = 1.0;
+    loop {
+        let mut finished_before = None;
+        for (kill, (after, part)) in [(first, parts[0]), (second, parts[1])]
+            .into_iter()
+            .enumerate()
+        {
+            let delay = per_call.mul_f64(part * scale);
+            let left = run_and_kill(args, &out, after, delay);
+            eprintln!(
+                "{test}: kill {} once {after} of {calls} calls were done, plus {delay:?}: {left}",
+                kill + 1
+            );
+            if left.finished {
+                finished_before = Some(kill + 1);
+                break;
+            }
+        }
+        let Some(kill) = finished_before else {
+            break;
+        };
+        assert!(
+            scale > 1.0 / 64.0,
+            "the run finished before kill {kill} even with the delays cut to 1/64"
         );
-        assert!(!left.finished, "the run finished before kill {}", kill + 1);
+        std::fs::remove_dir_all(&out).expect("the killed run's directory can be removed");
+        scale /= 2.0;
     }
     let o = resume_command(args, &out)
         .output()
