@@ -26,24 +26,20 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from regret import Cells, emit, mean, read_json, utility  # noqa: E402
 
 
-def load_members(pairs, split):
-    """path name -> member label, and the (RUNS) list, from RUNS:PATHS pairs."""
-    members, runs = {}, []
-    for pair in pairs:
-        if ":" not in pair:
-            sys.exit(f"arms-by-family.py: expected RUNS:PATHS, got {pair!r}")
-        run, paths = pair.split(":", 1)
-        family = read_json(os.path.join(paths, "family.json"), "arms-by-family.py")
-        runs.append(run)
-        for p in family["paths"]:
-            label = p["family"]
-            if split and split in p["choices"]:
-                label += f" ({split}={p['choices'][split]})"
-            if p["name"] in members and members[p["name"]] != label:
-                sys.exit(f"arms-by-family.py: {p['name']} is in two draws with different members; "
-                         "give each draw's paths their own run")
-            members[p["name"]] = label
-    return members, runs
+def load_members(pair, split):
+    """The run directory of one RUNS:PATHS pair, and its paths' member labels by path name (each
+    draw numbers its paths from path-0000, so every pair is read on its own)."""
+    if ":" not in pair:
+        sys.exit(f"arms-by-family.py: expected RUNS:PATHS, got {pair!r}")
+    run, paths = pair.split(":", 1)
+    family = read_json(os.path.join(paths, "family.json"), "arms-by-family.py")
+    members = {}
+    for p in family["paths"]:
+        label = p["family"]
+        if split and split in p["choices"]:
+            label += f" ({split}={p['choices'][split]})"
+        members[p["name"]] = label
+    return run, members
 
 
 def self_test():
@@ -109,8 +105,8 @@ def main():
     lines = []
     by_member = {}
     for pair in a.pairs:
-        members, runs = load_members([pair], a.split)
-        cells = Cells(runs)
+        run, members = load_members(pair, a.split)
+        cells = Cells([run])
         for sc in cells.scenarios():
             if sc not in members:
                 sys.exit(f"arms-by-family.py: {sc} is not in the family.json given with its run")
