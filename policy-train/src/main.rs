@@ -135,7 +135,8 @@ struct HyperArgs {
     /// Seed (initialisation, dropout, shuffles).
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Threads libtorch may use (the same count reproduces the same weights).
+    /// Threads libtorch may use (on the same machine, the same count reproduces the same
+    /// weights).
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=256))]
     threads: u64,
 }
