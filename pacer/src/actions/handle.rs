@@ -150,11 +150,17 @@ impl ActionsHandle {
 
     /// The playout raise's windows, each with the length of the hold windows that overlap it
     /// or lie within [`HOLD_NEIGHBOURHOOD`] of it (a frame the pacer held is that much later to
-    /// begin with), and the largest raise configured.
-    pub(crate) fn playout_windows(&self) -> (Vec<(Instant, Instant, Duration)>, Duration) {
+    /// begin with) and the largest raise configured for it: `max_held_raise_ms` where a hold
+    /// applies, else `max_raise_ms`.
+    pub(crate) fn playout_windows(&self) -> Vec<(Instant, Instant, Duration, Duration)> {
         let actions = self.lock();
         let holds: Vec<(Instant, Instant)> = actions.windows(Action::Hold).collect();
-        let windows = actions
+        let config = actions.config().playout;
+        let (unheld_max, held_max) = (
+            Duration::from_millis(config.max_raise_ms),
+            Duration::from_millis(config.max_held_raise_ms),
+        );
+        actions
             .windows(Action::Playout)
             .map(|(start, end)| {
                 let near_start = start.checked_sub(HOLD_NEIGHBOURHOOD).unwrap_or(start);
@@ -165,11 +171,10 @@ impl ActionsHandle {
                     .map(|&(s, e)| e - s)
                     .max()
                     .unwrap_or_default();
-                (start, end, hold)
+                let max = if hold.is_zero() { unheld_max } else { held_max };
+                (start, end, hold, max)
             })
-            .collect();
-        let max = Duration::from_millis(actions.config().playout.max_raise_ms);
-        (windows, max)
+            .collect()
     }
 
     fn lock(&self) -> MutexGuard<'_, HandoverActions> {
@@ -186,6 +191,33 @@ mod tests {
 
     fn ms(n: u64) -> Duration {
         Duration::from_millis(n)
+    }
+
+    #[test]
+    fn the_raise_is_capped_lower_at_a_boundary_where_the_hold_applies() {
+        let t0 = Instant::now();
+        let mut config = ActionConfig::default();
+        config.onset.enabled = false;
+        config.hold_gate.enabled = false;
+        config.playout.max_raise_ms = 500;
+        config.playout.max_held_raise_ms = 300;
+        let held = ActionsHandle::new(config).unwrap();
+        held.set_predictions(t0, [(t0 + ms(3000), 0.9)]);
+        config.hold.enabled = false;
+        let unheld = ActionsHandle::new(config).unwrap();
+        unheld.set_predictions(t0, [(t0 + ms(3000), 0.9)]);
+        let windows = held.playout_windows();
+        assert_eq!(windows.len(), 1);
+        let (start, end, hold, max) = windows[0];
+        assert_eq!((start, end), (t0 + ms(2950), t0 + ms(3150)));
+        assert_eq!((hold, max), (ms(160), ms(300)), "the held frames' raise");
+        let windows = unheld.playout_windows();
+        assert_eq!(windows.len(), 1);
+        assert_eq!(
+            (windows[0].2, windows[0].3),
+            (Duration::ZERO, ms(500)),
+            "no hold: the larger cap"
+        );
     }
 
     #[test]
@@ -247,15 +279,15 @@ mod tests {
         config.discardable.enabled = true;
         assert_eq!(
             (config.discardable.offset_ms, config.discardable.duration_ms),
-            (-50, 300)
+            (-50, 250)
         );
         let start = Instant::now();
         let actions = ActionsHandle::new(config).unwrap();
         actions.set_predictions(start, [(start + ms(1000), 0.9), (start + ms(2000), 0.4)]);
         assert!(!actions.frame_discardable(start + ms(949)));
         assert!(actions.frame_discardable(start + ms(950)));
-        assert!(actions.frame_discardable(start + ms(1249)));
-        assert!(!actions.frame_discardable(start + ms(1250)));
+        assert!(actions.frame_discardable(start + ms(1199)));
+        assert!(!actions.frame_discardable(start + ms(1200)));
         assert!(
             !actions.frame_discardable(start + ms(2000)),
             "below the threshold"
@@ -263,12 +295,12 @@ mod tests {
         let stats = actions.take_stats(start + ms(3000));
         assert_eq!(
             (stats.discardable.applied, stats.discardable.total),
-            (1, ms(300))
+            (1, ms(250))
         );
         let record = crate::telemetry::ActionsRecord::from(stats);
         let line = serde_json::to_string(&record).unwrap();
         assert!(
-            line.contains(r#""discardable":{"applied":1,"total_ms":300}"#),
+            line.contains(r#""discardable":{"applied":1,"total_ms":250}"#),
             "{line}"
         );
         // Never applied: not written, so records of calls without it read as before.

@@ -118,7 +118,7 @@ impl PlayoutDelayStamper {
     /// (down) times the time between them, so that a new repair measurement cannot make a step
     /// either.
     fn raise(&self, now: Instant, previous: Option<(Duration, Instant)>) -> Duration {
-        let (windows, max) = self.actions.playout_windows();
+        let windows = self.actions.playout_windows();
         let repair = self
             .nack
             .as_ref()
@@ -130,7 +130,7 @@ impl PlayoutDelayStamper {
             .unwrap_or(DEFAULT_RTT);
         let windows: Vec<_> = windows
             .into_iter()
-            .map(|(start, end, hold)| (start, end, raise_amount(repair, rtt, hold, max)))
+            .map(|(start, end, hold, max)| (start, end, raise_amount(repair, rtt, hold, max)))
             .collect();
         let target = raise_at(now, &windows);
         match previous {

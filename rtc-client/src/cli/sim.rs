@@ -11,6 +11,7 @@ use pacer::telemetry::{IntervalRecord, QoeRecord, TelemetryWriter};
 use rtc_client::call::PolicyChoice;
 use rtc_client::durable::AtomicFile;
 use rtc_client::forecast::ForecastSpec;
+use rtc_client::media::qoe::Freeze;
 use rtc_client::scenario::Scenario;
 use rtc_client::sim::{CallConfig, CallResult, run_call};
 use serde::Serialize;
@@ -176,9 +177,28 @@ struct SimReport<'a> {
     duration_s: f64,
     interval_s: f64,
     qoe: QoeRecord,
+    /// Every freeze of the call, in render order: the timeline a plot or a trace lookup needs.
+    freezes: Vec<FreezeLine>,
     counts: Counts,
     intervals: Vec<IntervalLine>,
     telemetry: Option<String>,
+}
+
+/// One freeze in `sim --json`: when the last frame before it rendered, and how long the picture
+/// stayed, both in ms of call time.
+#[derive(Debug, Serialize)]
+struct FreezeLine {
+    from_ms: f64,
+    duration_ms: f64,
+}
+
+impl FreezeLine {
+    fn new(freeze: &Freeze) -> Self {
+        Self {
+            from_ms: freeze.from.as_nanos() as f64 / 1e6,
+            duration_ms: freeze.duration.as_secs_f64() * 1e3,
+        }
+    }
 }
 
 /// Runs `rtc-client sim`; `epoch` is the instant the simulated call's clock starts at.
@@ -255,6 +275,7 @@ pub fn run(args: SimArgs, epoch: Instant) -> Result<()> {
         duration_s: duration.as_secs_f64(),
         interval_s: args.interval.as_secs_f64(),
         qoe: result.qoe.to_record(),
+        freezes: result.qoe.freezes.iter().map(FreezeLine::new).collect(),
         counts: Counts::new(&result),
         intervals: result.telemetry.iter().map(IntervalLine::new).collect(),
         telemetry: args.telemetry.as_ref().map(|p| p.display().to_string()),
