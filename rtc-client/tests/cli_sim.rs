@@ -116,6 +116,32 @@ fn json_output_has_the_summary() {
     );
     let frozen = v["qoe"]["frozen_s_per_min"].as_f64().unwrap();
     assert_eq!(count(&v["qoe"], "total_freeze_ms") > 0, frozen > 0.0, "{v}");
+    // Every freeze is listed, in render order, and the list adds up to the call's freeze time.
+    let freezes = v["freezes"].as_array().expect("a freezes list");
+    assert_eq!(
+        freezes.len() as u64,
+        count(&v["qoe"], "freeze_count"),
+        "{v}"
+    );
+    let field = |f: &serde_json::Value, key: &str| f[key].as_f64().unwrap();
+    assert!(
+        freezes
+            .windows(2)
+            .all(|w| field(&w[0], "from_ms") < field(&w[1], "from_ms")),
+        "{v}"
+    );
+    let listed_ms: f64 = freezes.iter().map(|f| field(f, "duration_ms")).sum();
+    let total_ms = count(&v["qoe"], "total_freeze_ms") as f64;
+    assert!(
+        (listed_ms - total_ms).abs() <= freezes.len() as f64,
+        "{listed_ms} ms listed against {total_ms}"
+    );
+    assert!(
+        freezes
+            .iter()
+            .all(|f| field(f, "from_ms") >= 0.0 && field(f, "from_ms") < 60_000.0),
+        "{v}"
+    );
     assert!(v["qoe"]["video_bitrate_kbps"].as_f64().unwrap() > 0.0);
     for key in [
         "intervals",

@@ -66,7 +66,9 @@ pub struct SimArgs {
     /// Write the telemetry (one JSON line per decision interval) to FILE.
     #[arg(long, value_name = "FILE")]
     telemetry: Option<PathBuf>,
-    /// Print one JSON object instead of the text summary.
+    /// Print one JSON object instead of the text summary (the call's and each interval's QoE, and
+    /// every freeze: `freezes`, each with `from_ms`, when the last frame before it rendered, and
+    /// `duration_ms`).
     #[arg(long)]
     json: bool,
     #[command(flatten)]
