@@ -237,10 +237,12 @@ mod tests {
     }
 
     #[test]
-    fn the_raise_is_capped_like_the_senders() {
+    fn the_raise_is_capped_like_the_senders_at_a_boundary_without_a_hold() {
         let mut r = ForecastRaise::with_defaults();
         r.set_predictions(t(0), &[(t(10_000), 1.0)]);
-        assert_eq!(r.raise(t(10_000), Some(d(900)), None), d(300));
+        let cap = d(PlayoutRaiseConfig::default().max_raise_ms);
+        assert_eq!(cap, d(500));
+        assert_eq!(r.raise(t(10_000), Some(d(900)), None), cap);
     }
 
     #[test]
