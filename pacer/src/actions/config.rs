@@ -182,8 +182,8 @@ impl Default for PlayoutRaiseConfig {
 }
 
 /// The largest [`PlayoutRaiseConfig::max_raise_ms`] and [`PlayoutRaiseConfig::max_held_raise_ms`]
-/// accepted: the pacer's longest queue time
-/// limit is 4 s, and a longer raise would keep every frame of the window behind it.
+/// accepted: the pacer's longest queue time limit is 4 s, and a longer raise would keep every
+/// frame of the window behind it.
 pub const MAX_PLAYOUT_RAISE_MS: u64 = 4_000;
 
 /// The hold gate: the hold is applied only on a path that loses packets sent just after
