@@ -79,6 +79,16 @@ fn link_reports_and_plots_every_shipped_scenario() {
             }
         }
         assert!(v["rtt"]["probes"].as_u64().unwrap() == 600, "{name}");
+        let offset = v["replay_offset_s"].as_f64();
+        if name == "lagos-trace" {
+            let offset = offset.expect("lagos-trace reports its replay offset");
+            assert!(
+                offset >= 0.0 && offset < 5445.0 && offset % 15.0 == 0.0,
+                "{offset}"
+            );
+        } else {
+            assert!(offset.is_none(), "{name} replays no lagos.csv");
+        }
         let bytes = std::fs::read(&plot).unwrap_or_else(|e| panic!("{name}: no plot: {e}"));
         assert!(
             bytes.len() > 10_000,

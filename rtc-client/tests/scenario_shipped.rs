@@ -3,6 +3,8 @@
 
 mod scenario_support;
 
+use rtc_client::link::readers::{Direction, LagosTrace};
+use rtc_client::link::{Loss, Time};
 use rtc_client::scenario::figures::Summary;
 use rtc_client::scenario::{ScenarioError, ScenarioPaths};
 use scenario_support as support;
@@ -44,6 +46,53 @@ fn a_trace_scenario_without_the_shared_data_names_the_missing_file() {
     let msg = err.to_string();
     assert!(msg.contains("data:starlink/leocc/"), "{msg}");
     assert!(msg.contains("/nonexistent/shared/data"), "{msg}");
+}
+
+#[test]
+fn lagos_trace_replays_each_seed_from_its_own_chunk_of_the_file_on_its_slot_grid() {
+    let Some(data) = support::shared_data("lagos-trace's replay offset") else {
+        return;
+    };
+    let file = LagosTrace::load(data.join("starlink/lagos/lagos.csv")).unwrap();
+    let mut offsets = std::collections::BTreeSet::new();
+    let (mut first_rows, mut mid_slot, mut boundaries) = (0.0, 0.0, 0);
+    for seed in 0..20 {
+        let r = support::realize("lagos-trace", seed, 120);
+        let offset = r.replay_offset.expect("lagos-trace has a [replay] table");
+        assert_eq!(offset.as_millis() % 15_000, 0, "seed {seed}: {offset:?}");
+        assert!(offset < file.duration(), "seed {seed}: {offset:?}");
+        assert_eq!(
+            support::realize("lagos-trace", seed, 120).replay_offset,
+            Some(offset),
+            "the same seed, the same offset"
+        );
+        offsets.insert(offset);
+        let Loss::Series(loss) = &r.forward.loss else {
+            panic!("lagos-trace's forward loss is a series");
+        };
+        let expected = file.starting_at(offset).unwrap().loss(Direction::Uplink);
+        for ms in (0..120_000).step_by(100) {
+            let t = Time::from_millis(ms);
+            assert_eq!(loss.at(t), expected.at(t), "seed {seed}, {ms} ms");
+        }
+        for &b in &r.timeline.boundaries_ms {
+            first_rows += loss.at(Time::from_millis(b + 50));
+            mid_slot += loss.at(Time::from_millis(b + 7_050));
+            boundaries += 1;
+        }
+    }
+    assert!(
+        offsets.len() >= 15,
+        "20 seeds drew only {} offsets",
+        offsets.len()
+    );
+    // The file loses 47.5 % in the first row after its boundaries and 0.5 % inside slots.
+    let first_rows = first_rows / f64::from(boundaries);
+    let mid_slot = mid_slot / f64::from(boundaries);
+    assert!(
+        first_rows > 0.3 && mid_slot < 0.05,
+        "the grid is off the file's boundaries: first rows lose {first_rows:.3}, mid-slot rows {mid_slot:.3}"
+    );
 }
 
 #[test]

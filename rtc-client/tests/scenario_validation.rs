@@ -523,3 +523,25 @@ fn a_sender_value_of_the_wrong_type_or_an_unknown_sender_key_is_refused() {
         assert!(msg.contains(key), "{key}: {msg}");
     }
 }
+
+#[test]
+fn a_replay_table_is_refused_where_it_moves_nothing_or_its_values_are_bad() {
+    let msg = error(&format!("{BASE}\n[replay]\noffset = \"seeded\"\n"));
+    assert!(
+        msg.contains("replay") && msg.contains("lagos"),
+        "a [replay] without lagos series: {msg}"
+    );
+    let lagos = std::fs::read_to_string(support::paths().scenario_file("lagos-trace")).unwrap();
+    assert!(lagos.contains("[replay]"), "lagos-trace sets [replay]");
+    assert!(parse(&lagos).is_ok());
+    let msg = error(&lagos.replace("align_ms = 15000", "align_ms = 0"));
+    assert!(msg.contains("replay.align_ms"), "{msg}");
+    let msg = error(&lagos.replace("offset = \"seeded\"", "offset = \"later\""));
+    assert!(
+        msg.contains("offset") && msg.contains("\"seeded\" or a whole number of ms"),
+        "{msg}"
+    );
+    let msg = error(&lagos.replace("offset = \"seeded\"", "offset = -15000"));
+    assert!(msg.contains("offset"), "{msg}");
+    assert!(parse(&lagos.replace("offset = \"seeded\"", "offset = 30000")).is_ok());
+}

@@ -126,6 +126,9 @@ struct LinkReport<'a> {
     start: String,
     handovers: HandoverReport<'a>,
     orbit: Option<OrbitReport<'a>>,
+    /// Where the call starts in the replayed `lagos.csv` series, s (`[replay]`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    replay_offset_s: Option<f64>,
     forward: DirectionReport,
     reverse: DirectionReport,
     rtt: RttReport,
@@ -240,6 +243,7 @@ pub fn run(args: LinkArgs) -> Result<()> {
             peer: &o.peer,
             separation_km: o.separation_km,
         }),
+        replay_offset_s: realization.replay_offset.map(|d| d.as_secs_f64()),
         forward: DirectionReport::new(forward),
         reverse: DirectionReport::new(reverse),
         rtt,
@@ -291,6 +295,13 @@ fn text(out: &mut impl Write, r: &LinkReport<'_>, table: bool) -> Result<()> {
             out,
             "  orbit: {} ({} satellites), {} -> {} ({:.0} km), starting {}",
             o.constellation, o.satellites, o.local, o.peer, o.separation_km, o.start
+        )?;
+    }
+    if let Some(offset) = r.replay_offset_s {
+        writeln!(
+            out,
+            "  replays the trace from {offset:.1} s ({:.1} min) into it",
+            offset / 60.0
         )?;
     }
     let h = &r.handovers;

@@ -17,7 +17,7 @@ use super::orbit::{self, End, OrbitPath};
 use super::process::{self, DELAY_STEP_MS};
 use super::schema::{
     CallSpec, CapacitySpec, DelaySpec, DirectionSpec, HandoverSpec, LOSS_PROFILE_ROW_MS, LossSpec,
-    OrbitPolicy, ScenarioFile,
+    OrbitPolicy, ReplayOffset, ReplaySpec, ScenarioFile,
 };
 use super::timeline::{self, Handover, HandoverTimeline};
 use super::{Scenario, ScenarioError};
@@ -32,7 +32,7 @@ use crate::rng;
 use chrono::{DateTime, Timelike, Utc};
 use handover_predictor::orbit::SPEED_OF_LIGHT_KM_PER_S;
 use serde::Serialize;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -61,6 +61,9 @@ pub struct Realization {
     pub timeline: HandoverTimeline,
     /// The orbit path, for orbit scenarios.
     pub orbit: Option<OrbitPath>,
+    /// Where the call starts in the `lagos.csv` series it replays (`[replay]`); `None` without
+    /// a `[replay]` table (every call from the file's first row).
+    pub replay_offset: Option<Duration>,
     /// The call's encoder limits.
     pub call: CallSpec,
     /// The sender options the scenario file's `[sender]` table sets, over the defaults (a
@@ -229,7 +232,7 @@ pub fn realize(
 
     // 2. Capacity, delay, loss, buffer, events per direction.
     let delay_samples = (duration_ms.div_ceil(DELAY_STEP_MS) as usize).max(1);
-    let lagos = LagosCache::default();
+    let lagos = LagosCache::new(file.replay.as_ref(), seed);
     let delays = delays(
         file,
         seed,
@@ -290,6 +293,7 @@ pub fn realize(
         reverse_seed: rng::fnv1a(&format!("link/reverse/{seed}")),
         timeline,
         orbit: orbit_path,
+        replay_offset: lagos.offset.get().map(Duration::from_millis),
         call: file.call.clone(),
         sender,
     };
@@ -317,20 +321,59 @@ fn merge_seconds(seconds: &[u64]) -> Vec<(u64, u64)> {
 
 type Resolve<'a> = dyn Fn(&str, &str) -> Result<PathBuf, ScenarioError> + 'a;
 
-/// `lagos.csv` read once per call even when six fields name it.
-#[derive(Default)]
-struct LagosCache(RefCell<HashMap<PathBuf, Arc<LagosTrace>>>);
+/// `lagos.csv` read once per call even when six fields name it, and replayed from the call's
+/// offset into it (`[replay]`).
+struct LagosCache<'a> {
+    traces: RefCell<HashMap<PathBuf, Arc<LagosTrace>>>,
+    replay: Option<&'a ReplaySpec>,
+    seed: u64,
+    /// The offset the call replays from, ms into the file, once a file was read.
+    offset: Cell<Option<u64>>,
+}
 
-impl LagosCache {
+impl<'a> LagosCache<'a> {
+    fn new(replay: Option<&'a ReplaySpec>, seed: u64) -> Self {
+        Self {
+            traces: RefCell::default(),
+            replay,
+            seed,
+            offset: Cell::new(None),
+        }
+    }
+
     fn get(&self, field: &str, path: &std::path::Path) -> Result<Arc<LagosTrace>, ScenarioError> {
-        if let Some(t) = self.0.borrow().get(path) {
+        if let Some(t) = self.traces.borrow().get(path) {
             return Ok(Arc::clone(t));
         }
-        let t = Arc::new(super::data::load_lagos(field, path)?);
-        self.0
+        let mut t = super::data::load_lagos(field, path)?;
+        if let Some(replay) = self.replay {
+            let (offset, field) = replay_offset_ms(replay, self.seed, t.duration());
+            t = t
+                .starting_at(Duration::from_millis(offset))
+                .map_err(|e| super::data::data_error(field, path, e))?;
+            self.offset.set(Some(offset));
+        }
+        let t = Arc::new(t);
+        self.traces
             .borrow_mut()
             .insert(path.to_path_buf(), Arc::clone(&t));
         Ok(t)
+    }
+}
+
+/// Where a call starts in a replayed file `length` long, ms, and the field that decided it: a
+/// fixed offset (taken modulo the length), or one of the file's whole multiples of `align_ms`,
+/// drawn uniformly from the call's seed.
+fn replay_offset_ms(spec: &ReplaySpec, seed: u64, length: Duration) -> (u64, &'static str) {
+    let length_ms = (length.as_millis().min(u128::from(u64::MAX)) as u64).max(1);
+    match spec.offset {
+        ReplayOffset::Fixed(ms) => (ms % length_ms, "replay.offset"),
+        ReplayOffset::Seeded => {
+            let starts = (length_ms / spec.align_ms).max(1);
+            let mut r = rng::stream(seed, "replay/offset");
+            let k = ((rng::open01(&mut r) * starts as f64) as u64).min(starts - 1);
+            (k * spec.align_ms, "replay.align_ms")
+        }
     }
 }
 

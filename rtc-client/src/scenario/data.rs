@@ -7,7 +7,7 @@ use crate::link::readers::{self, Direction, LagosTrace, PingTrace};
 use crate::link::{DelaySeries, MahimahiTrace};
 use std::path::Path;
 
-fn data_error(field: &str, path: &Path, e: impl std::fmt::Display) -> ScenarioError {
+pub(super) fn data_error(field: &str, path: &Path, e: impl std::fmt::Display) -> ScenarioError {
     ScenarioError::Data {
         field: field.to_owned(),
         path: path.to_path_buf(),

@@ -1177,6 +1177,7 @@ pub fn draw_path(index: usize, seed: u64, duration_s: u64) -> Result<DrawnPath, 
         forward: body.forward,
         reverse: body.reverse,
         sender: None,
+        replay: None,
     };
     file.validate().map_err(|e| FamilyError::Invalid {
         name: name.clone(),

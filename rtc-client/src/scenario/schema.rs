@@ -50,6 +50,94 @@ pub struct ScenarioFile {
     /// neither sets is the default (see [`crate::call::options`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sender: Option<SenderSpec>,
+    /// Where each call starts in the replayed `lagos` series; optional (without it every call
+    /// replays the file from its first row).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<ReplaySpec>,
+}
+
+/// The optional `[replay]` table: where each call starts in the `lagos.csv` series it replays.
+///
+/// ```toml
+/// [replay]
+/// offset = "seeded"   # or a whole number of ms, the same for every call
+/// align_ms = 15000    # a seeded offset is a whole multiple of this
+/// ```
+///
+/// Why: a 10-minute call covers 11 % of the file's 90.7 minutes, so without an offset every
+/// seed replays the same 40 boundaries and only the loss draws differ. A seeded offset spreads
+/// the calls over the whole file, as the orbit scenarios' seeded start spreads theirs over the
+/// constellation's geometry. `align_ms` keeps the offset on the file's slot grid (its 15-s
+/// chunks), so the `[handovers]` grid stays on the file's boundaries.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReplaySpec {
+    /// `"seeded"`, or an offset in ms.
+    pub offset: ReplayOffset,
+    /// Seeded offsets are whole multiples of this, ms (1 ms to 1 h; a whole number of the
+    /// file's 100-ms rows). Default: one row.
+    #[serde(default = "default_align_ms")]
+    pub align_ms: u64,
+}
+
+fn default_align_ms() -> u64 {
+    crate::link::readers::LAGOS_ROW_MS
+}
+
+/// Where a call starts in the replayed series: written `"seeded"` or as a whole number of ms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReplayOffset {
+    /// This many ms into the file, for every call.
+    Fixed(u64),
+    /// Drawn from the call's seed.
+    Seeded,
+}
+
+impl Serialize for ReplayOffset {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            ReplayOffset::Fixed(ms) => serializer.serialize_u64(*ms),
+            ReplayOffset::Seeded => serializer.serialize_str("seeded"),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for ReplayOffset {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Offset;
+        impl serde::de::Visitor<'_> for Offset {
+            type Value = ReplayOffset;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("\"seeded\" or a whole number of ms")
+            }
+
+            fn visit_u64<E: serde::de::Error>(self, ms: u64) -> Result<ReplayOffset, E> {
+                Ok(ReplayOffset::Fixed(ms))
+            }
+
+            fn visit_i64<E: serde::de::Error>(self, ms: i64) -> Result<ReplayOffset, E> {
+                u64::try_from(ms)
+                    .map(ReplayOffset::Fixed)
+                    .map_err(|_| E::invalid_value(serde::de::Unexpected::Signed(ms), &self))
+            }
+
+            fn visit_str<E: serde::de::Error>(self, word: &str) -> Result<ReplayOffset, E> {
+                if word == "seeded" {
+                    Ok(ReplayOffset::Seeded)
+                } else {
+                    Err(E::invalid_value(serde::de::Unexpected::Str(word), &self))
+                }
+            }
+        }
+        deserializer.deserialize_any(Offset)
+    }
+}
+
+impl ReplaySpec {
+    fn validate(&self) -> Result<(), Invalid> {
+        within_u("replay.align_ms", self.align_ms, 1, 3_600_000)
+    }
 }
 
 /// The optional `[sender]` table: how the call's sender is configured.
@@ -642,6 +730,15 @@ impl ScenarioFile {
             .map_or(Ok(SenderOverrides::NONE), SenderSpec::overrides)
     }
 
+    /// Whether any capacity, delay or loss series is read from `lagos.csv`.
+    pub fn replays_lagos(&self) -> bool {
+        [&self.forward, &self.reverse].iter().any(|d| {
+            matches!(d.capacity, CapacitySpec::Lagos { .. })
+                || matches!(d.delay, DelaySpec::Lagos { .. })
+                || matches!(d.loss, LossSpec::Lagos { .. })
+        })
+    }
+
     /// Checks every value against its range; the error names the first bad field.
     pub fn validate(&self) -> Result<(), Invalid> {
         if self.name.trim().is_empty() {
@@ -658,6 +755,15 @@ impl ScenarioFile {
         }
         self.call.validate()?;
         self.sender_overrides()?;
+        if let Some(replay) = &self.replay {
+            replay.validate()?;
+            if !self.replays_lagos() {
+                return Err(Invalid::new(
+                    "replay",
+                    "moves the start of `lagos` series, and no capacity, delay or loss here is one",
+                ));
+            }
+        }
         self.handovers.validate()?;
         for (name, dir) in DIRECTIONS.iter().zip([&self.forward, &self.reverse]) {
             dir.validate(name)?;

@@ -181,6 +181,30 @@ impl LagosTrace {
         Duration::from_millis(self.rows.len() as u64 * LAGOS_ROW_MS)
     }
 
+    /// The same trace replayed from `offset` into it: the rows from there to the end, then
+    /// the rows before it (the series loop, so a call that passes the end goes on from the
+    /// first row, as it does without an offset). `offset` is taken modulo the trace's length
+    /// and must be a whole number of rows.
+    pub fn starting_at(&self, offset: Duration) -> Result<LagosTrace, TraceError> {
+        let ms = offset.as_millis();
+        if !ms.is_multiple_of(u128::from(LAGOS_ROW_MS)) {
+            return Err(TraceError::Trace {
+                origin: self.origin.clone(),
+                problem: format!(
+                    "an offset of {ms} ms is not a whole number of the trace's {LAGOS_ROW_MS}-ms rows"
+                ),
+            });
+        }
+        let first = ((ms / u128::from(LAGOS_ROW_MS)) % self.rows.len() as u128) as usize;
+        let mut rows = Vec::with_capacity(self.rows.len());
+        rows.extend_from_slice(&self.rows[first..]);
+        rows.extend_from_slice(&self.rows[..first]);
+        Ok(LagosTrace {
+            origin: self.origin.clone(),
+            rows,
+        })
+    }
+
     fn step() -> Duration {
         Duration::from_millis(LAGOS_ROW_MS)
     }
@@ -232,6 +256,30 @@ mod tests {
             Duration::from_micros(90_300)
         );
         assert_eq!(t.loss(Direction::Uplink).at(Time::from_millis(199)), 0.5);
+    }
+
+    #[test]
+    fn an_offset_rotates_the_rows_and_loops_back_to_the_first() {
+        let three = "1,10,0,0,0,0,0\n2,20,0,0,0,0,100\n3,30,0,0,0.5,0,200\n";
+        let t = LagosTrace::parse(three, "l").unwrap();
+        let moved = t.starting_at(Duration::from_millis(200)).unwrap();
+        let up = moved.capacity(Direction::Uplink);
+        assert_eq!(up.at(Time::from_millis(0)), 3_000_000);
+        assert_eq!(up.at(Time::from_millis(100)), 1_000_000);
+        assert_eq!(up.at(Time::from_millis(250)), 2_000_000);
+        assert_eq!(moved.loss(Direction::Uplink).at(Time::from_millis(50)), 0.5);
+        assert_eq!(moved.duration(), t.duration());
+        let wrapped = t.starting_at(Duration::from_millis(500)).unwrap();
+        assert_eq!(
+            wrapped.capacity(Direction::Uplink).at(Time::ZERO),
+            3_000_000
+        );
+        assert_eq!(t.starting_at(Duration::ZERO).unwrap(), t);
+        let err = t.starting_at(Duration::from_millis(150)).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "l: an offset of 150 ms is not a whole number of the trace's 100-ms rows"
+        );
     }
 
     #[test]
