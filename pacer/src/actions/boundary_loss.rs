@@ -9,7 +9,8 @@
 //! feedback, so it can tell the two paths apart as the call runs: it compares the loss of
 //! packets sent shortly after predicted instants with the loss of the others.
 
-use super::config::HoldGate;
+use super::config::{HoldGate, LEAD_ROW_MS, LeadTracking, MAX_LEAD_MS};
+use super::loss_onset::two_proportion_z;
 
 /// How many packets inside the boundary spans the estimate remembers (exponential forgetting):
 /// about ten boundaries' worth at 2.5 Mbit/s (some 40 packets per 170-ms span), so the verdict
@@ -51,7 +52,13 @@ pub(crate) struct BoundaryLoss {
     /// instant: the boundary's loss profile as this path shows it, which a path-aware policy
     /// reads (`CallFeedback::row_loss_pct`).
     rows: [Tally; ROWS],
+    /// The loss of packets sent in each 100-ms row before a predicted instant, the nearest
+    /// first, and how many each row has seen since the call began: where the lead reaches.
+    lead_rows: [(Tally, u64); LEAD_ROWS],
 }
+
+/// How many 100-ms rows before a predicted instant [`BoundaryLoss`] profiles for the lead.
+pub(crate) const LEAD_ROWS: usize = (MAX_LEAD_MS / LEAD_ROW_MS) as usize;
 
 /// How many 100-ms rows after a predicted instant [`BoundaryLoss`] profiles: Starlink's uplink
 /// loses 47.5, 20.3 and 3.8 % in its first three (`traces/scenarios/starlink.toml`), the fourth
@@ -73,10 +80,15 @@ impl BoundaryLoss {
         }
     }
 
-    /// One packet's fate for the row profile: sent `offset_ms` after its nearest predicted
-    /// instant; offsets before the instant or past the last row are not profiled.
+    /// One packet's fate for the row profiles: sent `offset_ms` after its nearest predicted
+    /// instant (negative: before it); offsets past the last row either way are not profiled.
     pub(crate) fn record_offset(&mut self, offset_ms: i64, lost: bool) {
         if offset_ms < 0 {
+            let row = ((-offset_ms - 1) / LEAD_ROW_MS as i64) as usize;
+            if let Some((tally, seen)) = self.lead_rows.get_mut(row) {
+                tally.record(lost, INSIDE_MEMORY);
+                *seen += 1;
+            }
             return;
         }
         if let Some(row) = self.rows.get_mut((offset_ms / ROW_MS) as usize) {
@@ -101,6 +113,38 @@ impl BoundaryLoss {
         Some((self.inside.rate()? - self.outside.rate()?) * 100.0)
     }
 
+    /// How far before the predicted instants the windows begin, ms: 0, or the rows before them
+    /// from the nearest back up to `lead.max_ms`, as long as each from the second on loses
+    /// significantly more than the packets sent away from the instants (`lead.min_z`; for a
+    /// row within `current_ms`, two less, so that the lead does not flap with the background's
+    /// bursts). The nearest row is not tested: a packet sent in the last 100 ms before a
+    /// boundary leaves the bottleneck queue after it on any path with a queue (on the starlink
+    /// scenario, whose boundaries lose nothing before the instant, that row loses 5 to 20 % of
+    /// the sender's packets), and the windows' own offsets cover it.
+    pub(crate) fn lead_ms(&self, lead: &LeadTracking, current_ms: u64) -> u64 {
+        if !lead.enabled {
+            return 0;
+        }
+        let rows = (lead.max_ms / LEAD_ROW_MS) as usize;
+        let reached = self
+            .lead_rows
+            .iter()
+            .take(rows)
+            .enumerate()
+            .skip(1)
+            .take_while(|(i, (tally, seen))| {
+                let within = (*i as u64 + 1) * LEAD_ROW_MS <= current_ms;
+                let z = if within { lead.min_z - 2.0 } else { lead.min_z };
+                *seen >= lead.min_packets && excess_z(*tally, self.outside) >= z
+            })
+            .count();
+        if reached == 0 {
+            0
+        } else {
+            (reached as u64 + 1) * LEAD_ROW_MS
+        }
+    }
+
     /// Whether the hold should be applied: always with the gate off; with it on, until
     /// `min_packets` inside the spans have been seen (the `timed` policy was chosen for a LEO
     /// path), then while the excess loss reaches `min_excess_loss_pct`.
@@ -111,6 +155,11 @@ impl BoundaryLoss {
         self.excess_pct()
             .is_none_or(|excess| excess >= gate.min_excess_loss_pct)
     }
+}
+
+/// [`two_proportion_z`] of two tallies, their forgotten counts as weights.
+fn excess_z(a: Tally, b: Tally) -> f64 {
+    two_proportion_z((a.sent, a.lost), (b.sent, b.lost))
 }
 
 #[cfg(test)]
@@ -139,6 +188,69 @@ mod tests {
             }
         }
         loss
+    }
+
+    fn lead() -> LeadTracking {
+        LeadTracking::default()
+    }
+
+    /// `boundaries` boundaries of 20 packets per 100-ms row from 500 ms before the instant,
+    /// losing one in `every[row]` in the rows before it (the nearest first; 0: none), and 400
+    /// packets away from the instants losing one in 200 per boundary.
+    fn fed_lead(boundaries: usize, every: [usize; LEAD_ROWS]) -> BoundaryLoss {
+        let mut loss = BoundaryLoss::default();
+        let mut k = 0usize;
+        for _ in 0..boundaries {
+            for (row, &every) in every.iter().enumerate() {
+                for j in 0..20 {
+                    k += 1;
+                    let offset = -(row as i64 * 100) - 1 - j * 5;
+                    loss.record_offset(offset, every > 0 && k.is_multiple_of(every));
+                }
+            }
+            for _ in 0..400 {
+                k += 1;
+                loss.record(false, k.is_multiple_of(200));
+            }
+        }
+        loss
+    }
+
+    #[test]
+    fn the_lead_reaches_back_over_the_lossy_rows_before_the_instants() {
+        // lagos.csv: about 5 % in each of the three rows before a boundary, 0.5 % elsewhere.
+        let lagos = fed_lead(20, [20, 20, 20, 0, 0]);
+        assert_eq!(lagos.lead_ms(&lead(), 0), 300);
+        // Too few packets yet: no lead.
+        assert_eq!(fed_lead(4, [20, 20, 20, 0, 0]).lead_ms(&lead(), 0), 0);
+        // The reach stops at the first clean row from the second back, and at max_ms; the
+        // nearest row alone (a queue's transit) is no lead.
+        assert_eq!(fed_lead(20, [20, 20, 0, 20, 20]).lead_ms(&lead(), 0), 200);
+        assert_eq!(fed_lead(20, [0, 20, 0, 0, 0]).lead_ms(&lead(), 0), 200);
+        assert_eq!(fed_lead(40, [5, 0, 0, 0, 0]).lead_ms(&lead(), 0), 0);
+        let short = LeadTracking {
+            max_ms: 200,
+            ..lead()
+        };
+        assert_eq!(lagos.lead_ms(&short, 0), 200);
+        // The starlink scenario: nothing before the instant, no lead; off, none either.
+        assert_eq!(fed_lead(40, [0, 0, 0, 0, 0]).lead_ms(&lead(), 0), 0);
+        let off = LeadTracking {
+            enabled: false,
+            ..lead()
+        };
+        assert_eq!(lagos.lead_ms(&off, 0), 0);
+    }
+
+    #[test]
+    fn a_row_already_reached_needs_less_evidence_to_stay() {
+        // A row at about 1.7 % (lagos.csv's fourth row before a boundary) against 0.5 %.
+        let marginal = fed_lead(12, [20, 20, 20, 60, 0]);
+        let lead = lead();
+        let z = excess_z(marginal.lead_rows[3].0, marginal.outside);
+        assert!((lead.min_z - 2.0..lead.min_z).contains(&z), "z {z}");
+        assert_eq!(marginal.lead_ms(&lead, 0), 300, "not reached yet");
+        assert_eq!(marginal.lead_ms(&lead, 400), 400, "reached: it stays");
     }
 
     #[test]

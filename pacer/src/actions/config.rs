@@ -282,6 +282,62 @@ impl Default for OnsetTracking {
     }
 }
 
+/// The longest lead [`LeadTracking::max_ms`] accepts, ms: five 100-ms rows.
+pub const MAX_LEAD_MS: u64 = 500;
+
+/// The rows the lead is measured in, ms: the 100-ms rows of the traces the boundary profiles
+/// come from.
+pub const LEAD_ROW_MS: u64 = 100;
+
+/// The lead: on a path that loses packets in the rows just before the predicted instants, the
+/// playout raise and the discardable frames begin that much earlier (docs/architecture.md,
+/// "Handover-timed actions", the lead).
+///
+/// Why: `lagos.csv` loses 4.9 to 5.9 % of its uplink packets in each of the three 100-ms rows
+/// before a slot boundary (0.5 % inside slots), and 9 to 17.6 % of its downlink packets, which
+/// carry the feedback; a frame captured there is a base frame whose repair runs into the
+/// boundary. The starlink scenario's boundaries lose nothing before the instant
+/// (`traces/scenarios/starlink.toml`), and windows that begin 300 ms earlier there only delay
+/// frames. So the windows begin earlier only where the sender's own transport feedback shows
+/// loss before the instants: the rows before them, from the second back (the nearest loses on
+/// any path with a queue, its packets leaving after the boundary), that each lose
+/// significantly more than the packets sent away from the instants extend the windows to
+/// their start, the nearest row with them.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LeadTracking {
+    /// Whether the windows follow the measured lead; off, they begin where their offsets say.
+    pub enabled: bool,
+    /// How far before the instants the windows may begin, ms (a multiple of 100, at most 500).
+    ///
+    /// 400 by default: `lagos.csv`'s lossy rows before a boundary are the last three (uplink
+    /// 5.0, 4.9 and 5.9 %) and the fourth loses 1.7 %, three times its slots' level.
+    pub max_ms: u64,
+    /// How many packets a row needs, since the call began, before it counts as evidence.
+    ///
+    /// 100 by default: at 5 % against 0.5 % loss, 100 packets give a two-proportion z of about
+    /// 5; five to ten boundaries at 2.5 Mbit/s.
+    pub min_packets: u64,
+    /// How significant (two-proportion z) a row's excess over the packets sent away from the
+    /// instants must be for the windows to reach it; a row already reached stays until its z
+    /// falls below two less.
+    ///
+    /// 3 by default, as for the onset tracker: about one chance in 700 per row of moving on
+    /// noise.
+    pub min_z: f64,
+}
+
+impl Default for LeadTracking {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            max_ms: 400,
+            min_packets: 100,
+            min_z: 3.0,
+        }
+    }
+}
+
 /// Which actions are applied around each predicted handover, and how.
 ///
 /// A predicted instant triggers the actions when its probability is at least
@@ -376,6 +432,10 @@ pub struct ActionConfig {
     /// Where the windows are placed relative to the predicted instants: moved by the measured
     /// onset of the boundary loss.
     pub onset: OnsetTracking,
+    /// How far before the predicted instants the playout raise and the discardable frames
+    /// begin on a path that loses packets there: from the measured loss of the rows before the
+    /// instants.
+    pub lead: LeadTracking,
 }
 
 impl Default for ActionConfig {
@@ -411,6 +471,7 @@ impl Default for ActionConfig {
                 duration_ms: 250,
             },
             onset: OnsetTracking::default(),
+            lead: LeadTracking::default(),
         }
     }
 }
@@ -428,6 +489,7 @@ impl ActionConfig {
         config.duplicate.enabled = false;
         config.playout.enabled = false;
         config.discardable.enabled = false;
+        config.lead.enabled = false;
         config
     }
 
@@ -473,7 +535,14 @@ impl ActionConfig {
             return Err(ActionConfigError::OnsetWindow(onset.window_ms));
         }
         if !(onset.min_z.is_finite() && onset.min_z >= 0.0) {
-            return Err(ActionConfigError::Significance(onset.min_z));
+            return Err(ActionConfigError::Significance("onset.min_z", onset.min_z));
+        }
+        let lead = &self.lead;
+        if lead.max_ms > MAX_LEAD_MS || lead.max_ms % LEAD_ROW_MS != 0 {
+            return Err(ActionConfigError::Lead(lead.max_ms));
+        }
+        if !(lead.min_z.is_finite() && lead.min_z >= 0.0) {
+            return Err(ActionConfigError::Significance("lead.min_z", lead.min_z));
         }
         Ok(())
     }
@@ -586,7 +655,10 @@ pub enum ActionConfigError {
     /// The onset tracker's span is not within [10, 250] ms.
     #[error("onset.window_ms {0} is not within [10, 250]")]
     OnsetWindow(u64),
-    /// The onset tracker's significance is negative or not finite.
-    #[error("onset.min_z {0} is not a finite number at least 0")]
-    Significance(f64),
+    /// A significance (`onset.min_z`, `lead.min_z`) is negative or not finite.
+    #[error("{0} {1} is not a finite number at least 0")]
+    Significance(&'static str, f64),
+    /// The lead's reach is beyond 500 ms or not a whole number of 100-ms rows.
+    #[error("lead.max_ms {0} is not a multiple of 100 within [0, 500]")]
+    Lead(u64),
 }

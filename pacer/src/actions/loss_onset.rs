@@ -146,18 +146,24 @@ impl LossOnset {
     }
 }
 
-/// The two-proportion z statistic of `a`'s loss rate over `b`'s (pooled variance); 0 when
-/// either is empty or neither loses.
+/// The two-proportion z statistic of `a`'s loss rate over `b`'s.
 fn z_score(a: Span, b: Span) -> f64 {
-    if a.sent <= 0.0 || b.sent <= 0.0 {
+    two_proportion_z((a.sent, a.lost), (b.sent, b.lost))
+}
+
+/// The two-proportion z statistic of the loss rate of `a` over `b`, each `(sent, lost)`
+/// (pooled variance); 0 when either is empty or neither loses.
+pub(crate) fn two_proportion_z(a: (f64, f64), b: (f64, f64)) -> f64 {
+    let ((a_sent, a_lost), (b_sent, b_lost)) = (a, b);
+    if a_sent <= 0.0 || b_sent <= 0.0 {
         return 0.0;
     }
-    let pooled = (a.lost + b.lost) / (a.sent + b.sent);
-    let variance = pooled * (1.0 - pooled) * (1.0 / a.sent + 1.0 / b.sent);
+    let pooled = (a_lost + b_lost) / (a_sent + b_sent);
+    let variance = pooled * (1.0 - pooled) * (1.0 / a_sent + 1.0 / b_sent);
     if variance <= 0.0 {
         return 0.0;
     }
-    (a.rate() - b.rate()) / variance.sqrt()
+    (a_lost / a_sent - b_lost / b_sent) / variance.sqrt()
 }
 
 #[cfg(test)]

@@ -24,8 +24,9 @@ mod schedule;
 mod timing;
 
 pub use config::{
-    Action, ActionConfig, ActionConfigError, ActionWindow, BoostConfig, HoldGate, MAX_ACTION_SPAN,
-    MAX_PLAYOUT_RAISE_MS, OnsetTracking, PlayoutRaiseConfig,
+    Action, ActionConfig, ActionConfigError, ActionWindow, BoostConfig, HoldGate, LEAD_ROW_MS,
+    LeadTracking, MAX_ACTION_SPAN, MAX_LEAD_MS, MAX_PLAYOUT_RAISE_MS, OnsetTracking,
+    PlayoutRaiseConfig,
 };
 pub use handle::ActionsHandle;
 pub use profile::{ActionProfile, EXPLORATION_PROFILES, PROFILE_NAMES, UnknownProfile};

@@ -2,7 +2,7 @@
 //! per-action counters for telemetry.
 
 use super::boundary_loss::BoundaryLoss;
-use super::config::{Action, ActionConfig, ActionConfigError, ActionWindow};
+use super::config::{Action, ActionConfig, ActionConfigError, ActionWindow, MAX_LEAD_MS};
 use super::loss_onset::{END_OFFSET_MS, FIRST_OFFSET_MS, LossOnset};
 use std::time::{Duration, Instant};
 
@@ -42,6 +42,9 @@ pub struct ActionStats {
     /// How far after the predicted instants the windows were placed at the interval's end, ms
     /// (the onset tracker's shift; negative: before them).
     pub timing_shift_ms: i64,
+    /// How far before the predicted instants the playout raise and the discardable frames
+    /// began at the interval's end, ms (the lead; 0: where their offsets say).
+    pub lead_ms: u64,
 }
 
 impl ActionStats {
@@ -143,6 +146,8 @@ pub struct HandoverActions {
     hold_open: bool,
     /// Where the boundary loss begins relative to the predicted instants.
     onset: LossOnset,
+    /// How far before the predicted instants the raise and the discardable frames begin, ms.
+    lead_ms: u64,
 }
 
 impl Default for HandoverActions {
@@ -173,6 +178,7 @@ impl HandoverActions {
             boundary_loss: BoundaryLoss::default(),
             hold_open: true,
             onset: LossOnset::default(),
+            lead_ms: 0,
         }
     }
 
@@ -193,6 +199,7 @@ impl HandoverActions {
         let now = self.advance(now);
         self.config = config;
         self.onset.update(&self.config.onset);
+        self.lead_ms = self.boundary_loss.lead_ms(&self.config.lead, self.lead_ms);
         self.rebuild(now);
         Ok(())
     }
@@ -235,8 +242,11 @@ impl HandoverActions {
         }
         let open = self.boundary_loss.hold_open(&self.config.hold_gate);
         let moved = self.onset.update(&self.config.onset);
-        if open != self.hold_open || moved || known != self.onset_known() {
+        let lead_ms = self.boundary_loss.lead_ms(&self.config.lead, self.lead_ms);
+        if open != self.hold_open || moved || known != self.onset_known() || lead_ms != self.lead_ms
+        {
             self.hold_open = open;
+            self.lead_ms = lead_ms;
             let now = self.advance(now);
             self.rebuild(now);
         }
@@ -249,15 +259,16 @@ impl HandoverActions {
     }
 
     /// How far, whole ms, `sent` lies from the qualifying predicted instant it is binned
-    /// against (the first within the tracker's range), if any.
+    /// against (the first within the lead's and the tracker's range), if any.
     fn offset_from_instant(&self, sent: Instant) -> Option<i64> {
+        let first_ms = FIRST_OFFSET_MS.min(-(MAX_LEAD_MS as i64));
         self.boundary_spans.iter().find_map(|&(at, _)| {
             let offset_ms = if sent >= at {
                 i64::try_from((sent - at).as_millis()).ok()?
             } else {
                 -i64::try_from((at - sent).as_millis()).ok()?
             };
-            (FIRST_OFFSET_MS..END_OFFSET_MS)
+            (first_ms..END_OFFSET_MS)
                 .contains(&offset_ms)
                 .then_some(offset_ms)
         })
@@ -267,6 +278,13 @@ impl HandoverActions {
     /// them): the onset tracker's shift, 0 while it is off or has not moved them.
     pub fn timing_shift_ms(&self) -> i64 {
         self.onset.shift_ms()
+    }
+
+    /// How far before the predicted instants the playout raise and the discardable frames
+    /// begin, ms: the lead ([`ActionConfig::lead`]), 0 while it is off or the path loses
+    /// nothing before the instants.
+    pub fn lead_ms(&self) -> u64 {
+        self.lead_ms
     }
 
     /// Whether the hold gate lets the hold be applied now.
@@ -337,6 +355,7 @@ impl HandoverActions {
         let now = self.advance(now);
         self.account(now);
         self.stats.timing_shift_ms = self.onset.shift_ms();
+        self.stats.lead_ms = self.lead_ms;
         self.stats
     }
 
@@ -430,11 +449,16 @@ impl HandoverActions {
                     if !qualifies(probability, self.config.min_probability) {
                         continue;
                     }
-                    let Some((start, end)) =
+                    let Some((mut start, end)) =
                         shifted(at, self.onset.shift_ms()).and_then(|at| span_around(at, window))
                     else {
                         continue;
                     };
+                    if matches!(action, Action::Playout | Action::Discardable)
+                        && let Some(lead) = shifted(at, -(self.lead_ms as i64))
+                    {
+                        start = start.min(lead);
+                    }
                     if end <= now {
                         continue;
                     }
@@ -747,6 +771,71 @@ mod tests {
             3 + 16,
             "every boundary after 60.5 s"
         );
+    }
+
+    #[test]
+    fn the_raise_and_discardable_frames_begin_earlier_where_the_rows_before_the_instants_lose() {
+        let start = Instant::now();
+        let mut config = ActionConfig::default();
+        config.discardable.enabled = true;
+        config.onset.enabled = false;
+        let mut actions = HandoverActions::new(config).unwrap();
+        let boundary = |k: u64| start + Duration::from_secs(15 * k);
+        actions.set_predictions(start, (1..=20u64).map(|k| (boundary(k), 0.9)));
+        let starts = |actions: &HandoverActions, action: Action| -> Vec<u64> {
+            actions
+                .windows(action)
+                .map(|(s, _)| (s - start).as_millis() as u64 % 15_000)
+                .collect()
+        };
+        assert!(
+            starts(&actions, Action::Playout)
+                .iter()
+                .all(|&s| s == 14_950)
+        );
+        // lagos.csv's boundaries: one packet in 20 lost in the 300 ms before the instant, one in
+        // 200 elsewhere. A packet every 5 ms from 2 s before to 1 s after each instant.
+        let report = |k: u64| {
+            (0..600u64).map(move |j| {
+                let offset = j as i64 * 5 - 2000;
+                let sent = if offset < 0 {
+                    boundary(k) - ms(offset.unsigned_abs())
+                } else {
+                    boundary(k) + ms(offset as u64)
+                };
+                let lost = if (-300..0).contains(&offset) {
+                    j % 20 == 0
+                } else {
+                    j % 200 == 7
+                };
+                (sent, !lost)
+            })
+        };
+        let mut k = 1;
+        while actions.lead_ms() == 0 && k < 10 {
+            actions.record_outcomes(boundary(k) + ms(1500), report(k));
+            k += 1;
+        }
+        assert_eq!(actions.lead_ms(), 300, "after {} boundaries", k - 1);
+        assert!(k <= 6, "the lead took {} boundaries", k - 1);
+        let later = |v: Vec<u64>| v[v.len() - 5..].to_vec();
+        assert_eq!(later(starts(&actions, Action::Playout)), vec![14_700; 5]);
+        assert_eq!(
+            later(starts(&actions, Action::Discardable)),
+            vec![14_700; 5]
+        );
+        assert_eq!(
+            later(starts(&actions, Action::Guard)),
+            vec![14_950; 5],
+            "the other actions keep their windows"
+        );
+        assert_eq!(actions.take_stats(boundary(k)).lead_ms, 300);
+        // Turned off, the windows go back to their offsets.
+        let mut off = *actions.config();
+        off.lead.enabled = false;
+        actions.set_config(boundary(k), off).unwrap();
+        assert_eq!(actions.lead_ms(), 0);
+        assert_eq!(later(starts(&actions, Action::Playout)), vec![14_950; 5]);
     }
 
     #[test]

@@ -83,7 +83,24 @@ pub struct CardProfile {
     /// A name of the menu ([`crate::actions::PROFILE_NAMES`]).
     pub name: String,
     /// The configuration, as trained (the card's, not the running build's menu, is applied).
+    /// A card written before the lead ([`crate::actions::LeadTracking`]) existed has no `lead`
+    /// table, and its calls ran without one: a missing table reads as the lead off, not as this
+    /// build's default.
+    #[serde(deserialize_with = "config_as_trained")]
     pub config: ActionConfig,
+}
+
+fn config_as_trained<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<ActionConfig, D::Error> {
+    let value = serde_json::Value::deserialize(deserializer)?;
+    let has_lead = value.get("lead").is_some();
+    let mut config: ActionConfig =
+        serde_json::from_value(value).map_err(serde::de::Error::custom)?;
+    if !has_lead {
+        config.lead.enabled = false;
+    }
+    Ok(config)
 }
 
 /// A telemetry file the model was trained on.
@@ -516,5 +533,32 @@ impl ModelCard {
             );
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_profile_recorded_without_a_lead_runs_without_one_and_a_recorded_lead_is_kept() {
+        let mut config = serde_json::to_value(ActionConfig::default()).unwrap();
+        let recorded = |config: &serde_json::Value| -> CardProfile {
+            serde_json::from_value(serde_json::json!({"name": "playout", "config": config}))
+                .unwrap()
+        };
+        assert!(recorded(&config).config.lead.enabled);
+        config["lead"]["max_ms"] = 200.into();
+        assert_eq!(recorded(&config).config.lead.max_ms, 200);
+        config.as_object_mut().unwrap().remove("lead");
+        let old = recorded(&config);
+        assert!(!old.config.lead.enabled, "written before the lead existed");
+        assert_eq!(old.config.playout, ActionConfig::default().playout);
+        config["hold"]["duration_ms"] = "long".into();
+        let bad = serde_json::from_value::<CardProfile>(
+            serde_json::json!({"name": "playout", "config": config}),
+        );
+        let msg = bad.unwrap_err().to_string();
+        assert!(msg.contains("invalid type") && msg.contains("long"), "{msg}");
     }
 }

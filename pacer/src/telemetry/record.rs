@@ -378,6 +378,16 @@ pub struct ActionsRecord {
     /// 0, so that records of calls without a shift read and write as before it existed.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub timing_shift_ms: i64,
+    /// How far before the predicted instants the playout raise and the discardable frames
+    /// began at the interval's end, ms (the lead, docs/architecture.md, "Handover-timed
+    /// actions"); absent when 0, so that records of calls without a lead read as before it
+    /// existed.
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub lead_ms: u64,
+}
+
+fn is_zero_u64(value: &u64) -> bool {
+    *value == 0
 }
 
 fn is_zero(value: &i64) -> bool {
@@ -422,6 +432,7 @@ impl From<crate::actions::ActionStats> for ActionsRecord {
             playout: stats.playout.into(),
             discardable: stats.discardable.into(),
             timing_shift_ms: stats.timing_shift_ms,
+            lead_ms: stats.lead_ms,
         }
     }
 }
