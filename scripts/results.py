@@ -56,7 +56,8 @@ GOAL_POLICIES = [
     ("timed:playout+discardable@fixed:200", "`timed:playout+discardable@fixed:200`: a 200-ms limit with the playout "
      "raise and discardable frames only, the best profile on the tuning seeds 9500-9529 "
      "(docs/experiments/raise-cap-2026-12-03.md; its raise cap and discardable window as retuned "
-     "in docs/experiments/raise-cap-2026-12-05.md)"),
+     "in docs/experiments/raise-cap-2026-12-05.md, both windows reaching back before the instants "
+     "where the path loses there: the lead, docs/experiments/lead-2026-12-05.md)"),
 ]
 CARDS = [
     ("models/policy.json", "the paper's queue-limit model"),

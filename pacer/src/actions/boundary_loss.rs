@@ -80,15 +80,23 @@ impl BoundaryLoss {
         }
     }
 
-    /// One packet's fate for the row profiles: sent `offset_ms` after its nearest predicted
-    /// instant (negative: before it); offsets past the last row either way are not profiled.
+    /// One packet's fate for the lead's rows: sent `offset_ms` before the predicted instant it
+    /// is binned against (negative); offsets past the last row are not profiled.
+    pub(crate) fn record_lead(&mut self, offset_ms: i64, lost: bool) {
+        if offset_ms >= 0 {
+            return;
+        }
+        let row = ((-offset_ms - 1) / LEAD_ROW_MS as i64) as usize;
+        if let Some((tally, seen)) = self.lead_rows.get_mut(row) {
+            tally.record(lost, INSIDE_MEMORY);
+            *seen += 1;
+        }
+    }
+
+    /// One packet's fate for the row profile: sent `offset_ms` after its nearest predicted
+    /// instant; offsets before the instant or past the last row are not profiled.
     pub(crate) fn record_offset(&mut self, offset_ms: i64, lost: bool) {
         if offset_ms < 0 {
-            let row = ((-offset_ms - 1) / LEAD_ROW_MS as i64) as usize;
-            if let Some((tally, seen)) = self.lead_rows.get_mut(row) {
-                tally.record(lost, INSIDE_MEMORY);
-                *seen += 1;
-            }
             return;
         }
         if let Some(row) = self.rows.get_mut((offset_ms / ROW_MS) as usize) {
@@ -205,7 +213,7 @@ mod tests {
                 for j in 0..20 {
                     k += 1;
                     let offset = -(row as i64 * 100) - 1 - j * 5;
-                    loss.record_offset(offset, every > 0 && k.is_multiple_of(every));
+                    loss.record_lead(offset, every > 0 && k.is_multiple_of(every));
                 }
             }
             for _ in 0..400 {

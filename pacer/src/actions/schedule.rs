@@ -233,11 +233,17 @@ impl HandoverActions {
                 .iter()
                 .any(|&(start, end)| start <= sent && sent < end);
             self.boundary_loss.record(inside, !arrived);
-            if let Some(offset_ms) = self.offset_from_instant(sent) {
+            if let Some(offset_ms) = self.offset_from_instant(sent, FIRST_OFFSET_MS) {
                 self.boundary_loss.record_offset(offset_ms, !arrived);
                 if !known {
                     self.onset.record(offset_ms, !arrived);
                 }
+            }
+            if let Some(offset_ms) = self
+                .offset_from_instant(sent, -(MAX_LEAD_MS as i64))
+                .filter(|&offset_ms| offset_ms < 0)
+            {
+                self.boundary_loss.record_lead(offset_ms, !arrived);
             }
         }
         let open = self.boundary_loss.hold_open(&self.config.hold_gate);
@@ -259,9 +265,9 @@ impl HandoverActions {
     }
 
     /// How far, whole ms, `sent` lies from the qualifying predicted instant it is binned
-    /// against (the first within the lead's and the tracker's range), if any.
-    fn offset_from_instant(&self, sent: Instant) -> Option<i64> {
-        let first_ms = FIRST_OFFSET_MS.min(-(MAX_LEAD_MS as i64));
+    /// against: the first within `[first_ms, END_OFFSET_MS)` of it, if any (the onset tracker
+    /// and the row profile bin from [`FIRST_OFFSET_MS`], the lead from [`MAX_LEAD_MS`] before).
+    fn offset_from_instant(&self, sent: Instant, first_ms: i64) -> Option<i64> {
         self.boundary_spans.iter().find_map(|&(at, _)| {
             let offset_ms = if sent >= at {
                 i64::try_from((sent - at).as_millis()).ok()?
@@ -454,7 +460,8 @@ impl HandoverActions {
                     else {
                         continue;
                     };
-                    if matches!(action, Action::Playout | Action::Discardable)
+                    if self.lead_ms > 0
+                        && matches!(action, Action::Playout | Action::Discardable)
                         && let Some(lead) = shifted(at, -(self.lead_ms as i64))
                     {
                         start = start.min(lead);
@@ -836,6 +843,30 @@ mod tests {
         actions.set_config(boundary(k), off).unwrap();
         assert_eq!(actions.lead_ms(), 0);
         assert_eq!(later(starts(&actions, Action::Playout)), vec![14_950; 5]);
+    }
+
+    #[test]
+    fn without_a_lead_the_raise_and_discardable_windows_stay_where_their_offsets_put_them() {
+        let start = Instant::now();
+        let mut config = ActionConfig::default();
+        config.onset.enabled = false;
+        config.playout.offset_ms = 100;
+        config.discardable = ActionWindow {
+            enabled: true,
+            offset_ms: 60,
+            duration_ms: 100,
+        };
+        let mut actions = HandoverActions::new(config).unwrap();
+        actions.set_predictions(start, [(start + Duration::from_secs(15), 0.9)]);
+        assert_eq!(actions.lead_ms(), 0);
+        let first = |action| {
+            actions
+                .windows(action)
+                .map(|(s, e)| ((s - start).as_millis(), (e - start).as_millis()))
+                .next()
+        };
+        assert_eq!(first(Action::Playout), Some((15_100, 15_300)));
+        assert_eq!(first(Action::Discardable), Some((15_060, 15_160)));
     }
 
     #[test]

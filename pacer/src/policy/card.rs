@@ -74,6 +74,22 @@ pub struct Measure {
     pub seconds: u64,
     /// The output the call runs while it measures.
     pub output: usize,
+    /// The output it runs instead when the forecast at the call's start predicts no handover
+    /// in its horizon (a terrestrial path, or no forecast source): there the actions have no
+    /// instant to act at, and only the queue limit differs. Absent on cards written before it
+    /// existed, which measure with `output` on every path.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub without_handovers: Option<usize>,
+}
+
+impl Measure {
+    /// The output the call measures with, given the forecast at its start.
+    pub fn output_for(&self, forecast: &handover_predictor::Forecast) -> usize {
+        match self.without_handovers {
+            Some(output) if forecast.handover_count() == 0 => output,
+            _ => self.output,
+        }
+    }
 }
 
 /// The action profile one output of a joint model stands for: its menu name and the whole
@@ -524,7 +540,9 @@ impl ModelCard {
             }
         }
         if let Some(m) = self.measure
-            && (!(1..=MAX_MEASURE_S).contains(&m.seconds) || m.output >= k)
+            && (!(1..=MAX_MEASURE_S).contains(&m.seconds)
+                || m.output >= k
+                || m.without_handovers.is_some_and(|o| o >= k))
         {
             return field(
                 "measure",
@@ -559,6 +577,9 @@ mod tests {
             serde_json::json!({"name": "playout", "config": config}),
         );
         let msg = bad.unwrap_err().to_string();
-        assert!(msg.contains("invalid type") && msg.contains("long"), "{msg}");
+        assert!(
+            msg.contains("invalid type") && msg.contains("long"),
+            "{msg}"
+        );
     }
 }

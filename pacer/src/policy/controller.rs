@@ -453,7 +453,11 @@ mod tests {
         // A first decision that comes late moves the window with it.
         let (mut late, _) = controller(start, NoHandovers, crate::policy::PathArm::new(4).unwrap());
         let first = late.handle_timeout(start + 2 * SECOND).unwrap();
-        assert_eq!(first.profile.map(|p| p.name), Some("playout"));
+        assert_eq!(
+            first.profile.map(|p| p.name),
+            Some("none"),
+            "no handover ahead: it measures with libwebrtc's sender"
+        );
         assert_eq!(late.poll_timeout(), Some(start + 32 * SECOND));
         let chosen = late.handle_timeout(start + 32 * SECOND).unwrap();
         assert_eq!(chosen.profile.map(|p| p.name), Some("playout+discardable"));
@@ -613,7 +617,7 @@ mod tests {
             controller(start, NoHandovers, crate::policy::PathArm::new(4).unwrap());
         assert_eq!(c.poll_timeout(), Some(start));
         let first = c.handle_timeout(start).unwrap();
-        assert_eq!(first.profile.map(|p| p.name), Some("playout"));
+        assert_eq!(first.profile.map(|p| p.name), Some("none"));
         assert_eq!(handle.queue_time_limit(), Duration::from_millis(2000));
         assert_eq!(c.poll_timeout(), Some(start + 30 * SECOND));
         assert!(c.handle_timeout(start + 29 * SECOND).is_none());

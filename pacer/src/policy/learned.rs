@@ -132,6 +132,8 @@ pub struct OnnxPolicy {
 #[derive(Debug, Clone, Copy, Default)]
 struct PathProgress {
     started: Option<Instant>,
+    /// The output it measures with, from the forecast at the call's start.
+    measuring: Option<usize>,
     kept: Option<Choice>,
 }
 
@@ -364,8 +366,12 @@ impl QueuePolicy for OnnxPolicy {
         }
         let now = forecast.t0();
         let started = *self.path.started.get_or_insert(now);
+        let measuring = *self
+            .path
+            .measuring
+            .get_or_insert_with(|| measure.output_for(forecast));
         if now.saturating_duration_since(started) < Duration::from_secs(measure.seconds) {
-            return self.output(measure.output);
+            return self.output(measuring);
         }
         let choice = self.model_choice(forecast, feedback)?;
         self.path.kept = Some(choice);

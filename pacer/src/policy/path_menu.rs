@@ -11,16 +11,18 @@
 //! | output | why |
 //! |---|---|
 //! | `none@2000` | libwebrtc's sender: terrestrial paths |
-//! | `playout@2000` | the raise alone changes no packet's timing; what the call runs while it measures |
+//! | `playout@2000` | the raise alone changes no packet's timing |
 //! | `playout+discardable@2000` | the receiver-side actions without the short limit |
 //! | `playout@200` | the raise over the short limit |
-//! | `playout+discardable@200` | the best profile on starlink and lagos-trace |
+//! | `playout+discardable@200` | the best profile on starlink and lagos-trace; what the call runs while it measures |
 //! | `hold160+guard+boost+playout@200` | plain `timed@fixed:200` |
 //!
 //! The measuring window is 30 s: two 15-s slots, enough for the hold gate's 100 boundary packets
 //! at the call's starting rates, and short against a 10-minute call. While it runs, the call
-//! applies `playout@2000`, which costs nothing where boundaries cost nothing and already cuts
-//! most freezes where they do.
+//! applies `playout+discardable@200`, the best fixed profile where boundaries lose packets, or,
+//! where the forecast at the call's start predicts no handover, libwebrtc's sender
+//! (`none@2000`): there the actions have no instant to act at, and a 200-ms limit over the first
+//! 30 s of a terrestrial-lte call added delay (docs/experiments/lead-2026-12-05.md).
 
 use super::card::Measure;
 use super::{Choice, PolicyError, QueuePolicy};
@@ -82,10 +84,12 @@ pub const PATH_MENU: [PathOutput; 6] = [
     },
 ];
 
-/// The measuring window: 30 s of `playout@2000` (output 1).
+/// The measuring window: 30 s of `playout+discardable@200` (output 4), or of libwebrtc's
+/// sender (`none@2000`, output 0) where the forecast at the call's start predicts no handover.
 pub const PATH_MEASURE: Measure = Measure {
     seconds: 30,
-    output: 1,
+    output: 4,
+    without_handovers: Some(0),
 };
 
 /// The prefix of an arm policy's name: `path-arm:<output>`.
@@ -100,6 +104,7 @@ pub const ARM_PREFIX: &str = "path-arm:";
 pub struct PathArm {
     output: usize,
     started: Option<Instant>,
+    measuring: Option<usize>,
 }
 
 impl PathArm {
@@ -108,6 +113,7 @@ impl PathArm {
         (index < PATH_MENU.len()).then_some(Self {
             output: index,
             started: None,
+            measuring: None,
         })
     }
 
@@ -157,10 +163,13 @@ impl QueuePolicy for PathArm {
     ) -> Result<Choice, PolicyError> {
         let now = forecast.t0();
         let started = *self.started.get_or_insert(now);
+        let measuring_output = *self
+            .measuring
+            .get_or_insert_with(|| PATH_MEASURE.output_for(forecast));
         let measuring =
             now.saturating_duration_since(started) < Duration::from_secs(PATH_MEASURE.seconds);
         let output = if measuring {
-            PATH_MEASURE.output
+            measuring_output
         } else {
             self.output
         };
@@ -183,7 +192,14 @@ mod tests {
             assert_eq!(arm.name(), format!("path-arm:{}", output.name()));
         }
         assert!(PATH_MEASURE.output < PATH_MENU.len());
-        assert_eq!(PATH_MENU[PATH_MEASURE.output].name(), "playout@2000");
+        assert_eq!(
+            PATH_MENU[PATH_MEASURE.output].name(),
+            "playout+discardable@200"
+        );
+        assert_eq!(
+            PATH_MEASURE.without_handovers.map(|o| PATH_MENU[o].name()),
+            Some("none@2000".to_owned())
+        );
         let err = PathArm::parse("path-arm:playout@300").unwrap_err();
         assert!(err.contains("none@2000, playout@2000"), "{err}");
         assert!(PathArm::new(PATH_MENU.len()).is_none());
@@ -192,18 +208,43 @@ mod tests {
     #[test]
     fn an_arm_measures_for_the_window_then_keeps_its_output() {
         let start = Instant::now();
-        let mut arm = PathArm::parse("path-arm:playout+discardable@200").unwrap();
-        let at = |s: u64| Forecast::none(start + Duration::from_secs(s));
-        let choose =
-            |arm: &mut PathArm, s| arm.decide_joint(&at(s), &CallFeedback::default()).unwrap();
+        let slots = |s: u64| {
+            let mut bits = [0u8; 120];
+            for k in [11, 26, 41] {
+                bits[k] = 1;
+            }
+            let steps = handover_predictor::HandoverSteps::from_bits(&bits).unwrap();
+            Forecast::new(
+                handover_predictor::ForecastSource::Oracle,
+                start + Duration::from_secs(s),
+                steps,
+            )
+        };
+        let clear = |s: u64| Forecast::none(start + Duration::from_secs(s));
+        let choose = |arm: &mut PathArm, forecast: Forecast| {
+            arm.decide_joint(&forecast, &CallFeedback::default())
+                .unwrap()
+        };
+        let chosen = PATH_MENU[3].choice();
+        // A path with handovers ahead measures with `playout+discardable@200`.
+        let mut arm = PathArm::parse("path-arm:playout@200").unwrap();
         let measuring = PATH_MENU[PATH_MEASURE.output].choice();
-        assert_eq!(choose(&mut arm, 0), measuring);
-        assert_eq!(choose(&mut arm, 29), measuring);
-        let chosen = PATH_MENU[4].choice();
-        assert_eq!(choose(&mut arm, 30), chosen);
-        assert_eq!(choose(&mut arm, 120), chosen);
+        assert_eq!(choose(&mut arm, slots(0)), measuring);
+        assert_eq!(
+            choose(&mut arm, clear(29)),
+            measuring,
+            "decided at the start"
+        );
+        assert_eq!(choose(&mut arm, slots(30)), chosen);
+        assert_eq!(choose(&mut arm, slots(120)), chosen);
         assert_eq!(chosen.limit, Duration::from_millis(200));
-        assert_eq!(chosen.profile.map(|p| p.name), Some("playout+discardable"));
+        assert_eq!(chosen.profile.map(|p| p.name), Some("playout"));
+        // One without a predicted handover measures with libwebrtc's sender.
+        let mut arm = PathArm::parse("path-arm:playout@200").unwrap();
+        let plain = PATH_MENU[0].choice();
+        assert_eq!(choose(&mut arm, clear(0)), plain);
+        assert_eq!(choose(&mut arm, slots(29)), plain);
+        assert_eq!(choose(&mut arm, clear(30)), chosen);
         assert_eq!(
             arm.measuring_window(),
             Some(Duration::from_secs(PATH_MEASURE.seconds))
