@@ -307,8 +307,8 @@ fn the_path_aware_model_measures_then_keeps_one_output_chosen_by_the_path() {
         assert_eq!(card.actions_ms[i], output.limit_ms);
         assert_eq!(card.profile(i).map(|p| p.name), Some(output.profile));
         assert!(
-            !card.profile(i).expect("a profile").config.lead.enabled,
-            "the card was written before the lead existed: its outputs run without it"
+            card.profile(i).expect("a profile").config.lead.enabled,
+            "the card was trained with the lead, and records it"
         );
     }
     let starlink_like = CallFeedback {
