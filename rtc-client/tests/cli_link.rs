@@ -83,7 +83,7 @@ fn link_reports_and_plots_every_shipped_scenario() {
         if name == "lagos-trace" {
             let offset = offset.expect("lagos-trace reports its replay offset");
             assert!(
-                offset >= 0.0 && offset < 5445.0 && offset % 15.0 == 0.0,
+                (0.0..5445.0).contains(&offset) && offset % 15.0 == 0.0,
                 "{offset}"
             );
         } else {

@@ -538,7 +538,7 @@ impl ActionConfig {
             return Err(ActionConfigError::Significance("onset.min_z", onset.min_z));
         }
         let lead = &self.lead;
-        if lead.max_ms > MAX_LEAD_MS || lead.max_ms % LEAD_ROW_MS != 0 {
+        if lead.max_ms > MAX_LEAD_MS || !lead.max_ms.is_multiple_of(LEAD_ROW_MS) {
             return Err(ActionConfigError::Lead(lead.max_ms));
         }
         if !(lead.min_z.is_finite() && lead.min_z >= 0.0) {

@@ -715,6 +715,20 @@ mod tests {
             config.validate().unwrap_err().to_string(),
             "guard.offset_ms -20000 is beyond 10 000 ms either way"
         );
+        for max_ms in [450, 600] {
+            let mut config = ActionConfig::default();
+            config.lead.max_ms = max_ms;
+            assert_eq!(
+                config.validate().unwrap_err().to_string(),
+                format!("lead.max_ms {max_ms} is not a multiple of 100 within [0, 500]")
+            );
+        }
+        let mut config = ActionConfig::default();
+        config.lead.min_z = f64::NAN;
+        assert_eq!(
+            config.validate().unwrap_err().to_string(),
+            "lead.min_z NaN is not a finite number at least 0"
+        );
     }
 
     #[test]
@@ -805,11 +819,7 @@ mod tests {
         let report = |k: u64| {
             (0..600u64).map(move |j| {
                 let offset = j as i64 * 5 - 2000;
-                let sent = if offset < 0 {
-                    boundary(k) - ms(offset.unsigned_abs())
-                } else {
-                    boundary(k) + ms(offset as u64)
-                };
+                let sent = shifted(boundary(k), offset).unwrap();
                 let lost = if (-300..0).contains(&offset) {
                     j % 20 == 0
                 } else {
@@ -896,11 +906,7 @@ mod tests {
         let report = |k: u64| {
             (0..150u64).map(move |j| {
                 let offset = j as i64 * 5 - 250;
-                let sent = if offset < 0 {
-                    boundary(k) - ms(offset.unsigned_abs())
-                } else {
-                    boundary(k) + ms(offset as u64)
-                };
+                let sent = shifted(boundary(k), offset).unwrap();
                 let lost = match offset - 50 {
                     0..100 => j % 2 == 0,
                     100..200 => j % 5 == 3,
