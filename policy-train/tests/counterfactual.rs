@@ -491,13 +491,22 @@ fn the_binary_trains_a_path_card_that_loads_and_decides_by_the_rule_after_the_wi
     let decide = |kind: Kind, seed: u64| {
         let mut policy = policy.clone();
         let start = Instant::now();
-        let measuring = policy
-            .decide_joint(&Forecast::none(start), &CallFeedback::default())
-            .expect("a choice");
-        assert_eq!(measuring, PATH_MENU[PATH_MEASURE.output].choice());
         let mut bits = [0u8; HORIZON_STEPS];
         kind.handovers().into_iter().for_each(|k| bits[k] = 1);
         let steps = HandoverSteps::from_bits(&bits).expect("bits");
+        let first = Forecast::new(ForecastSource::Oracle, start, steps.clone());
+        let measuring = policy
+            .decide_joint(&first, &CallFeedback::default())
+            .expect("a choice");
+        let measured_with = if kind.handovers().is_empty() {
+            PATH_MEASURE
+                .without_handovers
+                .expect("the menu's window has one")
+        } else {
+            PATH_MEASURE.output
+        };
+        assert_eq!(measured_with, PATH_MEASURE.output_for(&first));
+        assert_eq!(measuring, PATH_MENU[measured_with].choice());
         let at = start + Duration::from_secs(PATH_MEASURE.seconds);
         let forecast = Forecast::new(ForecastSource::Oracle, at, steps);
         let chosen = policy
