@@ -494,7 +494,7 @@ fn the_binary_trains_a_path_card_that_loads_and_decides_by_the_rule_after_the_wi
         let mut bits = [0u8; HORIZON_STEPS];
         kind.handovers().into_iter().for_each(|k| bits[k] = 1);
         let steps = HandoverSteps::from_bits(&bits).expect("bits");
-        let first = Forecast::new(ForecastSource::Oracle, start, steps.clone());
+        let first = Forecast::new(ForecastSource::Oracle, start, steps);
         let measuring = policy
             .decide_joint(&first, &CallFeedback::default())
             .expect("a choice");
