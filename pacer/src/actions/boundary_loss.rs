@@ -9,7 +9,7 @@
 //! feedback, so it can tell the two paths apart as the call runs: it compares the loss of
 //! packets sent shortly after predicted instants with the loss of the others.
 
-use super::config::{HoldGate, LEAD_ROW_MS, LeadTracking, MAX_LEAD_MS};
+use super::config::{HoldGate, LEAD_ROW_MS, LeadTracking, MAX_LEAD_MS, ReceiverGate};
 use super::loss_onset::two_proportion_z;
 
 /// How many packets inside the boundary spans the estimate remembers (exponential forgetting):
@@ -162,6 +162,28 @@ impl BoundaryLoss {
         }
         self.excess_pct()
             .is_none_or(|excess| excess >= gate.min_excess_loss_pct)
+    }
+
+    /// Whether the playout raise and discardable frames should be applied (`open`: whether they
+    /// are now): always with the gate off, and while no packet's fate has been reported at all
+    /// (the sender's estimator reports none); else once `min_packets` inside the spans have
+    /// been seen and they are lost at least `min_excess_loss_pct` points more often than the
+    /// others, with a two-proportion z of `min_z` (two less to stay open).
+    pub(crate) fn receiver_open(&self, gate: &ReceiverGate, open: bool) -> bool {
+        if !gate.enabled || (self.inside_seen == 0 && self.outside.sent == 0.0) {
+            return true;
+        }
+        if self.inside_seen < gate.min_packets {
+            return false;
+        }
+        let min_z = if open {
+            (gate.min_z - 2.0).max(0.0)
+        } else {
+            gate.min_z
+        };
+        self.excess_pct()
+            .is_some_and(|excess| excess >= gate.min_excess_loss_pct)
+            && excess_z(self.inside, self.outside) >= min_z
     }
 }
 
@@ -321,5 +343,54 @@ mod tests {
             ..gate()
         };
         assert!(fed(1000, 0.0, 0.0).hold_open(&off));
+    }
+
+    #[test]
+    fn the_receiver_gate_opens_only_on_evidenced_boundary_loss() {
+        let gate = ReceiverGate::default();
+        let reported_nothing = BoundaryLoss::default();
+        assert!(
+            reported_nothing.receiver_open(&gate, false),
+            "no feedback at all: applied as before the gate"
+        );
+        let few = fed(gate.min_packets as usize - 1, 0.25, 0.005);
+        assert!(
+            !few.receiver_open(&gate, false),
+            "too few packets: it waits"
+        );
+        let starlink = fed(gate.min_packets as usize, 0.25, 0.005);
+        assert!(starlink.receiver_open(&gate, false));
+        let clean = fed(1000, 0.0, 0.0);
+        assert!(!clean.receiver_open(&gate, false), "delay spikes only");
+        let uniform = fed(1000, 0.02, 0.02);
+        assert!(
+            !uniform.receiver_open(&gate, false),
+            "loss everywhere alike"
+        );
+        let off = ReceiverGate {
+            enabled: false,
+            ..gate
+        };
+        assert!(clean.receiver_open(&off, false));
+    }
+
+    #[test]
+    fn an_open_receiver_gate_needs_less_evidence_to_stay_open() {
+        let gate = ReceiverGate::default();
+        // 4 % against 1 % over 150 boundary packets: an excess of 3 points, z below 3.
+        let weak = fed(150, 0.04, 0.01);
+        let z = excess_z(weak.inside, weak.outside);
+        assert!((1.0..3.0).contains(&z), "z {z}");
+        assert!(!weak.receiver_open(&gate, false), "not enough to open");
+        assert!(weak.receiver_open(&gate, true), "enough to stay open");
+        let mut faded = fed(500, 0.2, 0.0);
+        assert!(faded.receiver_open(&gate, true));
+        for _ in 0..3000 {
+            faded.record(true, false);
+        }
+        assert!(
+            !faded.receiver_open(&gate, true),
+            "the boundaries stopped losing"
+        );
     }
 }

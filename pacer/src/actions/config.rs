@@ -229,6 +229,53 @@ impl Default for HoldGate {
     }
 }
 
+/// The receiver gate: the playout raise and discardable frames are applied only once transport
+/// feedback shows that packets sent just after predicted handovers are lost significantly more
+/// often than others (docs/architecture.md, "Handover-timed actions", the receiver gate).
+///
+/// Why: both actions exist for a frame lost at a boundary, one waiting for its repair and the
+/// other making its loss cost one display slot. Where boundaries lose nothing they only cost:
+/// on leocc-trace, whose boundaries bring delay spikes and no loss, discardable frames raised
+/// the P95 capture-to-render delay 6.9 % and the stalls 7.3 % against `default`, and the raise
+/// the P95 1.3 % (tuning seeds 9500-9529, 30 calls of 10 min over a 200-ms limit;
+/// docs/experiments/receiver-gate-2026-12-05.md). Unlike the hold gate, this one stays shut
+/// until the evidence is in: a path whose boundaries lose (Starlink's first two 100-ms rows lose
+/// 47.5 and 20.3 % of uplink packets) shows it within its first boundary, so only that boundary
+/// goes without the two actions. A schedule that has been told of no packet's fate at all
+/// (a sender whose estimator reports none) applies them, as it did before the gate.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ReceiverGate {
+    /// Whether the gate decides; off, the two actions apply at every qualifying prediction.
+    pub enabled: bool,
+    /// How many packets sent in the hold gate's spans after the instants
+    /// ([`HoldGate::span_ms`]) must have been reported before the gate may open.
+    ///
+    /// 50 by default: one boundary's 300-ms span at about 1.7 Mbit/s (1 200-byte packets), so a
+    /// path whose boundaries lose opens the gate at its first or second boundary.
+    pub min_packets: u64,
+    /// The least excess of the boundary packets' loss over the others', percentage points (the
+    /// hold gate's default, 2).
+    pub min_excess_loss_pct: f64,
+    /// How significant (two-proportion z) that excess must be for the gate to open; once open,
+    /// it stays open until the z falls below two less.
+    ///
+    /// 3 by default, as for the onset tracker and the lead: about one chance in 700 of opening
+    /// on noise.
+    pub min_z: f64,
+}
+
+impl Default for ReceiverGate {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            min_packets: 50,
+            min_excess_loss_pct: 2.0,
+            min_z: 3.0,
+        }
+    }
+}
+
 /// The onset tracker: the windows follow where the path's boundary loss actually begins
 /// relative to the predicted instants, as transport feedback shows it
 /// (docs/architecture.md, "Handover-timed actions", the onset tracker).
@@ -429,6 +476,9 @@ pub struct ActionConfig {
     /// `t + 150 ms` 4.9 % and 49.8 %. Off by default: measured against the rest of `timed` in
     /// the first note.
     pub discardable: ActionWindow,
+    /// When the playout raise and discardable frames are applied at all: only on a path shown
+    /// to lose packets at boundaries.
+    pub receiver_gate: ReceiverGate,
     /// Where the windows are placed relative to the predicted instants: moved by the measured
     /// onset of the boundary loss.
     pub onset: OnsetTracking,
@@ -470,6 +520,7 @@ impl Default for ActionConfig {
                 offset_ms: -50,
                 duration_ms: 250,
             },
+            receiver_gate: ReceiverGate::default(),
             onset: OnsetTracking::default(),
             lead: LeadTracking::default(),
         }
@@ -525,7 +576,23 @@ impl ActionConfig {
             });
         }
         if !(0.0..=100.0).contains(&gate.min_excess_loss_pct) {
-            return Err(ActionConfigError::ExcessLoss(gate.min_excess_loss_pct));
+            return Err(ActionConfigError::ExcessLoss(
+                "hold_gate.min_excess_loss_pct",
+                gate.min_excess_loss_pct,
+            ));
+        }
+        let receiver_gate = &self.receiver_gate;
+        if !(0.0..=100.0).contains(&receiver_gate.min_excess_loss_pct) {
+            return Err(ActionConfigError::ExcessLoss(
+                "receiver_gate.min_excess_loss_pct",
+                receiver_gate.min_excess_loss_pct,
+            ));
+        }
+        if !(receiver_gate.min_z.is_finite() && receiver_gate.min_z >= 0.0) {
+            return Err(ActionConfigError::Significance(
+                "receiver_gate.min_z",
+                receiver_gate.min_z,
+            ));
         }
         let onset = &self.onset;
         if onset.max_shift_ms > MAX_ONSET_MS {
@@ -643,9 +710,10 @@ pub enum ActionConfigError {
     /// The boost factor is not within [0, 1] (or is NaN).
     #[error("boost.min_factor {0} is not within [0, 1]")]
     Factor(f64),
-    /// The hold gate's excess loss is not within [0, 100] percentage points (or is NaN).
-    #[error("hold_gate.min_excess_loss_pct {0} is not within [0, 100]")]
-    ExcessLoss(f64),
+    /// A gate's excess loss (`hold_gate.min_excess_loss_pct`,
+    /// `receiver_gate.min_excess_loss_pct`) is not within [0, 100] percentage points (or is NaN).
+    #[error("{0} {1} is not within [0, 100]")]
+    ExcessLoss(&'static str, f64),
     /// The playout raise's largest raise is beyond [`MAX_PLAYOUT_RAISE_MS`].
     #[error("playout.{0} {1} is beyond 4000")]
     PlayoutRaise(&'static str, u64),
@@ -655,7 +723,7 @@ pub enum ActionConfigError {
     /// The onset tracker's span is not within [10, 250] ms.
     #[error("onset.window_ms {0} is not within [10, 250]")]
     OnsetWindow(u64),
-    /// A significance (`onset.min_z`, `lead.min_z`) is negative or not finite.
+    /// A significance (`onset.min_z`, `lead.min_z`, `receiver_gate.min_z`) is negative or not finite.
     #[error("{0} {1} is not a finite number at least 0")]
     Significance(&'static str, f64),
     /// The lead's reach is beyond 500 ms or not a whole number of 100-ms rows.

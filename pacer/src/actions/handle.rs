@@ -123,6 +123,11 @@ impl ActionsHandle {
         self.lock().hold_open()
     }
 
+    /// [`HandoverActions::receiver_open`].
+    pub fn receiver_open(&self) -> bool {
+        self.lock().receiver_open()
+    }
+
     /// [`HandoverActions::boundary_excess_loss_pct`].
     pub fn boundary_excess_loss_pct(&self) -> Option<f64> {
         self.lock().boundary_excess_loss_pct()

@@ -26,7 +26,7 @@ mod timing;
 pub use config::{
     Action, ActionConfig, ActionConfigError, ActionWindow, BoostConfig, HoldGate, LEAD_ROW_MS,
     LeadTracking, MAX_ACTION_SPAN, MAX_LEAD_MS, MAX_PLAYOUT_RAISE_MS, OnsetTracking,
-    PlayoutRaiseConfig,
+    PlayoutRaiseConfig, ReceiverGate,
 };
 pub use handle::ActionsHandle;
 pub use profile::{ActionProfile, EXPLORATION_PROFILES, PROFILE_NAMES, UnknownProfile};

@@ -144,6 +144,8 @@ pub struct HandoverActions {
     boundary_loss: BoundaryLoss,
     /// The hold gate's verdict: whether hold windows are built.
     hold_open: bool,
+    /// The receiver gate's verdict: whether playout and discardable windows are built.
+    receiver_open: bool,
     /// Where the boundary loss begins relative to the predicted instants.
     onset: LossOnset,
     /// How far before the predicted instants the raise and the discardable frames begin, ms.
@@ -177,6 +179,7 @@ impl HandoverActions {
             boundary_spans: Vec::new(),
             boundary_loss: BoundaryLoss::default(),
             hold_open: true,
+            receiver_open: true,
             onset: LossOnset::default(),
             lead_ms: 0,
         }
@@ -200,6 +203,9 @@ impl HandoverActions {
         self.config = config;
         self.onset.update(&self.config.onset);
         self.lead_ms = self.boundary_loss.lead_ms(&self.config.lead, self.lead_ms);
+        self.receiver_open = self
+            .boundary_loss
+            .receiver_open(&self.config.receiver_gate, self.receiver_open);
         self.rebuild(now);
         Ok(())
     }
@@ -217,10 +223,11 @@ impl HandoverActions {
     }
 
     /// Transport feedback as of `now`: each packet's send instant and whether it arrived. The
-    /// hold gate ([`ActionConfig::hold_gate`]) compares the loss of packets sent just after
-    /// predicted instants with the others', and the onset tracker ([`ActionConfig::onset`])
-    /// places the loss relative to the instants; when either's verdict changes, the windows
-    /// ahead are built again.
+    /// hold gate ([`ActionConfig::hold_gate`]) and the receiver gate
+    /// ([`ActionConfig::receiver_gate`]) compare the loss of packets sent just after predicted
+    /// instants with the others', the onset tracker ([`ActionConfig::onset`]) places the loss
+    /// relative to the instants and the lead ([`ActionConfig::lead`]) before them; when any
+    /// verdict changes, the windows ahead are built again.
     pub fn record_outcomes(
         &mut self,
         now: Instant,
@@ -249,10 +256,18 @@ impl HandoverActions {
         let open = self.boundary_loss.hold_open(&self.config.hold_gate);
         let moved = self.onset.update(&self.config.onset);
         let lead_ms = self.boundary_loss.lead_ms(&self.config.lead, self.lead_ms);
-        if open != self.hold_open || moved || known != self.onset_known() || lead_ms != self.lead_ms
+        let receiver_open = self
+            .boundary_loss
+            .receiver_open(&self.config.receiver_gate, self.receiver_open);
+        if open != self.hold_open
+            || moved
+            || known != self.onset_known()
+            || lead_ms != self.lead_ms
+            || receiver_open != self.receiver_open
         {
             self.hold_open = open;
             self.lead_ms = lead_ms;
+            self.receiver_open = receiver_open;
             let now = self.advance(now);
             self.rebuild(now);
         }
@@ -296,6 +311,12 @@ impl HandoverActions {
     /// Whether the hold gate lets the hold be applied now.
     pub fn hold_open(&self) -> bool {
         self.hold_open
+    }
+
+    /// Whether the receiver gate ([`ActionConfig::receiver_gate`]) lets the playout raise and
+    /// discardable frames be applied now.
+    pub fn receiver_open(&self) -> bool {
+        self.receiver_open
     }
 
     /// How much more often packets sent just after predicted instants were lost than the
@@ -436,8 +457,10 @@ impl HandoverActions {
             // the packets leave, so the loss per send offset stays the path's.
             let changes_sending =
                 matches!(action, Action::Hold | Action::Boost | Action::Duplicate);
+            let for_receiver = matches!(action, Action::Playout | Action::Discardable);
             if (changes_sending && !self.onset_known())
                 || (action == Action::Hold && !self.hold_open)
+                || (for_receiver && !self.receiver_open)
             {
                 window.enabled = false;
             }
@@ -461,7 +484,7 @@ impl HandoverActions {
                         continue;
                     };
                     if self.lead_ms > 0
-                        && matches!(action, Action::Playout | Action::Discardable)
+                        && for_receiver
                         && let Some(lead) = shifted(at, -(self.lead_ms as i64))
                     {
                         start = start.min(lead);
@@ -795,11 +818,73 @@ mod tests {
     }
 
     #[test]
+    fn the_raise_and_discardable_frames_wait_for_the_receiver_gate_and_the_hold_does_not() {
+        let start = Instant::now();
+        let mut config = ActionConfig::default();
+        config.discardable.enabled = true;
+        config.onset.enabled = false;
+        let mut actions = HandoverActions::new(config).unwrap();
+        let boundary = |k: u64| start + Duration::from_secs(15 * k);
+        actions.set_predictions(start, (1..=20u64).map(|k| (boundary(k), 0.9)));
+        let count = |actions: &HandoverActions, action| actions.windows(action).count();
+        assert!(actions.receiver_open(), "no packet's fate reported yet");
+        assert_eq!(count(&actions, Action::Playout), 20);
+        // A packet every 5 ms from 1 s before to 1 s after each instant; in the 300 ms after the
+        // instant one in `every` lost (0: none), elsewhere none.
+        let report = |k: u64, every: u64| {
+            (0..400u64).map(move |j| {
+                let offset = j as i64 * 5 - 1000;
+                let lost = (0..300).contains(&offset) && every > 0 && j.is_multiple_of(every);
+                (shifted(boundary(k), offset).unwrap(), !lost)
+            })
+        };
+        actions.record_outcomes(
+            start + ms(500),
+            (0..50u64).map(|j| (start + ms(10 * j), true)),
+        );
+        assert!(
+            !actions.receiver_open(),
+            "feedback arrives: it waits for evidence"
+        );
+        for action in [Action::Playout, Action::Discardable] {
+            assert_eq!(count(&actions, action), 0);
+        }
+        assert_eq!(
+            count(&actions, Action::Hold),
+            20,
+            "the hold has its own gate"
+        );
+        assert_eq!(count(&actions, Action::Guard), 20);
+        actions.record_outcomes(boundary(1) + ms(1500), report(1, 0));
+        assert!(!actions.receiver_open(), "a boundary that loses nothing");
+        // The path's boundaries start losing a fifth of what is sent after them: the windows
+        // ahead return after the first such boundary's feedback.
+        actions.record_outcomes(boundary(2) + ms(1500), report(2, 5));
+        assert!(actions.receiver_open());
+        for action in [Action::Playout, Action::Discardable] {
+            assert_eq!(
+                count(&actions, action),
+                18,
+                "{action:?}: every boundary after the 2nd"
+            );
+        }
+        // With the gate off they apply from the first boundary, feedback or not.
+        let mut off = ActionConfig::default();
+        off.receiver_gate.enabled = false;
+        let mut ungated = HandoverActions::new(off).unwrap();
+        ungated.set_predictions(start, (1..=20u64).map(|k| (boundary(k), 0.9)));
+        ungated.record_outcomes(boundary(1) + ms(1500), report(1, 0));
+        assert!(ungated.receiver_open());
+        assert_eq!(count(&ungated, Action::Playout), 20);
+    }
+
+    #[test]
     fn the_raise_and_discardable_frames_begin_earlier_where_the_rows_before_the_instants_lose() {
         let start = Instant::now();
         let mut config = ActionConfig::default();
         config.discardable.enabled = true;
         config.onset.enabled = false;
+        config.receiver_gate.enabled = false;
         let mut actions = HandoverActions::new(config).unwrap();
         let boundary = |k: u64| start + Duration::from_secs(15 * k);
         actions.set_predictions(start, (1..=20u64).map(|k| (boundary(k), 0.9)));

@@ -99,9 +99,10 @@ pub struct CardProfile {
     /// A name of the menu ([`crate::actions::PROFILE_NAMES`]).
     pub name: String,
     /// The configuration, as trained (the card's, not the running build's menu, is applied).
-    /// A card written before the lead ([`crate::actions::LeadTracking`]) existed has no `lead`
-    /// table, and its calls ran without one: a missing table reads as the lead off, not as this
-    /// build's default.
+    /// A card written before the lead ([`crate::actions::LeadTracking`]) or the receiver gate
+    /// ([`crate::actions::ReceiverGate`]) existed has no `lead` or `receiver_gate` table, and its
+    /// calls ran without one: a missing table reads as that part off, not as this build's
+    /// default.
     #[serde(deserialize_with = "config_as_trained")]
     pub config: ActionConfig,
 }
@@ -111,10 +112,14 @@ fn config_as_trained<'de, D: serde::Deserializer<'de>>(
 ) -> Result<ActionConfig, D::Error> {
     let value = serde_json::Value::deserialize(deserializer)?;
     let has_lead = value.get("lead").is_some();
+    let has_receiver_gate = value.get("receiver_gate").is_some();
     let mut config: ActionConfig =
         serde_json::from_value(value).map_err(serde::de::Error::custom)?;
     if !has_lead {
         config.lead.enabled = false;
+    }
+    if !has_receiver_gate {
+        config.receiver_gate.enabled = false;
     }
     Ok(config)
 }
@@ -559,7 +564,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_profile_recorded_without_a_lead_runs_without_one_and_a_recorded_lead_is_kept() {
+    fn a_profile_recorded_without_a_lead_or_receiver_gate_runs_without_them_and_recorded_ones_are_kept()
+     {
         let mut config = serde_json::to_value(ActionConfig::default()).unwrap();
         let recorded = |config: &serde_json::Value| -> CardProfile {
             serde_json::from_value(serde_json::json!({"name": "playout", "config": config}))
@@ -572,6 +578,17 @@ mod tests {
         let old = recorded(&config);
         assert!(!old.config.lead.enabled, "written before the lead existed");
         assert_eq!(old.config.playout, ActionConfig::default().playout);
+        assert!(
+            old.config.receiver_gate.enabled,
+            "the gate's table is still there"
+        );
+        config.as_object_mut().unwrap().remove("receiver_gate");
+        let older = recorded(&config);
+        assert!(
+            !older.config.receiver_gate.enabled,
+            "written before the gate existed"
+        );
+        assert!(!older.config.lead.enabled);
         config["hold"]["duration_ms"] = "long".into();
         let bad = serde_json::from_value::<CardProfile>(
             serde_json::json!({"name": "playout", "config": config}),
