@@ -250,23 +250,23 @@ async fn main() -> Result<()> {
         let record = ActionsRecord::from(actions.take_stats(Instant::now()));
         println!(
             "actions: hold applied {} ({} ms), guard applied {} ({} ms), boost applied {} \
-             ({} ms); windows moved {} ms from the forecast instants by the onset tracker; \
-             boundary packets lost {} points more often than others, hold gate {}",
+             ({} ms), playout raise applied {} ({} ms); windows moved {} ms from the forecast \
+             instants by the onset tracker; boundary packets lost {} points more often than \
+             others, hold gate {}, receiver gate {}",
             record.hold.applied,
             record.hold.total_ms,
             record.guard.applied,
             record.guard.total_ms,
             record.boost.applied,
             record.boost.total_ms,
+            record.playout.applied,
+            record.playout.total_ms,
             record.timing_shift_ms,
             actions
                 .boundary_excess_loss_pct()
                 .map_or("(unmeasured)".to_owned(), |p| format!("{p:.1}")),
-            if actions.hold_open() {
-                "open"
-            } else {
-                "closed"
-            },
+            verdict(actions.hold_open()),
+            verdict(actions.receiver_open()),
         );
     }
     let fec = handles.protection.stats();
@@ -614,6 +614,11 @@ fn media_engine() -> Result<MediaEngine> {
         RtpCodecKind::Video,
     )?;
     Ok(media)
+}
+
+/// A gate's verdict as the summary prints it.
+fn verdict(open: bool) -> &'static str {
+    if open { "open" } else { "closed" }
 }
 
 /// `a=rtcp-fb:* nack` and `nack pli` for video, as webrtc-rs's `configure_nack` registers them
