@@ -3,10 +3,12 @@
 on the same scenarios and seeds, against the best fixed profile of each scenario.
 
 Usage:
-  scripts/regret.py RUN [RUN ...] [--learned POLICY] [--baseline default] [--out FILE]
+  scripts/regret.py RUN [RUN ...] [--learned POLICY] [--baseline default] [--rule POLICY] [--out FILE]
+  scripts/regret.py --self-test
 
-Every run's report.json is read; a policy is a column wherever its cell has the same seeds as
-the baseline's. The utility of a call is the one the path-aware policy's labels use
+Every run's report.json is read; runs that hold the same (scenario, policy) cell over disjoint
+seeds are pooled (a seed in two runs is an error), so a second seed set adds calls to the first.
+A policy is a column wherever its cell has the same seeds as the baseline's. The utility of a call is the one the path-aware policy's labels use
 (policy-train/src/counterfactual.rs), relative to the baseline (libwebrtc's sender) on the same
 seed:
 
@@ -22,13 +24,17 @@ the seeds, and the goal checks:
 
 - the learned policy within 5 % of the best fixed profile on freezes and on P95, or not
   significantly worse (p >= 0.05), on every scenario;
-- every fixed profile at least 15 % worse than the best on freezes or P95 somewhere.
+- every fixed profile at least 15 % worse than the best on freezes or P95 somewhere;
+- the learned policy not significantly worse (p < 0.05 and more than 5 %) than the rule
+  (`--rule`, `timed@fixed:200` by default) on freezes or P95 on any scenario, with the
+  scenarios where it makes fewer freezes than the rule at no more P95 delay.
 """
 
 import argparse
 import json
 import os
 import sys
+import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from results import paired_p  # noqa: E402  (the test `rtc-client experiment` runs, as the results page uses it)
@@ -60,9 +66,11 @@ class Cells:
                 values = {}
                 for i, seed in enumerate(cell["seeds"]):
                     values[seed] = {m["metric"]: m["values"][i] for m in cell["metrics"]}
-                if key in self.cells:
-                    sys.exit(f"regret.py: {key[1]} on {key[0]} is in two runs")
-                self.cells[key] = values
+                pooled = self.cells.setdefault(key, {})
+                twice = sorted(set(pooled) & set(values))
+                if twice:
+                    sys.exit(f"regret.py: {key[1]} on {key[0]} has seed {twice[0]} in two runs")
+                pooled.update(values)
                 if key[1] not in self.order:
                     self.order.append(key[1])
 
@@ -106,24 +114,36 @@ def fmt_p(p):
     return "" if p is None else ("p<0.001" if p < 0.001 else f"p={p:.3f}")
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("runs", nargs="+", help="experiment output directories")
-    ap.add_argument("--learned", action="append", default=[],
-                    help="a policy that is not a fixed profile (repeatable; default: every learned:*)")
-    ap.add_argument("--baseline", default="default")
-    ap.add_argument("--out", help="write the markdown here as well as to stdout")
-    a = ap.parse_args()
-    cells = Cells(a.runs)
-    learned = set(a.learned) or {p for p in cells.order if p.startswith("learned:")}
+def seed_ranges(seeds):
+    """`9300-9329, 9600-9659`: the sorted seeds as runs of consecutive values."""
+    parts = []
+    for s in sorted(seeds):
+        if parts and s == parts[-1][1] + 1:
+            parts[-1][1] = s
+        else:
+            parts.append([s, s])
+    return ", ".join(f"{a}-{b}" if a != b else f"{a}" for a, b in parts)
+
+
+def significantly_worse(diff_pct, p, abs_diff=None):
+    """More than 5 % worse with p < 0.05 (and, for freezes, by more than 0.05 a minute)."""
+    return diff_pct > 5.0 and p is not None and p < 0.05 and (abs_diff is None or abs_diff > 0.05)
+
+
+def render(runs, learned=(), baseline="default", rule="timed@fixed:200"):
+    """The regret table's markdown lines over the experiment directories `runs`."""
+    cells = Cells(runs)
+    learned = set(learned) or {p for p in cells.order if p.startswith("learned:")}
     lines = []
     out = lines.append
     worst_gap = {p: 0.0 for p in cells.order if p not in learned}
     goal_learned = True
+    against_rule = {p: {"worse": [], "better": []} for p in learned}
+    rule_seen = False
     for sc in cells.scenarios():
-        base = cells.cells.get((sc, a.baseline))
+        base = cells.cells.get((sc, baseline))
         if base is None:
-            sys.exit(f"regret.py: no {a.baseline} on {sc}")
+            sys.exit(f"regret.py: no {baseline} on {sc}")
         seeds = sorted(base)
         policies = [p for p in cells.order if (sc, p) in cells.cells and sorted(cells.cells[(sc, p)]) == seeds]
         skipped = [p for p in cells.order if (sc, p) in cells.cells and p not in policies]
@@ -131,7 +151,7 @@ def main():
         fixed = [p for p in policies if p not in learned]
         best = max(fixed, key=lambda p: mean(u[p]))
         out(f"### {sc}\n")
-        out(f"{len(seeds)} calls per policy (seeds {seeds[0]}-{seeds[-1]}); best fixed profile: `{best}`"
+        out(f"{len(seeds)} calls per policy (seeds {seed_ranges(seeds)}); best fixed profile: `{best}`"
             + (f"; left out (other seeds): {', '.join(skipped)}" if skipped else "") + "\n")
         out("| policy | utility | regret | freezes/min | vs best | frozen s/min | P95 ms | vs best | bitrate kbit/s |")
         out("|---|---|---|---|---|---|---|---|---|")
@@ -154,15 +174,95 @@ def main():
                     goal_learned = False
                     out(f"\n`{p}` is worse than the best fixed profile here beyond the goal's 5 %"
                         f" (freezes {fmt_pct(df)} {fmt_p(pf)}, P95 {fmt_pct(dp)} {fmt_p(pp)}).")
+        if rule in policies:
+            rule_seen = True
+            rf, rp = metric(rule, "freezes_per_min"), metric(rule, "e2e_delay_p95_ms")
+            for p in policies:
+                if p not in learned:
+                    continue
+                f, p95 = metric(p, "freezes_per_min"), metric(p, "e2e_delay_p95_ms")
+                df, dp = pct(mean(f), mean(rf)), pct(mean(p95), mean(rp))
+                pf, pp = paired_p(f, rf), paired_p(p95, rp)
+                out(f"\n`{p}` against `{rule}`: freezes {fmt_pct(df)} {fmt_p(pf)}, P95 {fmt_pct(dp)} {fmt_p(pp)}.")
+                if significantly_worse(df, pf, mean(f) - mean(rf)) or significantly_worse(dp, pp):
+                    against_rule[p]["worse"].append(sc)
+                if mean(f) < mean(rf) and mean(p95) <= mean(rp):
+                    against_rule[p]["better"].append(sc)
         out("")
     out("### Goal checks\n")
     if learned:
         out(f"- learned policy within 5 % of each scenario's best fixed profile on freezes and P95 "
             f"(or not significantly worse): **{'met' if goal_learned else 'not met'}**")
+    for p in sorted(against_rule):
+        if not rule_seen:
+            break
+        worse, better = against_rule[p]["worse"], against_rule[p]["better"]
+        out(f"- `{p}` not significantly worse than `{rule}` on freezes or P95 anywhere: "
+            f"**{'met' if not worse else 'not met (' + ', '.join(worse) + ')'}**; fewer freezes at no more "
+            f"P95 delay on: {', '.join(better) if better else 'none'}")
     for p, gap in worst_gap.items():
         out(f"- `{p}`: at most {gap:+.1f} % worse than the best somewhere (freezes over 0.05 a minute, or P95)"
             f" — {'at least 15 %: met' if gap >= 15.0 else 'under 15 %'}")
-    emit(lines, a.out)
+    return lines
+
+
+def self_test():
+    """Pools disjoint seeds, refuses a seed in two runs, and checks the goal lines."""
+    def run(root, name, seeds, cells):
+        d = os.path.join(root, name)
+        os.makedirs(d)
+        report = {"cells": [
+            {"scenario": sc, "policy": pol, "seeds": seeds,
+             "metrics": [{"metric": m, "values": [fn(s) for s in seeds]} for m, fn in metrics.items()]}
+            for (sc, pol), metrics in cells.items()]}
+        with open(os.path.join(d, "report.json"), "w") as f:
+            json.dump(report, f)
+        return d
+
+    def metrics(freezes, p95):
+        return {"freezes_per_min": lambda s: freezes + 0.01 * (s % 7), "frozen_s_per_min": lambda s: 0.1,
+                "e2e_delay_p95_ms": lambda s: p95 + (s % 5), "video_bitrate_kbps": lambda s: 2000.0}
+
+    cells = {("lossy", "default"): metrics(4.0, 300.0), ("lossy", "timed@fixed:200"): metrics(2.0, 300.0),
+             ("lossy", "learned:x"): metrics(1.0, 300.0),
+             ("calm", "default"): metrics(0.5, 100.0), ("calm", "timed@fixed:200"): metrics(0.5, 100.0),
+             ("calm", "learned:x"): metrics(0.5, 150.0)}
+    with tempfile.TemporaryDirectory() as root:
+        a = run(root, "a", list(range(1, 11)), cells)
+        b = run(root, "b", list(range(20, 30)), cells)
+        text = "\n".join(render([a, b]))
+        assert "20 calls per policy (seeds 1-10, 20-29)" in text, text
+        assert "`learned:x` not significantly worse than `timed@fixed:200` on freezes or P95 anywhere: " \
+            "**not met (calm)**; fewer freezes at no more P95 delay on: lossy" in text, text
+        assert "best fixed profile on freezes and P95 (or not significantly worse): **not met**" in text, text
+        c = run(root, "c", [10, 11], cells)
+        try:
+            render([a, c])
+        except SystemExit as e:
+            assert "has seed 10 in two runs" in str(e), e
+        else:
+            raise AssertionError("a seed in two runs was pooled")
+    assert seed_ranges([3, 1, 2, 7]) == "1-3, 7"
+    print("regret.py self-test: ok")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("runs", nargs="*", help="experiment output directories")
+    ap.add_argument("--learned", action="append", default=[],
+                    help="a policy that is not a fixed profile (repeatable; default: every learned:*)")
+    ap.add_argument("--baseline", default="default")
+    ap.add_argument("--rule", default="timed@fixed:200",
+                    help="the rule the learned policy must not be significantly worse than anywhere")
+    ap.add_argument("--out", help="write the markdown here as well as to stdout")
+    ap.add_argument("--self-test", action="store_true", help="run the script's own checks and exit")
+    a = ap.parse_args()
+    if a.self_test:
+        self_test()
+        return
+    if not a.runs:
+        ap.error("give at least one experiment directory")
+    emit(render(a.runs, a.learned, a.baseline, a.rule), a.out)
 
 
 if __name__ == "__main__":

@@ -58,6 +58,10 @@ GOAL_POLICIES = [
      "(docs/experiments/raise-cap-2026-12-03.md; its raise cap and discardable window as retuned "
      "in docs/experiments/raise-cap-2026-12-05.md, both windows reaching back before the instants "
      "where the path loses there: the lead, docs/experiments/lead-2026-12-05.md)"),
+    ("timed:playout300+discardable.toml@fixed:200", "`timed:playout300+discardable.toml@fixed:200`: the same "
+     "with the raise capped at 300 ms instead of 500 (traces/actions/playout300+discardable.toml, the path "
+     "menu's `playout300+discardable@200` from a call's first second; "
+     "docs/experiments/receiver-gate-2026-12-05.md, section 6)"),
 ]
 CARDS = [
     ("models/policy.json", "the paper's queue-limit model"),

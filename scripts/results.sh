@@ -232,8 +232,10 @@ step() {
 # timed@fixed:200 is the rule-based handover-aware sender with every action (hold, guard, boost,
 # playout raise); timed:hold+guard+boost@fixed:200 is the same without the playout raise, so the
 # raise's share shows; timed:playout+discardable@fixed:200 is the best profile on the tuning seeds
-# (docs/experiments/raise-cap-2026-12-03.md and -05.md); the two learned cards are what ships.
-goal_policies="default,timed@fixed:200,timed:hold+guard+boost@fixed:200,timed:playout+discardable@fixed:200,learned:models/policy.json,learned:models/joint/policy.json,learned:models/path/policy.json"
+# (docs/experiments/raise-cap-2026-12-03.md and -05.md), and playout300+discardable.toml the same
+# with the raise capped at 300 ms, the path menu's seventh output as a fixed profile
+# (docs/experiments/receiver-gate-2026-12-05.md, section 6); the learned cards are what ships.
+goal_policies="default,timed@fixed:200,timed:hold+guard+boost@fixed:200,timed:playout+discardable@fixed:200,timed:traces/actions/playout300+discardable.toml@fixed:200,learned:models/policy.json,learned:models/joint/policy.json,learned:models/path/policy.json"
 if want goal; then
   step goal goal "$bin" experiment --scenarios "$goal_scenarios" --policies "$goal_policies" \
     --handover calibrated "${C[@]}" --out "$out/goal"

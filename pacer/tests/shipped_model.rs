@@ -355,8 +355,8 @@ fn the_path_aware_model_measures_then_keeps_one_output_chosen_by_the_path() {
     assert_eq!(measuring.profile, card.profile(measure.output));
     assert_eq!(
         (lossy.limit, lossy.profile.map(|p| p.name)),
-        (Duration::from_millis(200), Some("playout+discardable")),
-        "lossy boundaries: the receiver-side actions over the short limit"
+        (Duration::from_millis(200), Some("playout300+discardable")),
+        "lossy boundaries: the receiver-side actions, the raise capped at 300 ms, over the short limit"
     );
     let (_, clean) = choose(&terrestrial, &[]);
     assert_eq!(

@@ -8,8 +8,8 @@
 //!   is deterministic, so the arms of one (scenario, seed) share the link and, until the
 //!   measuring window ends, every packet ([`pacer::policy::PathArm`]): the record that starts at
 //!   the window's end ([`PATH_MEASURE`]) carries the forecast and the measurements the
-//!   path-aware policy decides on, and they must be the same in every arm. A call needs all six
-//!   arms; policies that are no path arm (`default`, ...) are left out.
+//!   path-aware policy decides on, and they must be the same in every arm. A call needs every
+//!   output's arm; policies that are no path arm (`default`, ...) are left out.
 //! - **Utility** of an output on a call ([`utility`]), from its whole-call metrics, relative to
 //!   the same call's `none@2000` arm (libwebrtc's sender): freezes a minute and frozen seconds a
 //!   minute count as they are, a P95 rise (not a fall) weighs [`W_P95`] per unit of ratio, and a bitrate below

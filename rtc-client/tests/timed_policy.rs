@@ -140,6 +140,15 @@ fn the_shipped_action_files_read_and_the_default_one_is_the_timed_policy() {
         .expect("traces/actions/default.toml reads");
     assert_eq!(default.config(), TimedActions::all().config());
     assert_eq!(default.label(), Some("default.toml"));
+    let capped = TimedActions::from_file(&root.join("traces/actions/playout300+discardable.toml"))
+        .expect("traces/actions/playout300+discardable.toml reads");
+    assert_eq!(
+        capped.config(),
+        pacer::ActionProfile::named("playout300+discardable")
+            .unwrap()
+            .config,
+        "the file runs the path menu's profile"
+    );
     let shipped = ["traces/actions", "docs/experiments/hold-windows"]
         .iter()
         .flat_map(|dir| std::fs::read_dir(root.join(dir)).expect("an action directory"));

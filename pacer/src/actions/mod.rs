@@ -29,7 +29,9 @@ pub use config::{
     PlayoutRaiseConfig, ReceiverGate,
 };
 pub use handle::ActionsHandle;
-pub use profile::{ActionProfile, EXPLORATION_PROFILES, PROFILE_NAMES, UnknownProfile};
+pub use profile::{
+    ActionProfile, EXPLORATION_PROFILES, LOW_RAISE_CAP_MS, PROFILE_NAMES, UnknownProfile,
+};
 pub use schedule::{ActionCounter, ActionStats, HandoverActions};
 pub use timing::TimingError;
 pub(crate) use timing::TimingShift;

@@ -30,6 +30,12 @@
 //! - `playout+discardable`: the raise and discardable frames, the best profile on starlink
 //!   (-93 % freezes) and lagos-trace (-58 %) over a 200-ms limit, but +11 % P95 on leocc-trace.
 //! - `hold160+guard+boost+playout`: plain `timed`'s four actions.
+//! - `playout300+discardable`: `playout+discardable` with the raise capped at 300 ms instead of
+//!   500 (`playout.max_raise_ms`). Gated, over a 200-ms limit, on starlink it froze as rarely
+//!   (-91.0 % against -91.9 %) at a P95 4.7 % below `default`'s instead of 6.2 % above it, and
+//!   on lagos-trace it froze 49.6 % less against 52.7 % at 344 against 420 ms P95; it gives up
+//!   the cut in stalls the higher cap makes (docs/experiments/receiver-gate-2026-12-05.md,
+//!   section 6, tuning seeds 9500-9529).
 //!
 //! Random exploration (`random-joint`) draws only from the first [`EXPLORATION_PROFILES`], the
 //! menu the shipped joint model was trained on.
@@ -50,7 +56,7 @@ pub struct ActionProfile {
 impl Eq for ActionProfile {}
 
 /// The profiles' names in menu order, least intrusive first.
-pub const PROFILE_NAMES: [&str; 8] = [
+pub const PROFILE_NAMES: [&str; 9] = [
     "none",
     "guard",
     "guard+boost",
@@ -59,12 +65,18 @@ pub const PROFILE_NAMES: [&str; 8] = [
     "playout",
     "playout+discardable",
     "hold160+guard+boost+playout",
+    "playout300+discardable",
 ];
 
 /// How many of [`PROFILE_NAMES`], from the first, `random-joint` explores: the menu before the
 /// receiver-side actions, so that exploration draws the calls it drew when the shipped joint
 /// model was trained.
 pub const EXPLORATION_PROFILES: usize = 5;
+
+/// The raise cap of `playout300+discardable`, ms: the lower of the two caps probed with
+/// discardable frames and the receiver gate (docs/experiments/receiver-gate-2026-12-05.md,
+/// section 6). 200 ms turned starlink's stalls into 48.5 % more than `default`'s.
+pub const LOW_RAISE_CAP_MS: u64 = 300;
 
 /// A name that is not in the menu.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -119,6 +131,10 @@ impl ActionProfile {
             "playout" => (None, false, false, true, false),
             "playout+discardable" => (None, false, false, true, true),
             "hold160+guard+boost+playout" => (Some(config.hold), true, true, true, false),
+            "playout300+discardable" => {
+                config.playout.max_raise_ms = LOW_RAISE_CAP_MS;
+                (None, false, false, true, true)
+            }
             _ => return None,
         };
         config.playout.enabled = playout;
@@ -154,6 +170,10 @@ mod tests {
         }
         assert!(menu[6].config.discardable.enabled && !menu[6].config.hold.enabled);
         assert_eq!(menu[7].config.hold, ActionConfig::default().hold);
+        let mut capped = menu[6].config;
+        capped.playout.max_raise_ms = LOW_RAISE_CAP_MS;
+        assert_eq!(menu[8].config, capped);
+        assert!(menu[8].config.playout.max_raise_ms < menu[6].config.playout.max_raise_ms);
         assert!(!menu[0].config.hold.enabled);
         assert!(!menu[0].config.guard.enabled && !menu[0].config.boost.enabled);
         assert_eq!(menu[3].config.hold, ActionConfig::default().hold);

@@ -16,6 +16,7 @@
 //! | `playout@200` | the raise over the short limit |
 //! | `playout+discardable@200` | the best profile on starlink and lagos-trace; what the call runs while it measures |
 //! | `hold160+guard+boost+playout@200` | plain `timed@fixed:200` |
+//! | `playout300+discardable@200` | the raise capped at 300 ms: less P95 delay where the 500-ms raise costs it |
 //!
 //! The measuring window is 30 s: two 15-s slots, enough for the hold gate's 100 boundary packets
 //! at the call's starting rates, and short against a 10-minute call. While it runs, the call
@@ -57,7 +58,7 @@ impl PathOutput {
 }
 
 /// The menu, in the order of the model's outputs.
-pub const PATH_MENU: [PathOutput; 6] = [
+pub const PATH_MENU: [PathOutput; 7] = [
     PathOutput {
         limit_ms: 2000,
         profile: "none",
@@ -81,6 +82,10 @@ pub const PATH_MENU: [PathOutput; 6] = [
     PathOutput {
         limit_ms: 200,
         profile: "hold160+guard+boost+playout",
+    },
+    PathOutput {
+        limit_ms: 200,
+        profile: "playout300+discardable",
     },
 ];
 
