@@ -84,12 +84,12 @@ impl Kind {
             video_bitrate_kbps: bitrate,
         };
         match self {
-            // Utilities -5.2, -3.5, -2.9, -3.1, -1.7, -3.5, -1.85: the discardable raise over
+            // Utilities -5.2, -3.5, -2.9, -3.1, -1.7, -3.5, -2.6: the discardable raise over
             // 200 ms wins; the timed profile loses its freezes' gain to a bitrate at 90 %, and
             // the capped raise saves the P95 rise but freezes more.
             Kind::Lossy => {
-                let freezes = [4.0, 2.5, 2.0, 2.2, 1.0, 1.5, 1.4];
-                let frozen = [1.2, 0.8, 0.6, 0.7, 0.3, 0.5, 0.45];
+                let freezes = [4.0, 2.5, 2.0, 2.2, 1.0, 1.5, 2.0];
+                let frozen = [1.2, 0.8, 0.6, 0.7, 0.3, 0.5, 0.6];
                 let p95 = [1.0, 1.02, 1.03, 1.02, 1.04, 1.05, 1.0];
                 let bitrate = [1.0, 1.0, 0.99, 0.98, 0.98, 0.9, 0.98];
                 outcome(freezes[o], frozen[o], 300.0 * p95[o], 2000.0 * bitrate[o])
