@@ -38,8 +38,9 @@ pub struct SimArgs {
     /// video sent again when it ends, off in plain timed), timed:<file.toml> reads every window
     /// from an action configuration
     /// such as traces/actions/default.toml, timed@fixed:200 takes another policy's limit), or
-    /// path-arm:<profile>@<limit> (30 s of playout@2000, then one output of the path-aware
-    /// menu, e.g. path-arm:playout+discardable@200; learned:models/path/policy.json chooses it).
+    /// path-arm:<profile>@<limit> (the path-aware menu's 30-s measuring window, then one output
+    /// of the menu, e.g. path-arm:playout300+discardable@200; learned:models/path/policy.json
+    /// chooses it).
     #[arg(long, value_name = "POLICY", default_value = "default", value_parser = parse_policy)]
     policy: PolicyChoice,
     /// Handover forecast the policy reads: oracle (the scenario's ground truth for the next 120
