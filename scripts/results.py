@@ -677,7 +677,9 @@ class Page:
         if not calls:
             raise RenderError(f"{base}: no summary.json under it")
         names = {"default": "default", "timed-fixed-200": "timed@fixed:200",
-                 "timed-playout-discardable-fixed-200": "timed:playout+discardable@fixed:200"}
+                 "timed-playout-discardable-fixed-200": "timed:playout+discardable@fixed:200",
+                 "timed-traces-actions-playout300-discardable-toml-fixed-200":
+                     "timed:playout300+discardable.toml@fixed:200"}
         order = [d for d in names if d in calls] + sorted(d for d in calls if d not in names)
         seeds = sorted(calls[order[0]])
         n = len(seeds)

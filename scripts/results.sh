@@ -303,8 +303,9 @@ fi
 
 # --- 5. the browser -------------------------------------------------------------------------
 if want browser && [ -z "$browser_reason" ]; then
-  for policy in default timed@fixed:200 timed:playout+discardable@fixed:200; do
-    dir="${policy//[:@+]/-}"
+  for policy in default timed@fixed:200 timed:playout+discardable@fixed:200 \
+    timed:traces/actions/playout300+discardable.toml@fixed:200; do
+    dir="${policy//[:@+\/.]/-}"
     for ((i = 0; i < browser_seeds; i++)); do
       s=$((seed + i))
       step browser "browser-$dir-$s" "$bin" browser --direction receive --scenario starlink \
