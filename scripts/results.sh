@@ -16,8 +16,9 @@ Usage: scripts/results.sh [--quick] [--out DIR] [--jobs N] [--seed BASE] [--brow
 Regenerates the headline tables with the release rtc-client built from this tree:
 
   goal      default (libwebrtc's 2000-ms queue limit + adaptive FEC) against the handover-aware
-            policies (timed@fixed:200, the same without the playout raise, the shipped learned
-            models) on every scenario in traces/scenarios/, calibrated forecast
+            policies (timed@fixed:200, the same without the playout raise, the playout raise
+            and discardable frames with the raise capped at 500 and at 300 ms, the shipped
+            learned models) on every scenario in traces/scenarios/, calibrated forecast
   ablation  starlink and lagos-trace: each timed action alone and all together, constant
             receiver playout floors, the receiver's own raise (--receiver-raise), the forecast
             50 ms early / late / jittered, and the forecast-blind control (the same actions at
@@ -26,8 +27,9 @@ Regenerates the headline tables with the release rtc-client built from this tree
             training logs, under the forecasts they were made for
   fidelity  the sender-fidelity sweep: congestion-window mode x key-frame flush x queue limit
             over starlink, sparse-leo and a 2-s outage
-  browser   our sender to headless Chromium over starlink, default against timed@fixed:200, with
-            Chromium's own getStats() figures (needs chromium and libvpx for the vp8 feature)
+  browser   our sender to headless Chromium over starlink, default against timed@fixed:200 and
+            the two raise-and-discardable profiles, with Chromium's own getStats() figures
+            (needs chromium and libvpx for the vp8 feature)
 
 Writes every run under --out (git-ignored runs/ by default), then docs/results.md and the
 block between <!-- results:begin --> and <!-- results:end --> in README.md. The runs stay in
@@ -52,8 +54,8 @@ Options:
   --no-docs          write the page to DIR/results.md only, leaving docs/ and README.md alone
   -h, --help         this text
 
-Full mode: 30 calls of 10 minutes per cell, 3 browser calls of 60 s per policy; the page states
-its wall time (43 minutes on the shared 2-core development machine, where a simulated 10-minute
+Full mode: 30 calls of 10 minutes per cell, 3 browser calls of 120 s per policy; the page states
+its wall time (49 minutes on the shared 2-core development machine, where a simulated 10-minute
 call takes about 1.5 s of CPU; quick mode took about 2 minutes there).
 EOF
 }
