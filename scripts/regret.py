@@ -17,7 +17,8 @@ seed:
 so a 10 % P95 rise weighs as much as one freeze a minute (the goal allows at most +10 %), a fall
 earns nothing (the goal is fewer freezes at no cost in delay), and a bitrate under 95 % of
 libwebrtc's (the goal's floor) weighs heavily. For each scenario the best
-fixed profile is the non-learned policy with the highest mean utility (the oracle rule: it knows
+fixed profile is the policy with the highest mean utility that is no learned card (`learned:*`)
+and not named by `--learned` (the oracle rule: it knows
 the scenario). The table gives each policy's regret (best mean utility minus its own), its
 freezes a minute and P95 against the best fixed profile's, with paired sign-flip p-values over
 the seeds, and the goal checks:
@@ -134,10 +135,11 @@ def significantly_worse(diff_pct, p, abs_diff=None):
 def render(runs, learned=(), baseline="default", rule="timed@fixed:200"):
     """The regret table's markdown lines over the experiment directories `runs`."""
     cells = Cells(runs)
-    learned = set(learned) or {p for p in cells.order if p.startswith("learned:")}
+    adaptive = {p for p in cells.order if p.startswith("learned:")} | set(learned)
+    learned = set(learned) or adaptive
     lines = []
     out = lines.append
-    worst_gap = {p: 0.0 for p in cells.order if p not in learned}
+    worst_gap = {p: 0.0 for p in cells.order if p not in adaptive}
     goal_learned = True
     against_rule = {p: {"worse": [], "better": []} for p in learned}
     rule_seen = False
@@ -149,7 +151,7 @@ def render(runs, learned=(), baseline="default", rule="timed@fixed:200"):
         policies = [p for p in cells.order if (sc, p) in cells.cells and sorted(cells.cells[(sc, p)]) == seeds]
         skipped = [p for p in cells.order if (sc, p) in cells.cells and p not in policies]
         u = {p: [utility(cells.cells[(sc, p)][s], base[s]) for s in seeds] for p in policies}
-        fixed = [p for p in policies if p not in learned]
+        fixed = [p for p in policies if p not in adaptive]
         best = max(fixed, key=lambda p: mean(u[p]))
         out(f"### {sc}\n")
         out(f"{len(seeds)} calls per policy (seeds {seed_ranges(seeds)}); best fixed profile: `{best}`"
@@ -162,7 +164,7 @@ def render(runs, learned=(), baseline="default", rule="timed@fixed:200"):
             f, p95 = metric(p, "freezes_per_min"), metric(p, "e2e_delay_p95_ms")
             df, dp = pct(mean(f), mean(bf)), pct(mean(p95), mean(bp))
             pf, pp = (None, None) if p == best else (paired_p(f, bf), paired_p(p95, bp))
-            name = f"**{p}**" if p == best else (f"_{p}_" if p in learned else p)
+            name = f"**{p}**" if p == best else (f"_{p}_" if p in adaptive else p)
             out(f"| {name} | {mean(u[p]):.2f} | {mean(u[best]) - mean(u[p]):.2f} | {mean(f):.2f} | "
                 f"{fmt_pct(df)} {fmt_p(pf)} | {mean(metric(p, 'frozen_s_per_min')):.2f} | {mean(p95):.0f} | "
                 f"{fmt_pct(dp)} {fmt_p(pp)} | {mean(metric(p, 'video_bitrate_kbps')):.0f} |")
@@ -227,11 +229,14 @@ def self_test():
     cells = {("lossy", "default"): metrics(4.0, 300.0), ("lossy", "timed@fixed:200"): metrics(2.0, 300.0),
              ("lossy", "learned:x"): metrics(1.0, 300.0),
              ("calm", "default"): metrics(0.5, 100.0), ("calm", "timed@fixed:200"): metrics(0.5, 100.0),
-             ("calm", "learned:x"): metrics(0.5, 150.0)}
+             ("calm", "learned:x"): metrics(0.5, 150.0),
+             ("lossy", "learned:other"): metrics(0.5, 300.0), ("calm", "learned:other"): metrics(0.5, 100.0)}
     with tempfile.TemporaryDirectory() as root:
         a = run(root, "a", list(range(1, 11)), cells)
         b = run(root, "b", list(range(20, 30)), cells)
-        text = "\n".join(render([a, b]))
+        text = "\n".join(render([a, b], learned=["learned:x"]))
+        assert "best fixed profile: `timed@fixed:200`" in text, "another learned card is no fixed profile"
+        assert "`learned:other`:" not in text, "nor has it a fixed profile's goal line"
         assert "20 calls per policy (seeds 1-10, 20-29)" in text, text
         assert "`learned:x` not significantly worse than `timed@fixed:200` on freezes or P95 anywhere: " \
             "**not met (calm)**; significantly fewer freezes at no significantly higher P95 delay on: lossy" in text, text
@@ -251,7 +256,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("runs", nargs="*", help="experiment output directories")
     ap.add_argument("--learned", action="append", default=[],
-                    help="a policy that is not a fixed profile (repeatable; default: every learned:*)")
+                    help="the policy the goal checks are for (repeatable; default: every learned:*); "
+                         "no learned:* policy is ever a fixed profile")
     ap.add_argument("--baseline", default="default")
     ap.add_argument("--rule", default="timed@fixed:200",
                     help="the rule the learned policy must not be significantly worse than anywhere")
