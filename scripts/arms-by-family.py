@@ -10,9 +10,10 @@ RUNS is an `rtc-client experiment` directory holding the seven `path-arm:*` poli
 paths that `rtc-client paths` wrote to PATHS (its family.json names each path's family and its
 choices). For every family, and within it for each value of `--split`'s choice (for example
 `handovers.step_only`, the sparse member whose handovers only step the delay), the table gives
-each arm's mean freezes a minute, seconds frozen a minute, P95 delay and mean utility against the
-baseline arm on the same path (scripts/regret.py's utility, the one the labels use), and how
-many paths that arm is the best on.
+each arm's mean freezes a minute, seconds frozen a minute, P95 delay and utility against the
+baseline arm on the same paths (scripts/regret.py's utility of a group of calls: the hinges read
+the member's mean ratios, as the labels' hinges read a neighbourhood's), and how many paths that
+arm is the best on (each path's own utility).
 
 Every figure comes from the runs' report.json and family.json; nothing is assumed.
 """
@@ -23,7 +24,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from regret import Cells, emit, mean, read_json, utility  # noqa: E402
+from regret import Cells, emit, group_utility, mean, read_json, utility  # noqa: E402
 
 
 def load_members(pair, split):
@@ -118,7 +119,7 @@ def main():
                 values = cells.cells.get((sc, p))
                 if values is None or sorted(values) != sorted(base):
                     continue
-                calls[p] = [(v, utility(v, base[s])) for s, v in sorted(values.items())]
+                calls[p] = [(v, utility(v, base[s]), base[s]) for s, v in sorted(values.items())]
             by_member.setdefault(members[sc], []).append(calls)
     arms = []
     for paths in by_member.values():
@@ -130,7 +131,7 @@ def main():
         paths = by_member[member]
         best = {}
         for calls in paths:
-            u = {p: mean([x[1] for x in v]) for p, v in calls.items()}
+            u = {p: mean([x[1] for x in v]) for p, v in calls.items()}  # one call per path
             top = max(u, key=lambda p: (u[p], p == a.baseline))
             best[top] = best.get(top, 0) + 1
         for arm in arms:
@@ -138,10 +139,11 @@ def main():
             flat = [x for r in rows for x in r]
             if not flat:
                 continue
+            group = group_utility([c for c, _, _ in flat], [b for _, _, b in flat])
             lines.append(
-                f"| {member} | {len(rows)} | {arm} | {mean([c['freezes_per_min'] for c, _ in flat]):.2f} | "
-                f"{mean([c['frozen_s_per_min'] for c, _ in flat]):.3f} | "
-                f"{mean([c['e2e_delay_p95_ms'] for c, _ in flat]):.1f} | {mean([u for _, u in flat]):+.3f} | "
+                f"| {member} | {len(rows)} | {arm} | {mean([c['freezes_per_min'] for c, _, _ in flat]):.2f} | "
+                f"{mean([c['frozen_s_per_min'] for c, _, _ in flat]):.3f} | "
+                f"{mean([c['e2e_delay_p95_ms'] for c, _, _ in flat]):.1f} | {group:+.3f} | "
                 f"{best.get(arm, 0)} |")
     emit(lines, a.out)
 

@@ -8,15 +8,19 @@ Usage:
 
 Every run's report.json is read; runs that hold the same (scenario, policy) cell over disjoint
 seeds are pooled (a seed in two runs is an error), so a second seed set adds calls to the first.
-A policy is a column wherever its cell has the same seeds as the baseline's. The utility of a call is the one the path-aware policy's labels use
-(policy-train/src/counterfactual.rs), relative to the baseline (libwebrtc's sender) on the same
-seed:
+A policy is a column wherever its cell has the same seeds as the baseline's. A cell's utility is
+the one the path-aware policy's labels use (policy-train/src/counterfactual.rs), relative to the
+baseline (libwebrtc's sender) on the same seeds:
 
-  U = -freezes_per_min - frozen_s_per_min - 10 max(0, P95 / P95_base - 1) - 20 max(0, 0.95 - bitrate / bitrate_base)
+  U = -F - Z - 10 max(0, mean(P95 / P95_base) - 1) - 20 max(0, 0.95 - mean(bitrate / bitrate_base))
 
-so a 10 % P95 rise weighs as much as one freeze a minute (the goal allows at most +10 %), a fall
-earns nothing (the goal is fewer freezes at no cost in delay), and a bitrate under 95 % of
-libwebrtc's (the goal's floor) weighs heavily. For each scenario the best
+with F and Z the cell's mean freezes and frozen seconds a minute and each ratio the mean over the
+cell's calls of the call's ratio to the baseline on its seed. A 10 % P95 rise weighs as much as
+one freeze a minute (the goal allows at most +10 %), a fall earns nothing (the goal is fewer
+freezes at no cost in delay), and a bitrate under 95 % of libwebrtc's (the goal's floor) weighs
+heavily. The hinges read the mean ratio, as the labels' hinges read the mean over the calls the
+policy cannot tell apart: a hinge on each call's ratio would charge a policy for its calls' spread
+around the baseline as well as for its mean (`--per-call` gives that reading). For each scenario the best
 fixed profile is the policy with the highest mean utility that is no learned card (`learned:*`)
 and not named by `--learned` (the oracle rule: it knows
 the scenario). The table gives each policy's regret (best mean utility minus its own), its
@@ -84,11 +88,30 @@ class Cells:
         return seen
 
 
-def utility(call, base):
+def ratios(call, base):
+    """The call's P95 and bitrate over the baseline's on the same seed (1 where the baseline's is
+    not positive, as policy-train reads it)."""
     p95 = call["e2e_delay_p95_ms"] / base["e2e_delay_p95_ms"] if base["e2e_delay_p95_ms"] > 0 else 1.0
     br = call["video_bitrate_kbps"] / base["video_bitrate_kbps"] if base["video_bitrate_kbps"] > 0 else 1.0
-    return (-call["freezes_per_min"] - call["frozen_s_per_min"] - W_P95 * max(0.0, p95 - 1.0)
-            - W_BITRATE * max(0.0, BITRATE_FLOOR - br))
+    return p95, br
+
+
+def utility_of(freezes, frozen, p95_ratio, bitrate_ratio):
+    return (-freezes - frozen - W_P95 * max(0.0, p95_ratio - 1.0)
+            - W_BITRATE * max(0.0, BITRATE_FLOOR - bitrate_ratio))
+
+
+def utility(call, base):
+    """One call's utility, its hinges reading its own ratios."""
+    return utility_of(call["freezes_per_min"], call["frozen_s_per_min"], *ratios(call, base))
+
+
+def group_utility(calls, bases):
+    """The utility of a group of calls (each against the baseline call in `bases` at the same
+    position): mean freezes and frozen seconds, the hinges reading the mean ratios."""
+    r = [ratios(c, b) for c, b in zip(calls, bases)]
+    return utility_of(mean([c["freezes_per_min"] for c in calls]), mean([c["frozen_s_per_min"] for c in calls]),
+                      mean([x[0] for x in r]), mean([x[1] for x in r]))
 
 
 def emit(lines, out=None):
@@ -132,7 +155,7 @@ def significantly_worse(diff_pct, p, abs_diff=None):
     return diff_pct > 5.0 and p is not None and p < 0.05 and (abs_diff is None or abs_diff > 0.05)
 
 
-def render(runs, learned=(), baseline="default", rule="timed@fixed:200"):
+def render(runs, learned=(), baseline="default", rule="timed@fixed:200", per_call=False):
     """The regret table's markdown lines over the experiment directories `runs`."""
     cells = Cells(runs)
     adaptive = {p for p in cells.order if p.startswith("learned:")} | set(learned)
@@ -150,9 +173,13 @@ def render(runs, learned=(), baseline="default", rule="timed@fixed:200"):
         seeds = sorted(base)
         policies = [p for p in cells.order if (sc, p) in cells.cells and sorted(cells.cells[(sc, p)]) == seeds]
         skipped = [p for p in cells.order if (sc, p) in cells.cells and p not in policies]
-        u = {p: [utility(cells.cells[(sc, p)][s], base[s]) for s in seeds] for p in policies}
+        if per_call:
+            u = {p: mean([utility(cells.cells[(sc, p)][s], base[s]) for s in seeds]) for p in policies}
+        else:
+            u = {p: group_utility([cells.cells[(sc, p)][s] for s in seeds], [base[s] for s in seeds])
+                 for p in policies}
         fixed = [p for p in policies if p not in adaptive]
-        best = max(fixed, key=lambda p: mean(u[p]))
+        best = max(fixed, key=lambda p: u[p])
         out(f"### {sc}\n")
         out(f"{len(seeds)} calls per policy (seeds {seed_ranges(seeds)}); best fixed profile: `{best}`"
             + (f"; left out (other seeds): {', '.join(skipped)}" if skipped else "") + "\n")
@@ -165,7 +192,7 @@ def render(runs, learned=(), baseline="default", rule="timed@fixed:200"):
             df, dp = pct(mean(f), mean(bf)), pct(mean(p95), mean(bp))
             pf, pp = (None, None) if p == best else (paired_p(f, bf), paired_p(p95, bp))
             name = f"**{p}**" if p == best else (f"_{p}_" if p in adaptive else p)
-            out(f"| {name} | {mean(u[p]):.2f} | {mean(u[best]) - mean(u[p]):.2f} | {mean(f):.2f} | "
+            out(f"| {name} | {u[p]:.2f} | {u[best] - u[p]:.2f} | {mean(f):.2f} | "
                 f"{fmt_pct(df)} {fmt_p(pf)} | {mean(metric(p, 'frozen_s_per_min')):.2f} | {mean(p95):.0f} | "
                 f"{fmt_pct(dp)} {fmt_p(pp)} | {mean(metric(p, 'video_bitrate_kbps')):.0f} |")
             if p in worst_gap:
@@ -249,6 +276,12 @@ def self_test():
         else:
             raise AssertionError("a seed in two runs was pooled")
     assert seed_ranges([3, 1, 2, 7]) == "1-3, 7"
+    base = {"freezes_per_min": 1.0, "frozen_s_per_min": 0.0, "e2e_delay_p95_ms": 100.0, "video_bitrate_kbps": 1000.0}
+    spread = [dict(base, e2e_delay_p95_ms=80.0), dict(base, e2e_delay_p95_ms=120.0)]
+    assert abs(mean([utility(c, base) for c in spread]) - (-1.0 - 1.0)) < 1e-9, "each call's hinge charges the spread"
+    assert abs(group_utility(spread, [base, base]) - (-1.0)) < 1e-9, "the mean ratio's does not"
+    thin = [dict(base, video_bitrate_kbps=900.0), dict(base, video_bitrate_kbps=900.0)]
+    assert abs(group_utility(thin, [base, base]) - (-1.0 - 20.0 * 0.05)) < 1e-9
     print("regret.py self-test: ok")
 
 
@@ -261,6 +294,9 @@ def main():
     ap.add_argument("--baseline", default="default")
     ap.add_argument("--rule", default="timed@fixed:200",
                     help="the rule the learned policy must not be significantly worse than anywhere")
+    ap.add_argument("--per-call", action="store_true",
+                    help="read each call's own ratios in the utility's hinges and average the calls' "
+                         "utilities (the reading before the labels' hinges read neighbourhood means)")
     ap.add_argument("--out", help="write the markdown here as well as to stdout")
     ap.add_argument("--self-test", action="store_true", help="run the script's own checks and exit")
     a = ap.parse_args()
@@ -269,7 +305,7 @@ def main():
         return
     if not a.runs:
         ap.error("give at least one experiment directory")
-    emit(render(a.runs, a.learned, a.baseline, a.rule), a.out)
+    emit(render(a.runs, a.learned, a.baseline, a.rule, a.per_call), a.out)
 
 
 if __name__ == "__main__":

@@ -12,8 +12,18 @@
 //!   output's arm; policies that are no path arm (`default`, ...) are left out.
 //! - **Utility** of an output on a call ([`utility`]), from its whole-call metrics, relative to
 //!   the same call's `none@2000` arm (libwebrtc's sender): freezes a minute and frozen seconds a
-//!   minute count as they are, a P95 rise (not a fall) weighs [`W_P95`] per unit of ratio, and a bitrate below
-//!   [`BITRATE_FLOOR`] of the reference's weighs [`W_BITRATE`] per unit.
+//!   minute count as they are, a P95 rise (not a fall) weighs [`W_P95`] per unit of ratio, and a
+//!   bitrate below [`BITRATE_FLOOR`] of the reference's weighs [`W_BITRATE`] per unit.
+//! - **The ratios those two terms read** ([`Ratios`], [`smooth_ratios`]): the call's own by
+//!   default, or the mean over its `--neighbours` nearest calls in what the policy decides on.
+//!   Both terms are hinges, and a hinge on one call's ratio charges an output for its calls'
+//!   spread around the reference as well as for its mean: on 30 starlink calls the 300-ms cap's
+//!   P95 ratio averages 1.016 and the per-call hinge still costs it 0.6 a call, because the
+//!   ratios spread by 0.12 (docs/experiments/path-card-neighbours-2026-12-05.md). The
+//!   neighbourhood mean estimates what the policy can act on, the expected ratio given the
+//!   decision's inputs. On the training family it removes a tax that only the reference output
+//!   never pays, and the network trained on it leaves `none@2000` on paths where the family's
+//!   mean utility still prefers it (the same note), so the default stays the call's own.
 //! - **Label** ([`label`]): the lowest-index output whose utility is within a margin of the best.
 //!   The menu is ordered least intrusive first, so among outputs that do about as well the label
 //!   is the one that changes the least: the one-standard-error idea of Breiman, Friedman, Olshen
@@ -110,20 +120,100 @@ fn ratio(value: f64, reference: f64) -> f64 {
     }
 }
 
-/// The utility of `arm` on a call whose `none@2000` arm did `reference` (see [`W_P95`],
-/// [`W_BITRATE`]):
+/// An output's P95 delay and bitrate as ratios to the reference arm's, as the utility's hinges
+/// read them.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Ratios {
+    /// P95 delay over the reference's.
+    pub p95: f64,
+    /// Bitrate over the reference's.
+    pub bitrate: f64,
+}
+
+impl Ratios {
+    /// The ratios of `arm` to `reference` on one call.
+    pub fn of(arm: &Outcome, reference: &Outcome) -> Self {
+        Self {
+            p95: ratio(arm.e2e_delay_p95_ms, reference.e2e_delay_p95_ms),
+            bitrate: ratio(arm.video_bitrate_kbps, reference.video_bitrate_kbps),
+        }
+    }
+}
+
+/// The utility of `arm` on a call whose `none@2000` arm did `reference`, each hinge reading
+/// the call's own ratio: [`utility_with`] of [`Ratios::of`].
+pub fn utility(arm: &Outcome, reference: &Outcome) -> f64 {
+    utility_with(arm, Ratios::of(arm, reference))
+}
+
+/// The utility of `arm` whose hinges read `ratios` (see [`W_P95`], [`W_BITRATE`]):
 ///
-/// `-freezes_per_min - frozen_s_per_min - W_P95 max(0, p95 / p95_ref - 1) - W_BITRATE max(0,
-/// 0.95 - bitrate / bitrate_ref)`.
+/// `-freezes_per_min - frozen_s_per_min - W_P95 max(0, ratios.p95 - 1) - W_BITRATE max(0,
+/// 0.95 - ratios.bitrate)`.
 ///
 /// Higher is better; the reference arm's own utility is minus its freezes and frozen seconds.
-pub fn utility(arm: &Outcome, reference: &Outcome) -> f64 {
-    let p95 = ratio(arm.e2e_delay_p95_ms, reference.e2e_delay_p95_ms);
-    let bitrate = ratio(arm.video_bitrate_kbps, reference.video_bitrate_kbps);
+pub fn utility_with(arm: &Outcome, ratios: Ratios) -> f64 {
     -arm.freezes_per_min
         - arm.frozen_s_per_min
-        - W_P95 * (p95 - 1.0).max(0.0)
-        - W_BITRATE * (BITRATE_FLOOR - bitrate).max(0.0)
+        - W_P95 * (ratios.p95 - 1.0).max(0.0)
+        - W_BITRATE * (BITRATE_FLOOR - ratios.bitrate).max(0.0)
+}
+
+/// What the neighbourhood of [`smooth_ratios`] is measured in: the decision's measurements
+/// ([`PATH_FEATURES`]) and the forecast's handover count and gap (the first two
+/// [`KMEANS_FEATURES`]), each standardised over the calls.
+fn neighbourhood_features(call: &Call) -> Vec<f64> {
+    let [count, gap, _] = call.kmeans_features();
+    call.features
+        .iter()
+        .map(|&f| f64::from(f))
+        .chain([count, gap])
+        .collect()
+}
+
+/// Sets each call's [`Call::ratios`] to the mean of its own ratios over its `k` nearest calls
+/// (itself included; Euclidean over the standardised measurements of [`PATH_FEATURES`] and the
+/// forecast's handover count and gap; equal distances go to the earlier call, so the result
+/// depends on nothing but the calls and their order). `k` = 1 keeps each call's own ratios;
+/// `k` is at most the number of calls.
+pub fn smooth_ratios(calls: &mut [Call], k: usize) {
+    let n = calls.len();
+    let k = k.clamp(1, n.max(1));
+    let own: Vec<Vec<Ratios>> = calls.iter().map(Call::own_ratios).collect();
+    let raw: Vec<Vec<f64>> = calls.iter().map(neighbourhood_features).collect();
+    let d = raw.first().map_or(0, Vec::len);
+    let (mean, std) = standardisation(&raw, d);
+    let z: Vec<Vec<f64>> = raw
+        .iter()
+        .map(|r| (0..d).map(|j| (r[j] - mean[j]) / std[j]).collect())
+        .collect();
+    for (i, call) in calls.iter_mut().enumerate() {
+        let mut order: Vec<(f64, usize)> = z
+            .iter()
+            .enumerate()
+            .map(|(j, zj)| {
+                let d2: f64 = z[i].iter().zip(zj).map(|(a, b)| (a - b).powi(2)).sum();
+                (d2, j)
+            })
+            .collect();
+        order.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        let near = &order[..k];
+        call.ratios = (0..call.outcomes.len())
+            .map(|o| {
+                let (p95, bitrate) = near.iter().fold((0.0, 0.0), |(p, b), &(_, j)| {
+                    let r = own[j].get(o).copied().unwrap_or(Ratios {
+                        p95: 1.0,
+                        bitrate: 1.0,
+                    });
+                    (p + r.p95, b + r.bitrate)
+                });
+                Ratios {
+                    p95: p95 / k as f64,
+                    bitrate: bitrate / k as f64,
+                }
+            })
+            .collect();
+    }
 }
 
 /// The label of a call whose outputs have `utilities`: the lowest index within `margin` of the
@@ -156,17 +246,30 @@ pub struct Call {
     pub features: Vec<f32>,
     /// What each output of [`PATH_MENU`] did, in menu order.
     pub outcomes: Vec<Outcome>,
+    /// The ratios each output's utility reads, in menu order: the call's own
+    /// ([`Call::own_ratios`]) until [`smooth_ratios`] replaces them.
+    pub ratios: Vec<Ratios>,
     /// Each arm's telemetry file, in menu order.
     pub logs: Vec<String>,
 }
 
 impl Call {
-    /// The utility of each output, relative to [`REFERENCE_OUTPUT`].
-    pub fn utilities(&self) -> Vec<f64> {
+    /// Each output's own ratios to [`REFERENCE_OUTPUT`] on this call.
+    pub fn own_ratios(&self) -> Vec<Ratios> {
         let reference = self.outcomes[REFERENCE_OUTPUT];
         self.outcomes
             .iter()
-            .map(|o| utility(o, &reference))
+            .map(|o| Ratios::of(o, &reference))
+            .collect()
+    }
+
+    /// The utility of each output, relative to [`REFERENCE_OUTPUT`], its hinges reading
+    /// [`Call::ratios`].
+    pub fn utilities(&self) -> Vec<f64> {
+        self.outcomes
+            .iter()
+            .zip(&self.ratios)
+            .map(|(o, r)| utility_with(o, *r))
             .collect()
     }
 
@@ -597,6 +700,11 @@ fn call_of(
     let features = CallFeedback::from(inputs)
         .features_named(&PATH_FEATURES)
         .unwrap_or_else(|_| vec![0.0; PATH_FEATURES.len()]);
+    let outcomes: Vec<Outcome> = arms.iter().map(|(o, _)| *o).collect();
+    let ratios = outcomes
+        .iter()
+        .map(|o| Ratios::of(o, &outcomes[REFERENCE_OUTPUT]))
+        .collect();
     Ok(Call {
         run: run.to_owned(),
         scenario: scenario.to_owned(),
@@ -605,7 +713,8 @@ fn call_of(
         forecast,
         inputs,
         features,
-        outcomes: arms.iter().map(|(o, _)| *o).collect(),
+        outcomes,
+        ratios,
         logs: arms.into_iter().map(|(_, d)| d.file).collect(),
     })
 }
@@ -831,6 +940,9 @@ pub struct Options {
     /// Train on the labels' cross-entropy instead of each output's regret
     /// ([`Dataset::costs`](crate::train::Dataset::costs)).
     pub cross_entropy: bool,
+    /// The calls whose ratios each utility's hinges read ([`smooth_ratios`]); 1 for each
+    /// call's own.
+    pub neighbours: usize,
 }
 
 /// The largest regret one call contributes to the training cost, utility units (freezes a
@@ -854,22 +966,34 @@ pub struct UtilityRule {
     pub bitrate_floor: f64,
     /// The labelling margin.
     pub margin: f64,
+    /// The calls each hinge's ratio is the mean over ([`smooth_ratios`]; 1: the call's own).
+    /// Cards trained before it was recorded read each call's own.
+    #[serde(default = "own_call")]
+    pub neighbours: usize,
     /// The labelling rule.
     pub label: String,
 }
 
+/// [`UtilityRule::neighbours`] of a record without one.
+fn own_call() -> usize {
+    1
+}
+
 impl UtilityRule {
-    /// The rule with `margin`.
-    pub fn with_margin(margin: f64) -> Self {
+    /// The rule with `margin`, the hinges reading ratios averaged over `neighbours` calls.
+    pub fn new(margin: f64, neighbours: usize) -> Self {
         Self {
             formula: "-freezes_per_min - frozen_s_per_min - w_p95 * max(0, p95 / p95_ref - 1) \
-                      - w_bitrate * max(0, bitrate_floor - bitrate / bitrate_ref)"
+                      - w_bitrate * max(0, bitrate_floor - bitrate / bitrate_ref), each ratio \
+                      the mean over the call's `neighbours` nearest calls in the standardised \
+                      decision inputs and forecast handover count and gap (itself included)"
                 .to_owned(),
             reference: PATH_MENU[REFERENCE_OUTPUT].name(),
             w_p95: W_P95,
             w_bitrate: W_BITRATE,
             bitrate_floor: BITRATE_FLOOR,
             margin,
+            neighbours,
             label: "the lowest-index output whose utility is within the margin of the best"
                 .to_owned(),
         }
@@ -946,6 +1070,8 @@ pub struct LabelledCall {
     pub kmeans_features: Vec<f64>,
     /// What each output did.
     pub outcomes: Vec<Outcome>,
+    /// The ratios each output's utility read ([`smooth_ratios`]).
+    pub ratios: Vec<Ratios>,
     /// Each output's utility.
     pub utilities: Vec<f64>,
     /// Its label.
@@ -986,7 +1112,9 @@ struct TrainingFile<'a> {
 /// `labels.json`, `training.json`, `training-curve.png` and `counterfactual.json` into
 /// [`Options::out`]. `on_epoch(done, total)` reports training progress.
 pub fn run(options: &Options, on_epoch: impl FnMut(usize, usize)) -> anyhow::Result<Finished> {
-    let runs = read_runs(&options.runs, options.skip_incomplete)?;
+    let mut runs = read_runs(&options.runs, options.skip_incomplete)?;
+    let neighbours = options.neighbours.clamp(1, runs.calls.len().max(1));
+    smooth_ratios(&mut runs.calls, neighbours);
     for skipped in &runs.skipped {
         tracing::warn!("skipped: {skipped}");
     }
@@ -1081,7 +1209,7 @@ pub fn run(options: &Options, on_epoch: impl FnMut(usize, usize)) -> anyhow::Res
         .iter()
         .map(|d| d.display().to_string())
         .collect();
-    let rule = UtilityRule::with_margin(options.margin);
+    let rule = UtilityRule::new(options.margin, neighbours);
     let clusters = expert
         .clusters
         .iter()
@@ -1136,6 +1264,7 @@ pub fn run(options: &Options, on_epoch: impl FnMut(usize, usize)) -> anyhow::Res
             features: c.features.clone(),
             kmeans_features: c.kmeans_features().to_vec(),
             outcomes: c.outcomes.clone(),
+            ratios: c.ratios.clone(),
             utilities: c.utilities(),
             label: labels[i],
             kmeans_cluster: expert.assignment[i],
@@ -1225,9 +1354,16 @@ pub fn format_summary(s: &Summary) -> String {
     }
     let u = &s.utility;
     out += &format!(
-        "\n\nutility = {} (relative to {}; w_p95 {}, w_bitrate {}, bitrate_floor {})\n\
-         label: {} (margin {})\n",
-        u.formula, u.reference, u.w_p95, u.w_bitrate, u.bitrate_floor, u.label, u.margin
+        "\n\nutility = {} (relative to {}; w_p95 {}, w_bitrate {}, bitrate_floor {}, \
+         neighbours {})\nlabel: {} (margin {})\n",
+        u.formula,
+        u.reference,
+        u.w_p95,
+        u.w_bitrate,
+        u.bitrate_floor,
+        u.neighbours,
+        u.label,
+        u.margin
     );
     out += "\nlabels per output:\n";
     for (i, (name, n)) in s.outputs.iter().zip(&s.label_counts).enumerate() {
@@ -1314,6 +1450,53 @@ mod tests {
     fn a_zero_reference_reads_as_an_unchanged_ratio() {
         let reference = outcome(0.0, 0.0, 0.0, 0.0);
         assert_eq!(utility(&outcome(1.0, 0.0, 500.0, 10.0), &reference), -1.0);
+    }
+
+    /// A call of two outputs whose first measurement is `x` and whose second output's P95 is
+    /// `p95` against the reference's 100 ms.
+    fn call(x: f32, p95: f64) -> Call {
+        let outcomes = vec![
+            outcome(1.0, 0.0, 100.0, 2000.0),
+            outcome(0.5, 0.0, p95, 2000.0),
+        ];
+        let mut features = vec![0.0; PATH_FEATURES.len()];
+        features[0] = x;
+        Call {
+            run: "run".to_owned(),
+            scenario: "path".to_owned(),
+            seed: 1,
+            forecast: Vec::new(),
+            handovers: vec![0; 120],
+            inputs: InputsRecord::default(),
+            features,
+            ratios: outcomes
+                .iter()
+                .map(|o| Ratios::of(o, &outcomes[0]))
+                .collect(),
+            outcomes,
+            logs: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn neighbours_charge_a_p95_hinge_on_the_mean_ratio_not_the_spread() {
+        // Two alike calls whose P95 ratios, 0.8 and 1.2, average 1: each call's own hinge costs
+        // 2 on one of them; over both, the mean ratio costs nothing. A far call keeps its own.
+        let mut calls = vec![call(0.0, 80.0), call(0.01, 120.0), call(100.0, 130.0)];
+        assert!((calls[1].utilities()[1] - (-0.5 - 2.0)).abs() < 1e-9);
+        smooth_ratios(&mut calls, 1);
+        assert!((calls[1].utilities()[1] - (-0.5 - 2.0)).abs() < 1e-9);
+        smooth_ratios(&mut calls, 2);
+        for c in &calls[..2] {
+            assert!((c.ratios[1].p95 - 1.0).abs() < 1e-12, "{:?}", c.ratios);
+            assert!((c.utilities()[1] + 0.5).abs() < 1e-9);
+            assert_eq!(c.utilities()[0], -1.0);
+        }
+        // Its nearest is the second call: (1.3 + 1.2) / 2.
+        assert!((calls[2].ratios[1].p95 - 1.25).abs() < 1e-12);
+        let mut all = calls.clone();
+        smooth_ratios(&mut all, 10);
+        assert!((all[0].ratios[1].p95 - 1.1).abs() < 1e-12);
     }
 
     #[test]

@@ -227,6 +227,13 @@ struct CounterfactualArgs {
     /// call (clipped at 5 freezes a minute): the expected regret under the network's choice.
     #[arg(long)]
     cross_entropy: bool,
+    /// The calls whose mean P95 and bitrate ratios the utility's hinges read: the call's
+    /// nearest in the decision's inputs and forecast handovers, itself included. 1, the
+    /// default, reads each call's own ratios, which charges an output for its calls' spread
+    /// around libwebrtc's as well as for its mean; more estimate the expected ratio given what
+    /// the policy measures (docs/architecture.md, "The model and its card").
+    #[arg(long, value_name = "CALLS", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    neighbours: u64,
     #[command(flatten)]
     hyper: HyperArgs,
     /// Output directory.
@@ -322,6 +329,7 @@ fn counterfactual(a: &CounterfactualArgs) -> Result<()> {
         k: a.k as usize,
         skip_incomplete: a.skip_incomplete,
         cross_entropy: a.cross_entropy,
+        neighbours: a.neighbours as usize,
     };
     let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
     if let Ok(style) =
