@@ -307,6 +307,36 @@ fn labels_follow_the_utility_lossy_boundaries_take_the_discardable_raise_clean_o
 }
 
 #[test]
+fn a_neighbourhood_of_alike_calls_keeps_their_utilities_and_one_across_kinds_mixes_them() {
+    let scratch = Scratch::new("cf-neighbours");
+    write_run(scratch.path(), &[Kind::Lossy, Kind::Clean], &[1, 2, 3]);
+    let mut runs = read_runs(&[scratch.path().to_owned()], false).expect("complete runs");
+    let own: Vec<Vec<f64>> = runs.calls.iter().map(|c| c.utilities()).collect();
+    // Each call's three nearest are the three of its kind, whose ratios are its own.
+    counterfactual::smooth_ratios(&mut runs.calls, 3);
+    for (call, before) in runs.calls.iter().zip(&own) {
+        for (got, want) in call.utilities().iter().zip(before) {
+            assert!(
+                (got - want).abs() < 1e-9,
+                "{}: {got} against {want}",
+                call.name()
+            );
+        }
+    }
+    // All six: a clean call's `playout+discardable@200` reads the mean of its own P95 ratio
+    // (1.3) and the lossy calls' (1.04), so its P95 hinge costs 10 x 0.17 instead of 3.
+    counterfactual::smooth_ratios(&mut runs.calls, 6);
+    let clean = runs
+        .calls
+        .iter()
+        .position(|c| c.scenario == "clean")
+        .expect("a clean call");
+    let u = runs.calls[clean].utilities();
+    assert!((u[LOSSY_BEST] - (-0.25 - 1.7)).abs() < 1e-9, "{u:?}");
+    assert!((own[clean][LOSSY_BEST] - (-0.25 - 3.0)).abs() < 1e-9);
+}
+
+#[test]
 fn the_margin_picks_the_least_intrusive_output_of_a_near_tie() {
     let scratch = Scratch::new("cf-tie");
     write_run(scratch.path(), &[Kind::Tie], &[5]);
