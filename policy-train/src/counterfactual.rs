@@ -1232,6 +1232,13 @@ pub fn run(options: &Options, on_epoch: impl FnMut(usize, usize)) -> anyhow::Res
         "kmeans": { "k": options.k, "features": KMEANS_FEATURES },
         "objective": if options.cross_entropy {
             "cross-entropy of the labels".to_owned()
+        } else if options.hyper.label_weight > 0.0 {
+            format!(
+                "expected regret under the softmax: each output's regret on the call (best utility \
+                 minus its own), clipped at {MAX_TRAINING_COST}, plus {} x the label's \
+                 cross-entropy",
+                options.hyper.label_weight
+            )
         } else {
             format!(
                 "expected regret under the softmax: each output's regret on the call (best utility \

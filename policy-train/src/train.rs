@@ -43,6 +43,14 @@ pub struct Hyper {
     pub folds: usize,
     /// Seed.
     pub seed: u64,
+    /// Where samples carry costs ([`Dataset::costs`]): the weight of the label's cross-entropy
+    /// added to each sample's expected cost. The expected cost alone gives an output's logit a
+    /// gradient of its probability times its cost gap, so an output the softmax has all but
+    /// excluded early stays excluded where it is only a little better; the cross-entropy's pull
+    /// toward the label does not fade that way (docs/experiments/path-card-neighbours-2026-12-05.md,
+    /// section 3). 0: the expected cost alone. Records without it read as 0.
+    #[serde(default)]
+    pub label_weight: f64,
 }
 
 impl Default for Hyper {
@@ -55,6 +63,7 @@ impl Default for Hyper {
             dropout: 0.1,
             folds: 5,
             seed: 1,
+            label_weight: 0.0,
         }
     }
 }
@@ -384,14 +393,24 @@ pub fn fit(
             correct += (logits.argmax(-1, false).eq_tensor(&y).to_kind(Kind::Float) * &w)
                 .sum(Kind::Float)
                 .double_value(&[]);
-            let per_sample = match &data.costs {
-                Some(costs) => (logits.softmax(-1, Kind::Float) * costs.index_select(0, &idx))
-                    .sum_dim_intlist(-1, false, Kind::Float),
-                None => logits
+            let cross_entropy = || {
+                logits
                     .log_softmax(-1, Kind::Float)
                     .neg()
                     .gather(1, &y.unsqueeze(1), false)
-                    .squeeze_dim(1),
+                    .squeeze_dim(1)
+            };
+            let per_sample = match &data.costs {
+                Some(costs) => {
+                    let expected = (logits.softmax(-1, Kind::Float) * costs.index_select(0, &idx))
+                        .sum_dim_intlist(-1, false, Kind::Float);
+                    if hyper.label_weight > 0.0 {
+                        expected + cross_entropy() * hyper.label_weight
+                    } else {
+                        expected
+                    }
+                }
+                None => cross_entropy(),
             };
             let loss = (per_sample * &w).sum(Kind::Float) / w.sum(Kind::Float);
             opt.backward_step(&loss);

@@ -592,3 +592,52 @@ fn explicit_samples_of_the_wrong_shape_are_refused_naming_the_sample() {
         "training sample 0 has a value that is not finite"
     );
 }
+
+#[test]
+fn the_label_weight_teaches_labels_where_every_output_costs_the_same() {
+    use policy_train::train::{Dataset, Hyper, Sample, evaluate, train};
+    // Two kinds of call whose outputs all cost the same: the expected cost has nothing to
+    // learn from, the label's cross-entropy has the labels.
+    let samples: Vec<Sample> = (0..8)
+        .map(|i| {
+            let kind = i % 2;
+            let mut features = vec![0.0; 10];
+            features[0] = kind as f32 * 3.0;
+            features[1] = i as f32 * 0.01;
+            Sample {
+                forecast: vec![0.0; 2 * HORIZON_STEPS],
+                features,
+                label: 2 * kind,
+                costs: Some(vec![0.0; PATH_MENU.len()]),
+            }
+        })
+        .collect();
+    let data = Dataset::from_samples(&samples).expect("a dataset");
+    let all: Vec<i64> = (0..data.len() as i64).collect();
+    let hyper = |label_weight: f64| Hyper {
+        epochs: 60,
+        batch: 8,
+        folds: 0,
+        seed: 4,
+        label_weight,
+        ..Hyper::default()
+    };
+    let (_, report) = train(&data, PATH_MENU.len(), &hyper(0.0), |_, _| {}).expect("trains");
+    assert!(
+        report.final_curve.iter().all(|e| e.loss == 0.0),
+        "equal costs give nothing to learn"
+    );
+    let (trained, report) = train(&data, PATH_MENU.len(), &hyper(1.0), |_, _| {}).expect("trains");
+    assert_eq!(
+        evaluate(&trained.net, &data, &all).0,
+        1.0,
+        "{:?}",
+        report.final_curve.last()
+    );
+    assert_eq!(report.hyper.label_weight, 1.0);
+    let old: Hyper = serde_json::from_str(
+        r#"{"epochs":100,"batch":128,"learning_rate":0.001,"weight_decay":0.01,"dropout":0.1,"folds":5,"seed":1}"#,
+    )
+    .expect("a record without the weight");
+    assert_eq!(old.label_weight, 0.0);
+}
