@@ -172,10 +172,10 @@ fn neighbourhood_features(call: &Call) -> Vec<f64> {
 }
 
 /// Sets each call's [`Call::ratios`] to the mean of its own ratios over its `k` nearest calls
-/// (itself included; Euclidean over the standardised measurements of [`PATH_FEATURES`] and the
-/// forecast's handover count and gap; equal distances go to the earlier call, so the result
-/// depends on nothing but the calls and their order). `k` = 1 keeps each call's own ratios;
-/// `k` is at most the number of calls.
+/// (Euclidean over the standardised measurements of [`PATH_FEATURES`] and the forecast's
+/// handover count and gap). The call itself comes first, then equal distances go to the earlier
+/// call, so the result depends on nothing but the calls and their order. `k` = 1 keeps each
+/// call's own ratios; `k` is at most the number of calls.
 pub fn smooth_ratios(calls: &mut [Call], k: usize) {
     let n = calls.len();
     let k = k.clamp(1, n.max(1));
@@ -196,7 +196,11 @@ pub fn smooth_ratios(calls: &mut [Call], k: usize) {
                 (d2, j)
             })
             .collect();
-        order.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        order.sort_by(|a, b| {
+            a.0.total_cmp(&b.0)
+                .then((a.1 != i).cmp(&(b.1 != i)))
+                .then(a.1.cmp(&b.1))
+        });
         let near = &order[..k];
         call.ratios = (0..call.outcomes.len())
             .map(|o| {
@@ -1504,6 +1508,11 @@ mod tests {
         let mut all = calls.clone();
         smooth_ratios(&mut all, 10);
         assert!((all[0].ratios[1].p95 - 1.1).abs() < 1e-12);
+        // Two calls that measured exactly alike each keep their own ratios at k = 1.
+        let mut twins = vec![call(0.0, 80.0), call(0.0, 120.0)];
+        smooth_ratios(&mut twins, 1);
+        assert!((twins[0].ratios[1].p95 - 0.8).abs() < 1e-12);
+        assert!((twins[1].ratios[1].p95 - 1.2).abs() < 1e-12);
     }
 
     #[test]

@@ -215,7 +215,7 @@ struct CounterfactualArgs {
     runs: Vec<PathBuf>,
     /// The labelling margin in utility units (freezes a minute): the label is the lowest-index
     /// output whose utility is within it of the best.
-    #[arg(long, default_value_t = policy_train::counterfactual::DEFAULT_MARGIN, value_parser = margin)]
+    #[arg(long, default_value_t = policy_train::counterfactual::DEFAULT_MARGIN, value_parser = non_negative)]
     margin: f64,
     /// Clusters of the K-means expert the model is compared with.
     #[arg(long, default_value_t = policy_train::counterfactual::DEFAULT_K as u64, value_parser = clap::value_parser!(u64).range(1..=12))]
@@ -238,7 +238,7 @@ struct CounterfactualArgs {
     /// regret alone). The regret alone barely moves an output the network has all but excluded
     /// early, even where it is the better one; the label's pull does not fade that way.
     /// Ignored with --cross-entropy.
-    #[arg(long, value_name = "WEIGHT", default_value_t = 0.0, value_parser = margin)]
+    #[arg(long, value_name = "WEIGHT", default_value_t = 0.0, value_parser = non_negative)]
     label_weight: f64,
     #[command(flatten)]
     hyper: HyperArgs,
@@ -247,8 +247,8 @@ struct CounterfactualArgs {
     out: PathBuf,
 }
 
-/// A margin: a finite number, 0 or more.
-fn margin(text: &str) -> Result<f64, String> {
+/// A margin or a weight: a finite number, 0 or more.
+fn non_negative(text: &str) -> Result<f64, String> {
     match text.parse::<f64>() {
         Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
         Ok(v) => Err(format!("{v} is not a finite number of 0 or more")),
