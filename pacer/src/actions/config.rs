@@ -148,6 +148,18 @@ pub struct PlayoutRaiseConfig {
     /// note) a cap of 500 cut starlink freezes 88 % against 82 % at 300, but at 17.5 % more P95
     /// delay than `default`, above the 10 % the project allows (docs/results.md, the goal).
     pub max_held_raise_ms: u64,
+    /// The higher cap the raise follows the path to, ms (at most 4000; 0, the default: the caps
+    /// above stay): while at least [`follow_min_windows`](Self::follow_min_windows) playout
+    /// windows within [`follow_memory_ms`](Self::follow_memory_ms) had a frame that completed
+    /// too late for the raise under the caps above and in time for one under this cap, as
+    /// transport feedback shows it, the windows use this cap (`crate::playout::follow`). Needs
+    /// the libwebrtc NACK responder, which matches feedback to frames, and GoogCC, which hands
+    /// it the feedback.
+    pub follow_cap_ms: u64,
+    /// How many windows with a savable frame raise the cap (at least 1).
+    pub follow_min_windows: u32,
+    /// How far back those windows are counted, ms.
+    pub follow_memory_ms: u64,
 }
 
 impl PlayoutRaiseConfig {
@@ -177,6 +189,9 @@ impl Default for PlayoutRaiseConfig {
             duration_ms: 200,
             max_raise_ms: 500,
             max_held_raise_ms: 300,
+            follow_cap_ms: 0,
+            follow_min_windows: 2,
+            follow_memory_ms: 120_000,
         }
     }
 }
@@ -560,10 +575,14 @@ impl ActionConfig {
         for (field, value) in [
             ("max_raise_ms", self.playout.max_raise_ms),
             ("max_held_raise_ms", self.playout.max_held_raise_ms),
+            ("follow_cap_ms", self.playout.follow_cap_ms),
         ] {
             if value > MAX_PLAYOUT_RAISE_MS {
                 return Err(ActionConfigError::PlayoutRaise(field, value));
             }
+        }
+        if self.playout.follow_cap_ms > 0 && self.playout.follow_min_windows == 0 {
+            return Err(ActionConfigError::FollowWindows);
         }
         if !(0.0..=1.0).contains(&self.boost.min_factor) {
             return Err(ActionConfigError::Factor(self.boost.min_factor));
@@ -729,4 +748,9 @@ pub enum ActionConfigError {
     /// The lead's reach is beyond 500 ms or not a whole number of 100-ms rows.
     #[error("lead.max_ms {0} is not a multiple of 100 within [0, 500]")]
     Lead(u64),
+    /// A followed cap (`playout.follow_cap_ms` above 0) that no number of windows could raise.
+    #[error(
+        "playout.follow_min_windows is 0 while playout.follow_cap_ms is set: it must be at least 1"
+    )]
+    FollowWindows,
 }

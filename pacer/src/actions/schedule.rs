@@ -752,6 +752,26 @@ mod tests {
             config.validate().unwrap_err().to_string(),
             "lead.min_z NaN is not a finite number at least 0"
         );
+        let mut config = ActionConfig::default();
+        config.playout.follow_cap_ms = 4_010;
+        assert_eq!(
+            config.validate().unwrap_err().to_string(),
+            "playout.follow_cap_ms 4010 is beyond 4000"
+        );
+        config.playout.follow_cap_ms = 500;
+        config.playout.follow_min_windows = 0;
+        assert!(
+            config
+                .validate()
+                .unwrap_err()
+                .to_string()
+                .contains("follow_min_windows")
+        );
+        config.playout.follow_cap_ms = 0;
+        assert!(
+            config.validate().is_ok(),
+            "no followed cap: the count is not read"
+        );
     }
 
     #[test]

@@ -17,6 +17,7 @@ pub use handle::{GoogCcHandle, GoogCcSnapshot};
 pub use overuse::BandwidthUsage;
 
 use crate::actions::{Action, ActionsHandle};
+use crate::nack::NackResponderHandle;
 use crate::pacing::ProbeChannel;
 use acknowledged::AcknowledgedBitrateEstimator;
 use alr::AlrDetector;
@@ -213,6 +214,7 @@ pub struct GoogCc {
     handle: GoogCcHandle,
     probing: Option<Probing>,
     guard: Option<ActionsHandle>,
+    arrivals: Option<NackResponderHandle>,
     /// A guarded packet was left out and no packet after it has been fed yet.
     guard_gap: bool,
 }
@@ -277,6 +279,7 @@ impl GoogCc {
             handle: GoogCcHandle::default(),
             probing: None,
             guard: None,
+            arrivals: None,
             guard_gap: false,
         };
         cc.publish();
@@ -314,6 +317,13 @@ impl GoogCc {
     /// guard](#the-estimator-guard)).
     pub fn guarded_by(mut self, actions: ActionsHandle) -> Self {
         self.guard = Some(actions);
+        self
+    }
+
+    /// Hands every report's packet and arrival to `nack`, whose responder matches them to the
+    /// frames it sent (`NackResponderHandle::take_frame_lateness`).
+    pub fn reporting_arrivals_to(mut self, nack: NackResponderHandle) -> Self {
+        self.arrivals = Some(nack);
         self
     }
 
@@ -578,6 +588,15 @@ impl BandwidthEstimator for GoogCc {
         }
         if let Some(actions) = &self.guard {
             actions.record_outcomes(now, reports.iter().map(|r| (r.departure, r.arrived)));
+        }
+        if let Some(nack) = &self.arrivals {
+            nack.record_arrivals(reports.iter().map(|r| {
+                (
+                    r.ssrc,
+                    r.rtp_sequence_number,
+                    r.arrival.filter(|_| r.arrived),
+                )
+            }));
         }
         self.on_feedback(now_us, reports);
         if self.next_process_us.is_none() {

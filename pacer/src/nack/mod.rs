@@ -16,10 +16,12 @@
 //! side (the NACK generator and the RTX receiver) belongs to the receiving application; the
 //! helpers it shares with this side, [`supports_nack`] and [`unwrap_seq`], are public.
 
+mod completion;
 mod responder;
 mod rtx;
 mod sequence_map;
 
+pub use completion::{FrameLateness, MIN_REFERENCE_FRAMES, REFERENCE_FRAMES};
 pub use responder::{
     CULLING_DELAY_FACTOR, DEFAULT_RTT, DEFAULT_TARGET_BPS, HISTORY_TARGET_PACKETS,
     MAX_HISTORY_PACKETS, MIN_PACKET_DURATION, MIN_PACKET_DURATION_RTT, MIN_REPAIR_DELAY_SAMPLES,

@@ -69,6 +69,11 @@ impl<T> SequenceMap<T> {
         self.slots.front()?.as_ref()
     }
 
+    /// The smallest key holding a value, if any.
+    pub(super) fn first_key(&self) -> Option<i64> {
+        (self.len > 0).then_some(self.first)
+    }
+
     /// Removes the value with the smallest key.
     pub(super) fn pop_first(&mut self) -> Option<T> {
         let value = self.slots.pop_front()??;

@@ -13,8 +13,10 @@
 //!   [`RAMP_UP_SLOPE`] and down from it at [`RAMP_DOWN_SLOPE`].
 //! - [`raise_amount`] is how much: one repair round as this sender measures it, plus the hold.
 
+mod follow;
 mod stamp;
 
+pub use follow::FREEZE_SLACK;
 pub use stamp::{PlayoutDelayStamper, PlayoutStamperHandle, PlayoutStats, STAMPER_SLOT};
 
 use std::time::Duration;

@@ -1,5 +1,6 @@
 //! The interceptor that writes the playout-delay extension on raised frames.
 
+use super::follow::CapFollower;
 use super::{
     MAX_PLAYOUT_DELAY, PLAYOUT_DELAY_URI, RAMP_DOWN_SLOPE, RAMP_UP_SLOPE, REPAIR_QUANTILE,
     raise_amount, raise_at, to_units,
@@ -41,6 +42,9 @@ pub struct PlayoutStats {
     pub max_raise: Duration,
     /// The sum of the minimums asked for, over the raised frames.
     pub total_raise: Duration,
+    /// Frames decided while the followed cap was in force
+    /// ([`PlayoutRaiseConfig::follow_cap_ms`](crate::actions::PlayoutRaiseConfig::follow_cap_ms)).
+    pub frames_followed: u64,
 }
 
 /// A handle on a running [`PlayoutDelayStamper`]: its counters.
@@ -87,6 +91,7 @@ pub struct PlayoutDelayStamper {
     nack: Option<NackResponderHandle>,
     streams: FxHashMap<u32, StampedStream>,
     handle: PlayoutStamperHandle,
+    follower: CapFollower,
     read_queue: VecDeque<TaggedPacket>,
     write_queue: VecDeque<TaggedPacket>,
 }
@@ -106,6 +111,7 @@ impl PlayoutDelayStamper {
                 nack,
                 streams: FxHashMap::default(),
                 handle: handle.clone(),
+                follower: CapFollower::default(),
                 read_queue: VecDeque::new(),
                 write_queue: VecDeque::new(),
             },
@@ -116,8 +122,10 @@ impl PlayoutDelayStamper {
     /// The raise for a frame first seen at `now`: the playout windows' ramp, moved towards from
     /// the previous frame's raise by at most [`RAMP_UP_SLOPE`] (up) or [`RAMP_DOWN_SLOPE`]
     /// (down) times the time between them, so that a new repair measurement cannot make a step
-    /// either.
-    fn raise(&self, now: Instant, previous: Option<(Duration, Instant)>) -> Duration {
+    /// either. With a followed cap the windows' caps are the higher one while the frames that
+    /// completed since the last frame, and before, say so ([`super::follow`]).
+    fn raise(&mut self, now: Instant, previous: Option<(Duration, Instant)>) -> Duration {
+        let playout = self.actions.config().playout;
         let windows = self.actions.playout_windows();
         let repair = self
             .nack
@@ -128,10 +136,34 @@ impl PlayoutDelayStamper {
             .as_ref()
             .and_then(NackResponderHandle::rtt)
             .unwrap_or(DEFAULT_RTT);
-        let windows: Vec<_> = windows
-            .into_iter()
-            .map(|(start, end, hold, max)| (start, end, raise_amount(repair, rtt, hold, max)))
-            .collect();
+        let amounts = |follow: u64| -> Vec<(Instant, Instant, Duration)> {
+            windows
+                .iter()
+                .map(|&(start, end, hold, max)| {
+                    let max = max.max(Duration::from_millis(follow));
+                    (start, end, raise_amount(repair, rtt, hold, max))
+                })
+                .collect()
+        };
+        let mut windows = amounts(0);
+        if playout.follow_cap_ms > 0
+            && let Some(nack) = &self.nack
+        {
+            let followed = amounts(playout.follow_cap_ms);
+            // A discardable frame that completes late is skipped, and the frames after it do
+            // not wait for it (docs/architecture.md, "Discardable frames"): it freezes nothing.
+            let mut frames = nack.take_frame_lateness();
+            frames.retain(|f| !self.actions.frame_discardable(f.captured));
+            self.follower.observe(&frames, &windows, &followed);
+            if self.follower.raised(
+                now,
+                Duration::from_millis(playout.follow_memory_ms),
+                playout.follow_min_windows,
+            ) {
+                windows = followed;
+                self.handle.lock().frames_followed += 1;
+            }
+        }
         let target = raise_at(now, &windows);
         match previous {
             Some((value, at)) => {
@@ -149,7 +181,7 @@ impl PlayoutDelayStamper {
     /// The extension for a new frame of `stream` first seen at `now`, if its packets carry one;
     /// counts the frame.
     fn frame_extension(
-        &self,
+        &mut self,
         stream: &mut StampedStream,
         now: Instant,
     ) -> Option<PlayoutDelayExtension> {

@@ -186,7 +186,9 @@ impl SenderConfig {
         let target = Arc::new(AtomicU64::new(
             (pacing.initial_target_bitrate_bps as f64).to_bits(),
         ));
-        let (estimator, googcc, probes) = self.estimator(actions.as_ref(), &target, &cwnd);
+        let (registry, nack) = self.with_nack(registry, rtx_padding.clone());
+        let (estimator, googcc, probes) =
+            self.estimator(actions.as_ref(), nack.as_ref(), &target, &cwnd);
         let mut pacer = HandoverAwarePacer::builder(pacing)
             .congestion_window(cwnd.clone())
             .repair_queue(repair);
@@ -207,7 +209,6 @@ impl SenderConfig {
             .with_estimator(registry, kind, estimator)
             .with(Slot::Pacer, pacer)
             .with(FEC_GENERATOR_SLOT, protection);
-        let (registry, nack) = self.with_nack(registry, rtx_padding);
         let (registry, playout) = match &actions {
             Some(actions) => {
                 let (stamper, handle) = PlayoutDelayStamper::new(actions.clone(), nack.clone());
@@ -261,11 +262,13 @@ impl SenderConfig {
     }
 
     /// The estimator the congestion controller holds: GoogCC (with the guard when the sender
-    /// applies actions) or webrtc-rs's `Gcc`, publishing into `target` and feeding `cwnd`; and,
-    /// with GoogCC, its handle and the probe channel it shares with the pacer.
+    /// applies actions, reporting arrivals to the libwebrtc NACK responder when there is one) or
+    /// webrtc-rs's `Gcc`, publishing into `target` and feeding `cwnd`; and, with GoogCC, its
+    /// handle and the probe channel it shares with the pacer.
     fn estimator(
         &self,
         actions: Option<&ActionsHandle>,
+        nack: Option<&NackResponderHandle>,
         target: &Arc<AtomicU64>,
         cwnd: &CwndChannel,
     ) -> (
@@ -280,6 +283,10 @@ impl SenderConfig {
                 let handle = googcc.handle();
                 let googcc = match actions {
                     Some(actions) => googcc.guarded_by(actions.clone()),
+                    None => googcc,
+                };
+                let googcc = match nack {
+                    Some(nack) => googcc.reporting_arrivals_to(nack.clone()),
                     None => googcc,
                 };
                 (Estimator::GoogCc(Box::new(googcc)), Some((handle, probes)))

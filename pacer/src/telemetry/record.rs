@@ -384,6 +384,11 @@ pub struct ActionsRecord {
     /// existed.
     #[serde(default, skip_serializing_if = "is_zero_u64")]
     pub lead_ms: u64,
+    /// Frames the playout raise decided while its followed cap was in force during the interval
+    /// (`PlayoutStats::frames_followed`, docs/architecture.md, "Handover-timed actions"); absent
+    /// when 0, so that records of calls without it read and write as before it existed.
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub followed_frames: u64,
 }
 
 fn is_zero_u64(value: &u64) -> bool {
@@ -433,6 +438,7 @@ impl From<crate::actions::ActionStats> for ActionsRecord {
             discardable: stats.discardable.into(),
             timing_shift_ms: stats.timing_shift_ms,
             lead_ms: stats.lead_ms,
+            followed_frames: 0,
         }
     }
 }

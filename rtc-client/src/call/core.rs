@@ -277,12 +277,14 @@ impl CallCore {
         let observed = observe(self.truth.as_mut(), start);
         let fec = self.fec_totals(far);
         let at = self.at(now);
-        let actions = self
-            .sender
-            .handles()
-            .actions
-            .as_ref()
-            .map(|a| a.take_stats(at).into());
+        let handles = self.sender.handles();
+        let actions = handles.actions.as_ref().map(|a| {
+            let mut record = pacer::telemetry::ActionsRecord::from(a.take_stats(at));
+            if let Some(playout) = &handles.playout {
+                record.followed_frames = playout.take_stats().frames_followed;
+            }
+            record
+        });
         let record = interval.close(
             now,
             &self.labels,
