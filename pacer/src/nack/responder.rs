@@ -26,6 +26,7 @@ use super::completion::{FrameCompletion, FrameLateness};
 use super::rtx::rtx_encapsulate;
 use super::sequence_map::SequenceMap;
 use super::{supports_nack, unwrap_seq};
+use crate::protection::protected_packets;
 use rtc_interceptor::{Attribute, AttributedPacket, Interceptor, Packet, StreamInfo, TaggedPacket};
 use rtc_rtcp::transport_feedbacks::transport_layer_nack::TransportLayerNack;
 use rtc_shared::TransportContext;
@@ -146,6 +147,9 @@ struct Shared {
     arrivals: Vec<(u32, u16, Duration)>,
     /// Frames that became whole at the receiver, oldest first, until taken.
     lateness: VecDeque<FrameLateness>,
+    /// The FlexFEC SSRCs of the bound streams: the tap reads which packets their repair packets
+    /// protect.
+    fec_ssrcs: Vec<u32>,
 }
 
 /// The most arrivals waiting for the responder: about 20 s of a 4 Mbit/s call. The responder
@@ -168,6 +172,8 @@ struct Released {
     sequence_number: u16,
     /// The first two payload bytes: the original sequence number if this is an RTX packet.
     osn: Option<u16>,
+    /// For a FlexFEC repair packet, the base sequence number and mask of what it protects.
+    protects: Option<(u16, u128)>,
     at: Instant,
 }
 
@@ -266,6 +272,11 @@ struct LocalStream {
     /// The original's unwrapped sequence number of each RTX packet released, by the RTX
     /// sequence number, until its feedback comes or the original leaves the history.
     rtx_originals: FxHashMap<u16, i64>,
+    /// The FlexFEC repair stream's SSRC, if one protects this stream.
+    fec: Option<u32>,
+    /// What each repair packet released protects (unwrapped base, mask), by its sequence
+    /// number, until its feedback comes or its packets leave the history.
+    fec_protects: FxHashMap<u16, (i64, u128)>,
     frames: FrameCompletion,
 }
 
@@ -351,6 +362,16 @@ impl NackResponder {
         let mut repairs = Vec::new();
         for r in self.released.drain(..) {
             self.tapped = true;
+            if let Some((base, mask)) = r.protects {
+                if let Some(stream) = self.streams.values_mut().find(|s| s.fec == Some(r.ssrc))
+                    && let Some(newest) = stream.newest
+                {
+                    stream
+                        .fec_protects
+                        .insert(r.sequence_number, (unwrap_seq(newest, base), mask));
+                }
+                continue;
+            }
             let found = self.streams.iter_mut().find_map(|(&ssrc, s)| {
                 if s.rtx.is_some_and(|(rtx, _)| rtx == r.ssrc) {
                     r.osn.map(|osn| (s, osn))
@@ -444,6 +465,11 @@ impl NackResponder {
                         .rtx_originals
                         .retain(|_, &mut original| original >= first);
                 }
+                if stream.fec_protects.len() > MAX_RTX_ORIGINALS {
+                    stream
+                        .fec_protects
+                        .retain(|_, &mut (base, _)| base >= first);
+                }
             }
         }
         while self
@@ -463,28 +489,38 @@ impl NackResponder {
             return;
         }
         let mut done = Vec::new();
+        let mut lateness = Vec::new();
         for (ssrc, seq, arrival) in arrivals {
-            let found = self.streams.iter_mut().find_map(|(&media, s)| {
-                if s.rtx.is_some_and(|(rtx, _)| rtx == ssrc) {
-                    s.rtx_originals.remove(&seq).map(|key| (media, s, key))
-                } else if media == ssrc {
-                    s.newest.map(|newest| (media, s, unwrap_seq(newest, seq)))
+            for (&media, stream) in &mut self.streams {
+                if stream.rtx.is_some_and(|(rtx, _)| rtx == ssrc) {
+                    if let Some(key) = stream.rtx_originals.remove(&seq) {
+                        stream.frames.on_arrival(key, arrival, &mut done);
+                    }
+                } else if stream.fec == Some(ssrc) {
+                    if let Some((base, mask)) = stream.fec_protects.remove(&seq) {
+                        stream
+                            .frames
+                            .on_repair_arrival(base, mask, arrival, &mut done);
+                    }
+                } else if media == ssrc
+                    && let Some(newest) = stream.newest
+                {
+                    stream
+                        .frames
+                        .on_arrival(unwrap_seq(newest, seq), arrival, &mut done);
                 } else {
-                    None
+                    continue;
                 }
-            });
-            if let Some((media, stream, key)) = found
-                && let Some((captured, lateness)) = stream.frames.on_arrival(key, arrival)
-            {
-                done.push(FrameLateness {
+                lateness.extend(done.drain(..).map(|(captured, lateness)| FrameLateness {
                     ssrc: media,
                     captured,
                     lateness,
-                });
+                }));
+                break;
             }
         }
         let pending = &mut self.handle.lock().lateness;
-        for frame in done {
+        for frame in lateness {
             if pending.len() == MAX_PENDING_FRAMES {
                 pending.pop_front();
             }
@@ -637,10 +673,17 @@ impl Interceptor for NackResponder {
     fn bind_local_stream(&mut self, info: &StreamInfo) {
         if supports_nack(info) {
             let rtx = info.ssrc_rtx.zip(info.payload_type_rtx);
+            if let Some(fec) = info.ssrc_fec {
+                let fec_ssrcs = &mut self.handle.lock().fec_ssrcs;
+                if !fec_ssrcs.contains(&fec) {
+                    fec_ssrcs.push(fec);
+                }
+            }
             self.streams.insert(
                 info.ssrc,
                 LocalStream {
                     rtx,
+                    fec: info.ssrc_fec,
                     rtx_sequence: self.rtx_sequence.clone().unwrap_or_default(),
                     ..LocalStream::default()
                 },
@@ -690,11 +733,19 @@ impl Protocol<TaggedPacket, TaggedPacket, ()> for RetransmissionTap {
                 .payload
                 .get(..2)
                 .map(|b| u16::from_be_bytes([b[0], b[1]]));
-            self.handle.lock().released.push(Released {
+            let mut shared = self.handle.lock();
+            let protects = shared
+                .fec_ssrcs
+                .contains(&rtp.header.ssrc)
+                .then(|| protected_packets(&rtp.payload))
+                .flatten()
+                .map(|(_, base, mask)| (base, mask));
+            shared.released.push(Released {
                 retransmission,
                 ssrc: rtp.header.ssrc,
                 sequence_number: rtp.header.sequence_number,
                 osn,
+                protects,
                 at: msg.now,
             });
         }
@@ -931,6 +982,68 @@ mod tests {
         );
         assert!(frames.iter().all(|f| f.ssrc == SSRC));
         assert!(rig.handle.take_frame_lateness().is_empty(), "taken once");
+    }
+
+    #[test]
+    fn a_frame_the_receiver_rebuilds_from_a_repair_packet_is_whole_when_that_arrives() {
+        const FEC_SSRC: u32 = 3;
+        let mut rig = Rig::new(false);
+        rig.responder.bind_local_stream(&StreamInfo {
+            ssrc: SSRC,
+            ssrc_fec: Some(FEC_SSRC),
+            payload_type_fec: Some(100),
+            rtcp_feedback: vec![RTCPFeedback {
+                typ: "nack".into(),
+                parameter: String::new(),
+            }],
+            ..Default::default()
+        });
+        for f in 0..12u16 {
+            rig.send_frame(33 * u64::from(f), 2 * f..2 * f + 2, u32::from(f) * 3000);
+        }
+        // A repair packet over frame 10's two packets (20 and 21) leaves the pacer at 340 ms.
+        let media: Vec<rtc_rtp::Packet> = rig
+            .responder
+            .streams
+            .get_mut(&SSRC)
+            .map(|s| {
+                (20..22)
+                    .map(|seq| s.history.get_mut(seq).unwrap().packet.clone())
+                    .collect()
+            })
+            .unwrap();
+        let repair = rtc_interceptor::FlexFec03Encoder::new(100, FEC_SSRC).encode(&media, 1);
+        rig.release(
+            340,
+            repair
+                .into_iter()
+                .map(|p| TaggedPacket {
+                    now: rig.t0,
+                    transport: TransportContext::default(),
+                    message: AttributedPacket::new(Packet::Rtp(p)),
+                })
+                .collect(),
+        );
+        // Every packet arrives 60 ms after its frame but 21, which is lost; the repair packet
+        // (repair sequence 0) arrives at 420 ms.
+        let arrival = |ms: u64| Some(Duration::from_millis(1_000_000 + ms));
+        rig.handle.record_arrivals((0..24u16).map(|seq| {
+            let at = if seq == 21 {
+                None
+            } else {
+                arrival(33 * u64::from(seq / 2) + 60)
+            };
+            (SSRC, seq, at)
+        }));
+        rig.handle.record_arrivals([(FEC_SSRC, 0, arrival(420))]);
+        rig.send_frame(600, 24..26, 12 * 3000);
+        let frame_10 = rig
+            .handle
+            .take_frame_lateness()
+            .into_iter()
+            .find(|f| f.captured == rig.at(330))
+            .map(|f| f.lateness);
+        assert_eq!(frame_10, Some(Duration::from_millis(420 - 330 - 60)));
     }
 
     #[test]

@@ -15,13 +15,15 @@
 //! - `interceptor` and `handle`: [`LossProtection`] below the TWCC sender
 //!   ([`FEC_GENERATOR_SLOT`]) or at `Slot::FecEncoder`, and its [`ProtectionHandle`];
 //! - `receive`: what a receiver must do before FlexFEC recovery can use a packet protected at
-//!   `Slot::FecEncoder`.
+//!   `Slot::FecEncoder`;
+//! - `mask`: which media packets a repair packet protects, read off its header.
 
 pub(crate) mod controller;
 pub(crate) mod generator;
 pub(crate) mod handle;
 pub(crate) mod interceptor;
 pub(crate) mod loss_filter;
+pub(crate) mod mask;
 pub(crate) mod measure;
 pub(crate) mod rate_table;
 pub(crate) mod receive;
@@ -32,5 +34,6 @@ pub use generator::{Block, BlockGenerator, BlockShape, MAX_BLOCK_MEDIA_PACKETS, 
 pub use handle::{ProtectionHandle, ProtectionStats};
 pub use interceptor::{FEC_GENERATOR_SLOT, FecMode, LossProtection, LossProtectionBuilder};
 pub use loss_filter::LossFilter;
+pub use mask::protected_packets;
 pub use rate_table::fec_rate_table;
 pub use receive::{MUTABLE_EXTENSION_URIS, with_zeroed_extensions, without_header_extension};
