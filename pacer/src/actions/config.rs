@@ -150,15 +150,20 @@ pub struct PlayoutRaiseConfig {
     pub max_held_raise_ms: u64,
     /// The higher cap the raise follows the path to, ms (at most 4000; 0, the default: the caps
     /// above stay): while at least [`follow_min_windows`](Self::follow_min_windows) playout
-    /// windows within [`follow_memory_ms`](Self::follow_memory_ms) had a frame that completed
-    /// too late for the raise under the caps above and in time for one under this cap, as
-    /// transport feedback shows it, the windows use this cap (`crate::playout::follow`). Needs
-    /// the libwebrtc NACK responder, which matches feedback to frames, and GoogCC, which hands
-    /// it the feedback.
+    /// windows within [`follow_memory_ms`](Self::follow_memory_ms) had a frame, not
+    /// discardable, that completed more than the window's raise under the caps above plus
+    /// WebRTC's freeze slack late, as transport feedback shows it, the windows use this cap
+    /// (`crate::playout::follow`). Needs the libwebrtc NACK responder, which matches feedback
+    /// to frames, and GoogCC, which hands it the feedback.
+    ///
+    /// 500 in `traces/actions/playout300-follow500+discardable.toml` (over a 300-ms
+    /// `max_raise_ms`, two windows, the whole call): 90 fresh calls each against the fixed caps,
+    /// docs/experiments/raise-follow-2026-12-05.md.
     pub follow_cap_ms: u64,
-    /// How many windows with a savable frame raise the cap (at least 1).
+    /// How many late windows raise the cap (at least 1 with a followed cap; 2 by default).
     pub follow_min_windows: u32,
-    /// How far back those windows are counted, ms.
+    /// How far back late windows are counted, ms (600 000 by default: the ten-minute calls it was
+    /// measured on).
     pub follow_memory_ms: u64,
 }
 
@@ -191,7 +196,7 @@ impl Default for PlayoutRaiseConfig {
             max_held_raise_ms: 300,
             follow_cap_ms: 0,
             follow_min_windows: 2,
-            follow_memory_ms: 120_000,
+            follow_memory_ms: 600_000,
         }
     }
 }

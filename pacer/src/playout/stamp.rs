@@ -122,8 +122,8 @@ impl PlayoutDelayStamper {
     /// The raise for a frame first seen at `now`: the playout windows' ramp, moved towards from
     /// the previous frame's raise by at most [`RAMP_UP_SLOPE`] (up) or [`RAMP_DOWN_SLOPE`]
     /// (down) times the time between them, so that a new repair measurement cannot make a step
-    /// either. With a followed cap the windows' caps are the higher one while the frames that
-    /// completed since the last frame, and before, say so ([`super::follow`]).
+    /// either. With a followed cap, the windows take the higher cap while the frames that
+    /// completed so far show the path's boundaries late for the lower one ([`super::follow`]).
     fn raise(&mut self, now: Instant, previous: Option<(Duration, Instant)>) -> Duration {
         let playout = self.actions.config().playout;
         let windows = self.actions.playout_windows();
@@ -149,18 +149,17 @@ impl PlayoutDelayStamper {
         if playout.follow_cap_ms > 0
             && let Some(nack) = &self.nack
         {
-            let followed = amounts(playout.follow_cap_ms);
             // A discardable frame that completes late is skipped, and the frames after it do
             // not wait for it (docs/architecture.md, "Discardable frames"): it freezes nothing.
             let mut frames = nack.take_frame_lateness();
             frames.retain(|f| !self.actions.frame_discardable(f.captured));
-            self.follower.observe(&frames, &windows, &followed);
+            self.follower.observe(&frames, &windows);
             if self.follower.raised(
                 now,
                 Duration::from_millis(playout.follow_memory_ms),
                 playout.follow_min_windows,
             ) {
-                windows = followed;
+                windows = amounts(playout.follow_cap_ms);
                 self.handle.lock().frames_followed += 1;
             }
         }
