@@ -18,6 +18,11 @@
 //!   and goes on the RTX stream (RFC 4588, own SSRC, payload type and sequence) when the stream
 //!   negotiated one (`StreamInfo::ssrc_rtx` and `payload_type_rtx`).
 //!
+//! - With transport feedback reporting arrivals to it ([`FrameCompletion`]), it learns when each
+//!   frame became whole at the receiver (an original, its retransmission or a FlexFEC repair
+//!   packet completing it) and how late that was against the frame's own spacing
+//!   ([`FrameLateness`], docs/architecture.md "The followed cap").
+//!
 //! **RTT**: libwebrtc's sender learns it from RTCP receiver reports. Here it is set through
 //! [`NackResponderHandle::set_rtt`] (the simulated call, which exchanges no receiver reports,
 //! copies the receiving generator's RTT into it, standing in for RTCP); until then it is 100 ms.
@@ -482,7 +487,8 @@ impl NackResponder {
     }
 
     /// Matches the arrivals transport feedback reported to the packets kept, originals by their
-    /// number and RTX packets by their original's, and hands on the frames they made whole.
+    /// number, RTX packets by their original's and FlexFEC repair packets by the one protected
+    /// packet they can rebuild, and hands on the frames they made whole.
     fn apply_arrivals(&mut self) {
         let arrivals = std::mem::take(&mut self.handle.lock().arrivals);
         if arrivals.is_empty() {
