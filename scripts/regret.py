@@ -158,6 +158,12 @@ def significantly_worse(diff_pct, p, abs_diff=None):
 def render(runs, learned=(), baseline="default", rule="timed@fixed:200", per_call=False):
     """The regret table's markdown lines over the experiment directories `runs`."""
     cells = Cells(runs)
+    missing = [p for p in learned if p not in cells.order]
+    if missing:
+        # A card runs under its id (`learned:<sha256 prefix>`), not under the path it was given
+        # as; checks of a policy no run holds would pass vacuously.
+        sys.exit(f"regret.py: --learned {missing[0]!r} is in no run; the runs' policies: "
+                 + ", ".join(cells.order))
     adaptive = {p for p in cells.order if p.startswith("learned:")} | set(learned)
     learned = set(learned) or adaptive
     lines = []
@@ -268,6 +274,12 @@ def self_test():
         assert "`learned:x` not significantly worse than `timed@fixed:200` on freezes or P95 anywhere: " \
             "**not met (calm)**; significantly fewer freezes at no significantly higher P95 delay on: lossy" in text, text
         assert "best fixed profile on freezes and P95 (or not significantly worse): **not met**" in text, text
+        try:
+            render([a, b], learned=["learned:models/path/policy.json"])
+        except SystemExit as e:
+            assert "is in no run" in str(e) and "learned:x" in str(e), e
+        else:
+            raise AssertionError("a --learned policy in no run passed its checks")
         c = run(root, "c", [10, 11], cells)
         try:
             render([a, c])
@@ -289,8 +301,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("runs", nargs="*", help="experiment output directories")
     ap.add_argument("--learned", action="append", default=[],
-                    help="the policy the goal checks are for (repeatable; default: every learned:*); "
-                         "no learned:* policy is ever a fixed profile")
+                    help="the policy the goal checks are for, as the runs name it (a card: "
+                         "learned:<id>; repeatable; default: every learned:*); no learned:* policy is "
+                         "ever a fixed profile")
     ap.add_argument("--baseline", default="default")
     ap.add_argument("--rule", default="timed@fixed:200",
                     help="the rule the learned policy must not be significantly worse than anywhere")
