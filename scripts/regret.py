@@ -17,7 +17,7 @@ baseline (libwebrtc's sender) on the same seeds:
 with F and Z the cell's mean freezes and frozen seconds a minute and each ratio the mean over the
 cell's calls of the call's ratio to the baseline on its seed. A 10 % P95 rise weighs as much as
 one freeze a minute (the goal allows at most +10 %), a fall earns nothing (the goal is fewer
-freezes at no cost in delay), and a bitrate under 95 % of libwebrtc's (the goal's floor) weighs
+freezes at no cost in delay; `--p95-fall-weight W` adds W max(0, 1 - mean(P95 / P95_base))), and a bitrate under 95 % of libwebrtc's (the goal's floor) weighs
 heavily. The hinges read the mean ratio, as the labels' hinges read the mean over the calls the
 policy cannot tell apart: a hinge on each call's ratio would charge a policy for its calls' spread
 around the baseline as well as for its mean (`--per-call` gives that reading). For each scenario the best
@@ -46,6 +46,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from results import paired_p  # noqa: E402  (the test `rtc-client experiment` runs, as the results page uses it)
 
 W_P95 = 10.0
+# What a P95 fall earns per unit of ratio (`--p95-fall-weight`, policy-train's flag of the same
+# name); 0: nothing, the goal's reading.
+W_P95_FALL = 0.0
 W_BITRATE = 20.0
 BITRATE_FLOOR = 0.95
 
@@ -97,7 +100,7 @@ def ratios(call, base):
 
 
 def utility_of(freezes, frozen, p95_ratio, bitrate_ratio):
-    return (-freezes - frozen - W_P95 * max(0.0, p95_ratio - 1.0)
+    return (-freezes - frozen - W_P95 * max(0.0, p95_ratio - 1.0) + W_P95_FALL * max(0.0, 1.0 - p95_ratio)
             - W_BITRATE * max(0.0, BITRATE_FLOOR - bitrate_ratio))
 
 
@@ -294,6 +297,12 @@ def self_test():
     assert abs(group_utility(spread, [base, base]) - (-1.0)) < 1e-9, "the mean ratio's does not"
     thin = [dict(base, video_bitrate_kbps=900.0), dict(base, video_bitrate_kbps=900.0)]
     assert abs(group_utility(thin, [base, base]) - (-1.0 - 20.0 * 0.05)) < 1e-9
+    global W_P95_FALL
+    W_P95_FALL = 1.0
+    fast = [dict(base, e2e_delay_p95_ms=80.0)]
+    assert abs(group_utility(fast, [base]) - (-1.0 + 0.2)) < 1e-9, "--p95-fall-weight 1: a 20 % fall earns 0.2"
+    W_P95_FALL = 0.0
+    assert abs(group_utility(fast, [base]) - (-1.0)) < 1e-9, "by default a fall earns nothing"
     print("regret.py self-test: ok")
 
 
@@ -310,6 +319,9 @@ def main():
     ap.add_argument("--per-call", action="store_true",
                     help="read each call's own ratios in the utility's hinges and average the calls' "
                          "utilities (the reading before the labels' hinges read neighbourhood means)")
+    ap.add_argument("--p95-fall-weight", type=float, default=0.0, metavar="WEIGHT",
+                    help="what a P95 fall earns in the utility, per unit of ratio (as policy-train "
+                         "counterfactual's flag; default 0: nothing)")
     ap.add_argument("--out", help="write the markdown here as well as to stdout")
     ap.add_argument("--self-test", action="store_true", help="run the script's own checks and exit")
     a = ap.parse_args()
@@ -318,6 +330,10 @@ def main():
         return
     if not a.runs:
         ap.error("give at least one experiment directory")
+    if a.p95_fall_weight < 0:
+        ap.error("--p95-fall-weight must not be negative")
+    global W_P95_FALL
+    W_P95_FALL = a.p95_fall_weight
     emit(render(a.runs, a.learned, a.baseline, a.rule, a.per_call), a.out)
 
 

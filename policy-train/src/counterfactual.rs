@@ -159,6 +159,16 @@ pub fn utility_with(arm: &Outcome, ratios: Ratios) -> f64 {
         - W_BITRATE * (BITRATE_FLOOR - ratios.bitrate).max(0.0)
 }
 
+/// What a P95 fall earns under `--p95-fall-weight` `weight`: `weight max(0, 1 - ratios.p95)`,
+/// added to [`utility_with`]. 0, the default, is the rule of [`W_P95`]: a fall earns nothing.
+/// A small weight breaks the ties between outputs whose freezes the goal counts as equal (within
+/// 5 %) in favour of the one with less delay: on the training family's terrestrial paths a 500-ms
+/// limit cuts libwebrtc's P95 delay by 41 % for 5 % more freezes
+/// (docs/experiments/queue-limit-2026-12-05.md), which a weight of 1 prefers and 0 does not.
+pub fn p95_fall_credit(ratios: Ratios, weight: f64) -> f64 {
+    weight * (1.0 - ratios.p95).max(0.0)
+}
+
 /// What the neighbourhood of [`smooth_ratios`] is measured in: the decision's measurements
 /// ([`PATH_FEATURES`]) and the forecast's handover count and gap (the first two
 /// [`KMEANS_FEATURES`]), each standardised over the calls.
@@ -253,6 +263,9 @@ pub struct Call {
     /// The ratios each output's utility reads, in menu order: the call's own
     /// ([`Call::own_ratios`]) until [`smooth_ratios`] replaces them.
     pub ratios: Vec<Ratios>,
+    /// The weight of a P95 fall in its utilities ([`p95_fall_credit`]); 0 until
+    /// [`run`] sets `--p95-fall-weight`.
+    pub p95_fall_weight: f64,
     /// Each arm's telemetry file, in menu order.
     pub logs: Vec<String>,
 }
@@ -273,7 +286,7 @@ impl Call {
         self.outcomes
             .iter()
             .zip(&self.ratios)
-            .map(|(o, r)| utility_with(o, *r))
+            .map(|(o, r)| utility_with(o, *r) + p95_fall_credit(*r, self.p95_fall_weight))
             .collect()
     }
 
@@ -719,6 +732,7 @@ fn call_of(
         features,
         outcomes,
         ratios,
+        p95_fall_weight: 0.0,
         logs: arms.into_iter().map(|(_, d)| d.file).collect(),
     })
 }
@@ -947,6 +961,8 @@ pub struct Options {
     /// The calls whose ratios each utility's hinges read ([`smooth_ratios`]); 1 for each
     /// call's own.
     pub neighbours: usize,
+    /// The weight of a P95 fall ([`p95_fall_credit`]); 0: a fall earns nothing.
+    pub p95_fall_weight: f64,
 }
 
 /// The largest regret one call contributes to the training cost, utility units (freezes a
@@ -974,6 +990,10 @@ pub struct UtilityRule {
     /// Cards trained before it was recorded read each call's own.
     #[serde(default = "own_call")]
     pub neighbours: usize,
+    /// The weight of a P95 fall ([`p95_fall_credit`]); cards trained before it was recorded
+    /// gave a fall nothing.
+    #[serde(default)]
+    pub w_p95_fall: f64,
     /// The labelling rule.
     pub label: String,
 }
@@ -985,9 +1005,10 @@ fn own_call() -> usize {
 
 impl UtilityRule {
     /// The rule with `margin`, the hinges reading ratios averaged over `neighbours` calls.
-    pub fn new(margin: f64, neighbours: usize) -> Self {
+    pub fn new(margin: f64, neighbours: usize, w_p95_fall: f64) -> Self {
         Self {
             formula: "-freezes_per_min - frozen_s_per_min - w_p95 * max(0, p95 / p95_ref - 1) \
+                      + w_p95_fall * max(0, 1 - p95 / p95_ref) \
                       - w_bitrate * max(0, bitrate_floor - bitrate / bitrate_ref), each ratio \
                       the mean over the call's `neighbours` nearest calls in the standardised \
                       decision inputs and forecast handover count and gap (itself included)"
@@ -998,6 +1019,7 @@ impl UtilityRule {
             bitrate_floor: BITRATE_FLOOR,
             margin,
             neighbours,
+            w_p95_fall,
             label: "the lowest-index output whose utility is within the margin of the best"
                 .to_owned(),
         }
@@ -1119,6 +1141,9 @@ pub fn run(options: &Options, on_epoch: impl FnMut(usize, usize)) -> anyhow::Res
     let mut runs = read_runs(&options.runs, options.skip_incomplete)?;
     let neighbours = options.neighbours.clamp(1, runs.calls.len().max(1));
     smooth_ratios(&mut runs.calls, neighbours);
+    for call in &mut runs.calls {
+        call.p95_fall_weight = options.p95_fall_weight;
+    }
     for skipped in &runs.skipped {
         tracing::warn!("skipped: {skipped}");
     }
@@ -1213,7 +1238,7 @@ pub fn run(options: &Options, on_epoch: impl FnMut(usize, usize)) -> anyhow::Res
         .iter()
         .map(|d| d.display().to_string())
         .collect();
-    let rule = UtilityRule::new(options.margin, neighbours);
+    let rule = UtilityRule::new(options.margin, neighbours, options.p95_fall_weight);
     let clusters = expert
         .clusters
         .iter()
@@ -1365,11 +1390,12 @@ pub fn format_summary(s: &Summary) -> String {
     }
     let u = &s.utility;
     out += &format!(
-        "\n\nutility = {} (relative to {}; w_p95 {}, w_bitrate {}, bitrate_floor {}, \
+        "\n\nutility = {} (relative to {}; w_p95 {}, w_p95_fall {}, w_bitrate {}, bitrate_floor {}, \
          neighbours {})\nlabel: {} (margin {})\n",
         u.formula,
         u.reference,
         u.w_p95,
+        u.w_p95_fall,
         u.w_bitrate,
         u.bitrate_floor,
         u.neighbours,
@@ -1458,6 +1484,27 @@ mod tests {
     }
 
     #[test]
+    fn a_p95_fall_earns_only_its_weight() {
+        // An output at 60 % of the reference's P95 and 0.1 more freezes a minute: worse by
+        // default, better once a fall earns 1 per unit of ratio (0.4 against 0.1).
+        let mut c = call(0.0, 60.0);
+        c.outcomes[1] = outcome(1.1, 0.0, 60.0, 2000.0);
+        let u = c.utilities();
+        assert!((u[1] - u[0] + 0.1).abs() < 1e-9, "{u:?}");
+        assert_eq!(c.label(0.0), 0);
+        c.p95_fall_weight = 1.0;
+        let u = c.utilities();
+        assert!((u[1] - u[0] - 0.3).abs() < 1e-9, "{u:?}");
+        assert_eq!(c.label(0.0), 1);
+        // A rise earns nothing back, whatever the weight.
+        let slower = Ratios {
+            p95: 1.2,
+            bitrate: 1.0,
+        };
+        assert_eq!(p95_fall_credit(slower, 1.0), 0.0);
+    }
+
+    #[test]
     fn a_zero_reference_reads_as_an_unchanged_ratio() {
         let reference = outcome(0.0, 0.0, 0.0, 0.0);
         assert_eq!(utility(&outcome(1.0, 0.0, 500.0, 10.0), &reference), -1.0);
@@ -1485,6 +1532,7 @@ mod tests {
                 .map(|o| Ratios::of(o, &outcomes[0]))
                 .collect(),
             outcomes,
+            p95_fall_weight: 0.0,
             logs: Vec::new(),
         }
     }
