@@ -6,7 +6,7 @@ Usage:
                             [--split CHOICE] [--out FILE]
   scripts/arms-by-family.py --self-test
 
-RUNS is an `rtc-client experiment` directory holding the seven `path-arm:*` policies over the
+RUNS is an `rtc-client experiment` directory holding the `path-arm:*` policies (any number) over the
 paths that `rtc-client paths` wrote to PATHS (its family.json names each path's family and its
 choices). For every family, and within it for each value of `--split`'s choice (for example
 `handovers.step_only`, the sparse member whose handovers only step the delay), the table gives
