@@ -52,7 +52,8 @@ use std::path::{Path, PathBuf};
 /// 10 % more P95 delay than libwebrtc's (docs/results.md, "Against the goal"), so an output that
 /// uses all of that allowance must save at least a freeze a minute to be worth it.
 ///
-/// A fall in P95 earns nothing. The goal is fewer freezes at no cost in delay, with no rise in
+/// By default a fall in P95 earns nothing ([`p95_fall_credit`] with `--p95-fall-weight` gives it
+/// a smaller weight of its own). The goal is fewer freezes at no cost in delay, with no rise in
 /// freezes on any path; a utility that paid for lower delay at the same rate would buy it with
 /// freezes: on terrestrial-lte the 200-ms limit cuts P95 by a fifth and adds 47 % freezes
 /// (0.19 to 0.28 a minute, held-out seeds 9300-9329), and such a utility labels it best.
