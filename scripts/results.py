@@ -59,9 +59,14 @@ GOAL_POLICIES = [
      "in docs/experiments/raise-cap-2026-12-05.md, both windows reaching back before the instants "
      "where the path loses there: the lead, docs/experiments/lead-2026-12-05.md)"),
     ("timed:playout300+discardable.toml@fixed:200", "`timed:playout300+discardable.toml@fixed:200`: the same "
-     "with the raise capped at 300 ms instead of 500 (traces/actions/playout300+discardable.toml, the path "
-     "menu's `playout300+discardable@200` from a call's first second; "
+     "with the raise capped at 300 ms instead of 500 (traces/actions/playout300+discardable.toml; "
      "docs/experiments/receiver-gate-2026-12-05.md, section 6)"),
+    ("timed:playout300-follow500+discardable.toml@fixed:200", "`timed:playout300-follow500+discardable.toml@fixed:200`: "
+     "the same with the cap following the path to 500 ms once two playout windows of the call had a frame "
+     "that completed too late for the 300-ms raise, by transport feedback "
+     "(traces/actions/playout300-follow500+discardable.toml, the path menu's "
+     "`playout300-follow500+discardable@200` from a call's first second; "
+     "docs/experiments/raise-follow-2026-12-05.md)"),
 ]
 CARDS = [
     ("models/policy.json", "the paper's queue-limit model"),

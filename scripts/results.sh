@@ -17,8 +17,8 @@ Regenerates the headline tables with the release rtc-client built from this tree
 
   goal      default (libwebrtc's 2000-ms queue limit + adaptive FEC) against the handover-aware
             policies (timed@fixed:200, the same without the playout raise, the playout raise
-            and discardable frames with the raise capped at 500 and at 300 ms, the shipped
-            learned models) on every scenario in traces/scenarios/, calibrated forecast
+            and discardable frames with the raise capped at 500 and at 300 ms and with the
+            cap following the path from 300 to 500 ms, the shipped learned models) on every scenario in traces/scenarios/, calibrated forecast
   ablation  starlink and lagos-trace: each timed action alone and all together, constant
             receiver playout floors, the receiver's own raise (--receiver-raise), the forecast
             50 ms early / late / jittered, and the forecast-blind control (the same actions at
@@ -234,10 +234,12 @@ step() {
 # timed@fixed:200 is the rule-based handover-aware sender with every action (hold, guard, boost,
 # playout raise); timed:hold+guard+boost@fixed:200 is the same without the playout raise, so the
 # raise's share shows; timed:playout+discardable@fixed:200 is the best profile on the tuning seeds
-# (docs/experiments/raise-cap-2026-12-03.md and -05.md), and playout300+discardable.toml the same
-# with the raise capped at 300 ms, the path menu's seventh output as a fixed profile
-# (docs/experiments/receiver-gate-2026-12-05.md, section 6); the learned cards are what ships.
-goal_policies="default,timed@fixed:200,timed:hold+guard+boost@fixed:200,timed:playout+discardable@fixed:200,timed:traces/actions/playout300+discardable.toml@fixed:200,learned:models/policy.json,learned:models/joint/policy.json,learned:models/path/policy.json"
+# (docs/experiments/raise-cap-2026-12-03.md and -05.md), playout300+discardable.toml the same
+# with the raise capped at 300 ms (docs/experiments/receiver-gate-2026-12-05.md, section 6), and
+# playout300-follow500+discardable.toml its cap following the path to 500 ms, the path menu's
+# raise as a fixed profile (docs/experiments/raise-follow-2026-12-05.md); the learned cards are
+# what ships.
+goal_policies="default,timed@fixed:200,timed:hold+guard+boost@fixed:200,timed:playout+discardable@fixed:200,timed:traces/actions/playout300+discardable.toml@fixed:200,timed:traces/actions/playout300-follow500+discardable.toml@fixed:200,learned:models/policy.json,learned:models/joint/policy.json,learned:models/path/policy.json"
 if want goal; then
   step goal goal "$bin" experiment --scenarios "$goal_scenarios" --policies "$goal_policies" \
     --handover calibrated "${C[@]}" --out "$out/goal"

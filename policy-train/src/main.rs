@@ -72,7 +72,8 @@ enum Command {
     /// K-means expert, and verified.
     ///
     /// Utility of an output on a call, relative to its none@2000 arm: `-freezes_per_min -
-    /// frozen_s_per_min - 10 max(0, p95 / p95_ref - 1) - 20 max(0, 0.95 - bitrate / bitrate_ref)`.
+    /// frozen_s_per_min - 10 max(0, p95 / p95_ref - 1) + W max(0, 1 - p95 / p95_ref) - 20 max(0,
+    /// 0.95 - bitrate / bitrate_ref)`, W being --p95-fall-weight (the shipped card: 1).
     ///
     /// Writes OUT/policy.onnx, OUT/policy.json, OUT/labels.json, OUT/training.json,
     /// OUT/training-curve.png and OUT/counterfactual.json.
@@ -81,9 +82,9 @@ enum Command {
 }
 
 const COUNTERFACTUAL_EXAMPLE: &str = "Example (every call under each of the seven outputs, then training):
-  rtc-client experiment --policies path-arm:none@2000,path-arm:playout@2000,path-arm:playout+discardable@2000,path-arm:playout@200,path-arm:playout+discardable@200,path-arm:hold160+guard+boost+playout@200,path-arm:playout300+discardable@200 \\
+  rtc-client experiment --policies path-arm:none@2000,path-arm:playout@2000,path-arm:playout+discardable@2000,path-arm:playout@200,path-arm:playout300-follow500+discardable@200,path-arm:hold160+guard+boost+playout@200,path-arm:none@500 \\
       --scenarios starlink,terrestrial-lte,leocc-trace --calls 10 --seed 20000 --handover calibrated --out runs/cf-train
-  policy-train counterfactual --runs runs/cf-train --out models/path";
+  policy-train counterfactual --runs runs/cf-train --p95-fall-weight 1 --out models/path";
 
 #[derive(Debug, Args)]
 struct LogArgs {

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use support::Scratch;
 
-/// The output lossy paths are made best with: `playout+discardable@200`.
+/// The output lossy paths are made best with: `playout300-follow500+discardable@200`.
 const LOSSY_BEST: usize = 4;
 
 /// A kind of path: its scenario, forecast and measurements, and what each output does on it.
@@ -86,7 +86,7 @@ impl Kind {
         match self {
             // Utilities -5.2, -3.5, -2.9, -3.1, -1.7, -3.5, -2.6: the discardable raise over
             // 200 ms wins; the timed profile loses its freezes' gain to a bitrate at 90 %, and
-            // the capped raise saves the P95 rise but freezes more.
+            // the 500-ms limit without actions saves the P95 rise but freezes more.
             Kind::Lossy => {
                 let freezes = [4.0, 2.5, 2.0, 2.2, 1.0, 1.5, 2.0];
                 let frozen = [1.2, 0.8, 0.6, 0.7, 0.3, 0.5, 0.6];
@@ -280,7 +280,7 @@ fn labels_follow_the_utility_lossy_boundaries_take_the_discardable_raise_clean_o
         assert_eq!(call.features.len(), 10);
         assert_eq!(call.forecast.len(), 2 * HORIZON_STEPS);
         assert_eq!(call.logs.len(), PATH_MENU.len());
-        assert!(call.logs[LOSSY_BEST].contains("path-arm-playout-discardable-200"));
+        assert!(call.logs[LOSSY_BEST].contains("path-arm-playout300-follow500-discardable-200"));
     }
     let kinds: Vec<(&str, u64)> = runs
         .calls
@@ -323,7 +323,7 @@ fn a_neighbourhood_of_alike_calls_keeps_their_utilities_and_one_across_kinds_mix
             );
         }
     }
-    // All six: a clean call's `playout+discardable@200` reads the mean of its own P95 ratio
+    // All six: a clean call's output 4 reads the mean of its own P95 ratio
     // (1.3) and the lossy calls' (1.04), so its P95 hinge costs 10 x 0.17 instead of 3.
     counterfactual::smooth_ratios(&mut runs.calls, 6);
     let clean = runs

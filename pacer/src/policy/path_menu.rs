@@ -5,25 +5,31 @@
 //! No single profile suits every path (docs/architecture.md, "Which actions pay where"): the
 //! playout raise with discardable frames over a 200-ms limit cut freezes most on starlink and
 //! lagos-trace, but discardable frames raised leocc-trace's P95, and every 200-ms limit added
-//! freezes on terrestrial-lte, where libwebrtc's 2000 ms is right. The menu holds the profiles
-//! those measurements single out, each over both limits where it matters:
+//! freezes on terrestrial-lte, where libwebrtc's 2000 ms has the fewest. The menu holds the
+//! profiles those measurements single out, each over both limits where it matters:
 //!
 //! | output | why |
 //! |---|---|
-//! | `none@2000` | libwebrtc's sender: terrestrial paths |
+//! | `none@2000` | libwebrtc's sender: the fewest freezes on terrestrial-lte |
 //! | `playout@2000` | the raise alone changes no packet's timing |
 //! | `playout+discardable@2000` | the receiver-side actions without the short limit |
 //! | `playout@200` | the raise over the short limit |
-//! | `playout+discardable@200` | the best profile on starlink and lagos-trace; what the call runs while it measures |
+//! | `playout300-follow500+discardable@200` | the raise and discardable frames over the short limit, the raise capped at 300 ms until the call's frames show it late, then at 500; what the call runs while it measures where handovers are forecast |
 //! | `hold160+guard+boost+playout@200` | plain `timed@fixed:200` |
-//! | `playout300+discardable@200` | the raise capped at 300 ms: less P95 delay where the 500-ms raise costs it |
+//! | `none@500` | libwebrtc's sender with a 500-ms limit: the best fixed profile on terrestrial-5g; what the call runs while it measures where no handover is forecast |
+//!
+//! The raise's cap follows the path (docs/experiments/raise-follow-2026-12-05.md) instead of
+//! being two outputs, 300 and 500 ms, for the card to choose between: at the decision starlink,
+//! where 300 ms is best, and lagos-trace, where 500 ms is, look alike, and a card that split them
+//! cost both (docs/experiments/queue-limit-2026-12-05.md, sections 4 and 7).
 //!
 //! The measuring window is 30 s: two 15-s slots, enough for the hold gate's 100 boundary packets
 //! at the call's starting rates, and short against a 10-minute call. While it runs, the call
-//! applies `playout+discardable@200`, the best fixed profile where boundaries lose packets, or,
-//! where the forecast at the call's start predicts no handover, libwebrtc's sender
-//! (`none@2000`): there the actions have no instant to act at, and a 200-ms limit over the first
-//! 30 s of a terrestrial-lte call added delay (docs/experiments/lead-2026-12-05.md).
+//! applies the followed raise over 200 ms, the best fixed profile where boundaries lose packets,
+//! or, where the forecast at the call's start predicts no handover, libwebrtc's sender with a
+//! 500-ms limit: there the actions have no instant to act at, a 200-ms limit over the first 30 s
+//! of a terrestrial-lte call added freezes, and 2000 ms let a terrestrial-5g stall in the window
+//! queue up to 2 s of video (docs/experiments/queue-limit-2026-12-05.md, sections 5 and 7).
 
 use super::card::Measure;
 use super::{Choice, PolicyError, QueuePolicy};
@@ -77,24 +83,25 @@ pub const PATH_MENU: [PathOutput; 7] = [
     },
     PathOutput {
         limit_ms: 200,
-        profile: "playout+discardable",
+        profile: "playout300-follow500+discardable",
     },
     PathOutput {
         limit_ms: 200,
         profile: "hold160+guard+boost+playout",
     },
     PathOutput {
-        limit_ms: 200,
-        profile: "playout300+discardable",
+        limit_ms: 500,
+        profile: "none",
     },
 ];
 
-/// The measuring window: 30 s of `playout+discardable@200` (output 4), or of libwebrtc's
-/// sender (`none@2000`, output 0) where the forecast at the call's start predicts no handover.
+/// The measuring window: 30 s of `playout300-follow500+discardable@200` (output 4), or of
+/// libwebrtc's sender with a 500-ms limit (`none@500`, output 6) where the forecast at the call's
+/// start predicts no handover.
 pub const PATH_MEASURE: Measure = Measure {
     seconds: 30,
     output: 4,
-    without_handovers: Some(0),
+    without_handovers: Some(6),
 };
 
 /// The prefix of an arm policy's name: `path-arm:<output>`.
@@ -199,11 +206,11 @@ mod tests {
         assert!(PATH_MEASURE.output < PATH_MENU.len());
         assert_eq!(
             PATH_MENU[PATH_MEASURE.output].name(),
-            "playout+discardable@200"
+            "playout300-follow500+discardable@200"
         );
         assert_eq!(
             PATH_MEASURE.without_handovers.map(|o| PATH_MENU[o].name()),
-            Some("none@2000".to_owned())
+            Some("none@500".to_owned())
         );
         let err = PathArm::parse("path-arm:playout@300").unwrap_err();
         assert!(err.contains("none@2000, playout@2000"), "{err}");
@@ -231,7 +238,7 @@ mod tests {
                 .unwrap()
         };
         let chosen = PATH_MENU[3].choice();
-        // A path with handovers ahead measures with `playout+discardable@200`.
+        // A path with handovers ahead measures with the followed raise over 200 ms.
         let mut arm = PathArm::parse("path-arm:playout@200").unwrap();
         let measuring = PATH_MENU[PATH_MEASURE.output].choice();
         assert_eq!(choose(&mut arm, slots(0)), measuring);
@@ -244,9 +251,10 @@ mod tests {
         assert_eq!(choose(&mut arm, slots(120)), chosen);
         assert_eq!(chosen.limit, Duration::from_millis(200));
         assert_eq!(chosen.profile.map(|p| p.name), Some("playout"));
-        // One without a predicted handover measures with libwebrtc's sender.
+        // One without a predicted handover measures with libwebrtc's sender at 500 ms.
         let mut arm = PathArm::parse("path-arm:playout@200").unwrap();
-        let plain = PATH_MENU[0].choice();
+        let plain = PATH_MENU[6].choice();
+        assert_eq!(plain.limit, Duration::from_millis(500));
         assert_eq!(choose(&mut arm, clear(0)), plain);
         assert_eq!(choose(&mut arm, slots(29)), plain);
         assert_eq!(choose(&mut arm, clear(30)), chosen);
