@@ -460,7 +460,10 @@ mod tests {
         );
         assert_eq!(late.poll_timeout(), Some(start + 32 * SECOND));
         let chosen = late.handle_timeout(start + 32 * SECOND).unwrap();
-        assert_eq!(chosen.profile.map(|p| p.name), Some("playout+discardable"));
+        assert_eq!(
+            chosen.profile.map(|p| p.name),
+            Some("playout300-follow500+discardable")
+        );
     }
 
     #[test]
@@ -618,20 +621,23 @@ mod tests {
         assert_eq!(c.poll_timeout(), Some(start));
         let first = c.handle_timeout(start).unwrap();
         assert_eq!(first.profile.map(|p| p.name), Some("none"));
-        assert_eq!(handle.queue_time_limit(), Duration::from_millis(2000));
+        assert_eq!(handle.queue_time_limit(), Duration::from_millis(500));
         assert_eq!(c.poll_timeout(), Some(start + 30 * SECOND));
         assert!(c.handle_timeout(start + 29 * SECOND).is_none());
         let measured = c.handle_timeout(start + 30 * SECOND).unwrap();
         assert_eq!(measured.index, 1);
         assert_eq!(
             measured.profile.map(|p| p.name),
-            Some("playout+discardable")
+            Some("playout300-follow500+discardable")
         );
         assert_eq!(handle.queue_time_limit(), Duration::from_millis(200));
         assert_eq!(c.poll_timeout(), Some(start + 120 * SECOND));
         let third = c.handle_timeout(start + 120 * SECOND).unwrap();
         assert_eq!(third.index, 2);
-        assert_eq!(third.profile.map(|p| p.name), Some("playout+discardable"));
+        assert_eq!(
+            third.profile.map(|p| p.name),
+            Some("playout300-follow500+discardable")
+        );
         assert_eq!(c.poll_timeout(), Some(start + 240 * SECOND));
     }
 
