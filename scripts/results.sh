@@ -18,7 +18,8 @@ Regenerates the headline tables with the release rtc-client built from this tree
   goal      default (libwebrtc's 2000-ms queue limit + adaptive FEC) against the handover-aware
             policies (timed@fixed:200, the same without the playout raise, the playout raise
             and discardable frames with the raise capped at 500 and at 300 ms and with the
-            cap following the path from 300 to 500 ms, the shipped learned models) on every scenario in traces/scenarios/, calibrated forecast
+            cap following the path from 300 to 500 ms, the shipped learned models) on every
+            scenario in traces/scenarios/, calibrated forecast
   ablation  starlink and lagos-trace: each timed action alone and all together, constant
             receiver playout floors, the receiver's own raise (--receiver-raise), the forecast
             50 ms early / late / jittered, and the forecast-blind control (the same actions at
