@@ -166,6 +166,8 @@ pub fn utility_with(arm: &Outcome, ratios: Ratios) -> f64 {
 /// 5 %) in favour of the one with less delay: on the training family's terrestrial paths a 500-ms
 /// limit cuts libwebrtc's P95 delay by 41 % for 5 % more freezes
 /// (docs/experiments/queue-limit-2026-12-05.md), which a weight of 1 prefers and 0 does not.
+/// The shipped path card was trained with 1: with 0 no policy on the menu meets both parts of
+/// the goal on terrestrial-lte (docs/experiments/path-card-follow-2026-12-06.md, section 1).
 pub fn p95_fall_credit(ratios: Ratios, weight: f64) -> f64 {
     weight * (1.0 - ratios.p95).max(0.0)
 }
