@@ -3,11 +3,17 @@
 on the same scenarios and seeds, against the best fixed profile of each scenario.
 
 Usage:
-  scripts/regret.py RUN [RUN ...] [--learned POLICY] [--baseline default] [--rule POLICY] [--out FILE]
+  scripts/regret.py RUN [RUN ...] [--learned POLICY] [--baseline default] [--rule POLICY] [--replicates] [--out FILE]
   scripts/regret.py --self-test
 
 Every run's report.json is read; runs that hold the same (scenario, policy) cell over disjoint
 seeds are pooled (a seed in two runs is an error), so a second seed set adds calls to the first.
+With `--replicates` a seed in several runs is one call replicated under a perturbation that leaves
+its link realisation alone (`rtc-client experiment --timing-offset 1`, `-1`, ...): its metrics are
+averaged over the replicates before the seeds are paired. A call is a chaotic system: on
+lagos-trace moving every predicted instant by 1 ms moves a profile's mean freezes over 90 calls
+by up to 4.3 % (docs/experiments/lagos-corner-2026-12-06.md), so a 5 % bound is judged more
+surely on the replicates' means than on one realisation each.
 A policy is a column wherever its cell has the same seeds as the baseline's. A cell's utility is
 the one the path-aware policy's labels use (policy-train/src/counterfactual.rs), relative to the
 baseline (libwebrtc's sender) on the same seeds:
@@ -65,25 +71,40 @@ def read_json(path, tool):
 
 
 class Cells:
-    """(scenario, policy) -> {seed: {metric: value}} over every run given."""
+    """(scenario, policy) -> {seed: {metric: value}} over every run given.
 
-    def __init__(self, runs):
+    With `replicates`, a seed that two runs hold for the same cell is a replicate of that call (the
+    runs differ in a perturbation that leaves the link realisation alone, such as
+    `--timing-offset`): the seed's metrics are the mean over its replicates, and `self.replicates`
+    counts them. Without it such a seed is an error, so that a run given twice is not pooled.
+    """
+
+    def __init__(self, runs, replicates=False):
         self.cells = {}
         self.order = []
+        self.replicates = {}
+        seen = set()
+        calls = {}
         for run in runs:
+            real = os.path.realpath(run)
+            if real in seen:
+                sys.exit(f"regret.py: {run} is given twice")
+            seen.add(real)
             report = read_json(os.path.join(run, "report.json"), "regret.py")
             for cell in report.get("cells", []):
                 key = (cell["scenario"], cell["policy"])
-                values = {}
+                pooled = calls.setdefault(key, {})
                 for i, seed in enumerate(cell["seeds"]):
-                    values[seed] = {m["metric"]: m["values"][i] for m in cell["metrics"]}
-                pooled = self.cells.setdefault(key, {})
-                twice = sorted(set(pooled) & set(values))
-                if twice:
-                    sys.exit(f"regret.py: {key[1]} on {key[0]} has seed {twice[0]} in two runs")
-                pooled.update(values)
+                    if seed in pooled and not replicates:
+                        sys.exit(f"regret.py: {key[1]} on {key[0]} has seed {seed} in two runs "
+                                 "(--replicates averages runs of the same seeds that differ in a perturbation)")
+                    pooled.setdefault(seed, []).append({m["metric"]: m["values"][i] for m in cell["metrics"]})
                 if key[1] not in self.order:
                     self.order.append(key[1])
+        for key, pooled in calls.items():
+            self.cells[key] = {seed: {m: mean([c[m] for c in reps]) for m in reps[0]}
+                               for seed, reps in pooled.items()}
+            self.replicates[key] = {seed: len(reps) for seed, reps in pooled.items()}
 
     def scenarios(self):
         seen = []
@@ -160,9 +181,9 @@ def significantly_worse(diff_pct, p, abs_diff=None):
     return diff_pct > 5.0 and p is not None and p < 0.05 and (abs_diff is None or abs_diff > 0.05)
 
 
-def render(runs, learned=(), baseline="default", rule="timed@fixed:200", per_call=False):
+def render(runs, learned=(), baseline="default", rule="timed@fixed:200", per_call=False, replicates=False):
     """The regret table's markdown lines over the experiment directories `runs`."""
-    cells = Cells(runs)
+    cells = Cells(runs, replicates)
     missing = [p for p in learned if p not in cells.order]
     if missing:
         # A card runs under its id (`learned:<sha256 prefix>`), not under the path it was given
@@ -196,7 +217,14 @@ def render(runs, learned=(), baseline="default", rule="timed@fixed:200", per_cal
         fixed = [p for p in policies if p not in adaptive]
         best = max(fixed, key=lambda p: u[p])
         out(f"### {sc}\n")
+        repeated = []
+        for p in policies:
+            counts = sorted(set(cells.replicates[(sc, p)][s] for s in seeds))
+            if counts[-1] > 1:
+                k = str(counts[0]) if len(counts) == 1 else f"{counts[0]}-{counts[-1]}"
+                repeated.append(f"`{p}` x{k}")
         out(f"{len(seeds)} calls per policy (seeds {seed_ranges(seeds)}); best fixed profile: `{best}`"
+            + (f"; each seed the mean of its replicates: {', '.join(repeated)}" if repeated else "")
             + (f"; left out (other seeds): {', '.join(skipped)}" if skipped else "") + "\n")
         out("| policy | utility | regret | freezes/min | vs best | frozen s/min | P95 ms | vs best | bitrate kbit/s |")
         out("|---|---|---|---|---|---|---|---|---|")
@@ -319,6 +347,20 @@ def self_test():
             assert "has seed 10 in two runs" in str(e), e
         else:
             raise AssertionError("a seed in two runs was pooled")
+        try:
+            render([a, a], replicates=True)
+        except SystemExit as e:
+            assert "is given twice" in str(e), e
+        else:
+            raise AssertionError("a run given twice was taken for its own replicate")
+        shifted = dict(cells)
+        shifted[("lossy", "learned:x")] = metrics(3.0, 300.0)
+        a2 = run(root, "a2", list(range(1, 11)), shifted)
+        text = "\n".join(render([a, a2], learned=["learned:x"], replicates=True))
+        assert "10 calls per policy (seeds 1-10); best fixed profile: `timed@fixed:200`; each seed the mean " \
+            "of its replicates: `default` x2, `timed@fixed:200` x2, `learned:x` x2" in text, text
+        row = next(x for x in text.split("\n") if x.startswith("| _learned:x_"))
+        assert row.split(" | ")[3] == "2.03", row  # (1 + 3) / 2 plus the seeds' 0.01 (s % 7), averaged
     assert seed_ranges([3, 1, 2, 7]) == "1-3, 7"
     base = {"freezes_per_min": 1.0, "frozen_s_per_min": 0.0, "e2e_delay_p95_ms": 100.0, "video_bitrate_kbps": 1000.0}
     spread = [dict(base, e2e_delay_p95_ms=80.0), dict(base, e2e_delay_p95_ms=120.0)]
@@ -351,6 +393,10 @@ def main():
     ap.add_argument("--p95-fall-weight", type=float, default=0.0, metavar="WEIGHT",
                     help="what a P95 fall earns in the utility, per unit of ratio (as policy-train "
                          "counterfactual's flag; default 0: nothing)")
+    ap.add_argument("--replicates", action="store_true",
+                    help="runs that hold the same seeds are replicates (e.g. the same calls with "
+                         "--timing-offset 1 and -1): each seed's metrics are averaged over its replicates "
+                         "before the seeds are paired; without it a seed in two runs is an error")
     ap.add_argument("--out", help="write the markdown here as well as to stdout")
     ap.add_argument("--self-test", action="store_true", help="run the script's own checks and exit")
     a = ap.parse_args()
@@ -363,7 +409,7 @@ def main():
         ap.error("--p95-fall-weight must not be negative")
     global W_P95_FALL
     W_P95_FALL = a.p95_fall_weight
-    emit(render(a.runs, a.learned, a.baseline, a.rule, a.per_call), a.out)
+    emit(render(a.runs, a.learned, a.baseline, a.rule, a.per_call, a.replicates), a.out)
 
 
 if __name__ == "__main__":
