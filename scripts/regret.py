@@ -102,7 +102,8 @@ class Cells:
                 if key[1] not in self.order:
                     self.order.append(key[1])
         for key, pooled in calls.items():
-            self.cells[key] = {seed: {m: mean([c[m] for c in reps]) for m in reps[0]}
+            # A metric that only some replicates report is left out of the seed's mean.
+            self.cells[key] = {seed: {m: mean([c[m] for c in reps]) for m in set.intersection(*(set(c) for c in reps))}
                                for seed, reps in pooled.items()}
             self.replicates[key] = {seed: len(reps) for seed, reps in pooled.items()}
 
