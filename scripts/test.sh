@@ -41,11 +41,13 @@ python3 scripts/module-cycles.py
 # The results page's renderer, on a fixture run cut from real ones, and the script's --help;
 # the results themselves take minutes to hours and are not run here (scripts/results.sh). The
 # training arms' per-member table, on a fixture worked out by hand; the regret table's pooling
-# and goal checks, on fixture runs it writes itself.
-step "self-tests of scripts/results.py, scripts/arms-by-family.py and scripts/regret.py, and scripts/results.sh --help"
+# and goal checks, on fixture runs it writes itself; the label-noise report, on two runs worked
+# out by hand.
+step "self-tests of scripts/results.py, scripts/arms-by-family.py, scripts/regret.py and scripts/label-noise.py, and scripts/results.sh --help"
 python3 scripts/results.py --self-test
 python3 scripts/arms-by-family.py --self-test
 python3 scripts/regret.py --self-test
+python3 scripts/label-noise.py --self-test
 scripts/results.sh --help >/dev/null
 
 step "cargo fmt --check"
