@@ -87,12 +87,30 @@ def summary(calls):
     return fixed, cross, agree, held, avg
 
 
+def check_paths(runs, paths):
+    """Exits when a run's path of some name is not PATHS's path of that name: every draw numbers
+    its paths from path-0000, so a run read with another draw's family.json would be read
+    silently wrong. Compares the descriptions the run recorded (run.json) with family.json's."""
+    described = {p["name"]: p.get("description") for p in
+                 read_json(os.path.join(paths, "family.json"), "label-noise.py")["paths"]}
+    for run in runs:
+        config = os.path.join(run, "run.json")
+        if not os.path.exists(config):
+            continue
+        for sc in read_json(config, "label-noise.py").get("config", {}).get("scenarios", []):
+            name, ran = sc.get("name"), (sc.get("file") or {}).get("description")
+            if name in described and ran is not None and described[name] is not None and ran != described[name]:
+                sys.exit(f"label-noise.py: {run} ran another {name} than {paths} holds "
+                         f"({ran!r} against {described[name]!r})")
+
+
 def render(runs, paths, baseline="path-arm:none@2000"):
     arms, calls = utilities(runs, baseline)
     family = {p["name"]: p["family"] for p in read_json(os.path.join(paths, "family.json"), "label-noise.py")["paths"]}
     unknown = sorted({sc for sc, _ in calls if sc not in family})
     if unknown:
         sys.exit(f"label-noise.py: {unknown[0]} is not in {os.path.join(paths, 'family.json')}")
+    check_paths(runs, paths)
     fixed, cross, agree, held, _ = summary(calls)
     lines = [f"{len(calls)} calls in each of {len(runs)} runs ({', '.join(runs)})\n",
              "| arm | " + " | ".join(f"regret fixed, run {r + 1}" for r in range(len(runs))) + " |",
@@ -138,7 +156,8 @@ def self_test():
         paths = os.path.join(tmp, "paths")
         os.makedirs(paths)
         with open(os.path.join(paths, "family.json"), "w") as f:
-            json.dump({"paths": [{"name": "p0", "family": "lossy"}, {"name": "p1", "family": "calm"}]}, f)
+            json.dump({"paths": [{"name": "p0", "family": "lossy", "description": "lossy p0"},
+                                 {"name": "p1", "family": "calm", "description": "calm p1"}]}, f)
         a, b = os.path.join(tmp, "a"), os.path.join(tmp, "b")
         # p0: `other` is better by 1 freeze in run a and worse by 1 in run b (the best flips);
         # p1: `other` is worse by 0.5 in both runs (the best repeats).
@@ -154,6 +173,14 @@ def self_test():
             "best arms agree on 50.0 % of the calls." in text, text
         assert f"| lossy | 1 | {base} (0.500) | 1.000 | 0 % |" in text, text
         assert f"| calm | 1 | {base} (0.000) | 0.000 | 100 % | {base} (1) |" in text, text
+        with open(os.path.join(b, "run.json"), "w") as f:
+            json.dump({"config": {"scenarios": [{"name": "p1", "file": {"description": "another draw's p1"}}]}}, f)
+        try:
+            render([a, b], paths)
+        except SystemExit as e:
+            assert "ran another p1 than" in str(e), e
+        else:
+            raise AssertionError("a run of another draw's paths was read")
         try:
             render([a, b], paths, baseline="path-arm:nothing")
         except SystemExit as e:
