@@ -24,7 +24,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from regret import Cells, emit, group_utility, mean, read_json, utility  # noqa: E402
+from regret import Cells, check_paths, emit, group_utility, mean, read_json, utility  # noqa: E402
 
 
 def load_members(pair, split):
@@ -33,6 +33,7 @@ def load_members(pair, split):
     if ":" not in pair:
         sys.exit(f"arms-by-family.py: expected RUNS:PATHS, got {pair!r}")
     run, paths = pair.split(":", 1)
+    check_paths([run], paths, "arms-by-family.py")
     family = read_json(os.path.join(paths, "family.json"), "arms-by-family.py")
     members = {}
     for p in family["paths"]:

@@ -36,7 +36,7 @@ from collections import Counter
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import regret  # noqa: E402
-from regret import Cells, emit, mean, read_json, utility  # noqa: E402
+from regret import Cells, check_paths, emit, mean, read_json, utility  # noqa: E402
 
 
 def utilities(runs, baseline):
@@ -87,30 +87,13 @@ def summary(calls):
     return fixed, cross, agree, held, avg
 
 
-def check_paths(runs, paths):
-    """Exits when a run's path of some name is not PATHS's path of that name: every draw numbers
-    its paths from path-0000, so a run read with another draw's family.json would be read
-    silently wrong. Compares the descriptions the run recorded (run.json) with family.json's."""
-    described = {p["name"]: p.get("description") for p in
-                 read_json(os.path.join(paths, "family.json"), "label-noise.py")["paths"]}
-    for run in runs:
-        config = os.path.join(run, "run.json")
-        if not os.path.exists(config):
-            continue
-        for sc in read_json(config, "label-noise.py").get("config", {}).get("scenarios", []):
-            name, ran = sc.get("name"), (sc.get("file") or {}).get("description")
-            if name in described and ran is not None and described[name] is not None and ran != described[name]:
-                sys.exit(f"label-noise.py: {run} ran another {name} than {paths} holds "
-                         f"({ran!r} against {described[name]!r})")
-
-
 def render(runs, paths, baseline="path-arm:none@2000"):
     arms, calls = utilities(runs, baseline)
     family = {p["name"]: p["family"] for p in read_json(os.path.join(paths, "family.json"), "label-noise.py")["paths"]}
     unknown = sorted({sc for sc, _ in calls if sc not in family})
     if unknown:
         sys.exit(f"label-noise.py: {unknown[0]} is not in {os.path.join(paths, 'family.json')}")
-    check_paths(runs, paths)
+    check_paths(runs, paths, "label-noise.py")
     fixed, cross, agree, held, _ = summary(calls)
     lines = [f"{len(calls)} calls in each of {len(runs)} runs ({', '.join(runs)})\n",
              "| arm | " + " | ".join(f"regret fixed, run {r + 1}" for r in range(len(runs))) + " |",

@@ -70,6 +70,23 @@ def read_json(path, tool):
         sys.exit(f"{tool}: cannot read {path}: {e}")
 
 
+def check_paths(runs, paths, tool):
+    """Exits when a run's path of some name is not PATHS's path of that name: every draw numbers
+    its paths from path-0000, so a run read with another draw's family.json would be read
+    silently wrong. Compares the descriptions the run recorded (run.json) with family.json's."""
+    described = {p["name"]: p.get("description") for p in
+                 read_json(os.path.join(paths, "family.json"), tool).get("paths", [])}
+    for run in runs:
+        config = os.path.join(run, "run.json")
+        if not os.path.exists(config):
+            continue
+        for sc in read_json(config, tool).get("config", {}).get("scenarios", []):
+            name, ran = sc.get("name"), (sc.get("file") or {}).get("description")
+            if name in described and ran is not None and described[name] is not None and ran != described[name]:
+                sys.exit(f"{tool}: {run} ran another {name} than {paths} holds "
+                         f"({ran!r} against {described[name]!r})")
+
+
 class Cells:
     """(scenario, policy) -> {seed: {metric: value}} over every run given.
 
