@@ -33,8 +33,8 @@ def load_members(pair, split):
     if ":" not in pair:
         sys.exit(f"arms-by-family.py: expected RUNS:PATHS, got {pair!r}")
     run, paths = pair.split(":", 1)
-    check_paths([run], paths, "arms-by-family.py")
     family = read_json(os.path.join(paths, "family.json"), "arms-by-family.py")
+    check_paths([run], family, paths, "arms-by-family.py")
     members = {}
     for p in family["paths"]:
         label = p["family"]

@@ -89,11 +89,12 @@ def summary(calls):
 
 def render(runs, paths, baseline="path-arm:none@2000"):
     arms, calls = utilities(runs, baseline)
-    family = {p["name"]: p["family"] for p in read_json(os.path.join(paths, "family.json"), "label-noise.py")["paths"]}
+    drawn = read_json(os.path.join(paths, "family.json"), "label-noise.py")
+    check_paths(runs, drawn, paths, "label-noise.py")
+    family = {p["name"]: p["family"] for p in drawn.get("paths", [])}
     unknown = sorted({sc for sc, _ in calls if sc not in family})
     if unknown:
         sys.exit(f"label-noise.py: {unknown[0]} is not in {os.path.join(paths, 'family.json')}")
-    check_paths(runs, paths, "label-noise.py")
     fixed, cross, agree, held, _ = summary(calls)
     lines = [f"{len(calls)} calls in each of {len(runs)} runs ({', '.join(runs)})\n",
              "| arm | " + " | ".join(f"regret fixed, run {r + 1}" for r in range(len(runs))) + " |",

@@ -70,12 +70,12 @@ def read_json(path, tool):
         sys.exit(f"{tool}: cannot read {path}: {e}")
 
 
-def check_paths(runs, paths, tool):
-    """Exits when a run's path of some name is not PATHS's path of that name: every draw numbers
-    its paths from path-0000, so a run read with another draw's family.json would be read
-    silently wrong. Compares the descriptions the run recorded (run.json) with family.json's."""
-    described = {p["name"]: p.get("description") for p in
-                 read_json(os.path.join(paths, "family.json"), tool).get("paths", [])}
+def check_paths(runs, family, paths, tool):
+    """Exits when a run's path of some name is not the path of that name in `family` (PATHS's
+    family.json, read): every draw numbers its paths from path-0000, so a run read with another
+    draw's family.json would be read silently wrong. Compares the descriptions the run recorded
+    (run.json) with family.json's."""
+    described = {p["name"]: p.get("description") for p in family.get("paths", [])}
     for run in runs:
         config = os.path.join(run, "run.json")
         if not os.path.exists(config):
