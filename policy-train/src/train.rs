@@ -85,7 +85,7 @@ pub struct Dataset {
     /// `[N, K]` float: each output's cost on each sample, when every sample has them. The fit
     /// then minimises the expected cost under the network's softmax (cost-sensitive
     /// classification, Elkan, "The Foundations of Cost-Sensitive Learning", IJCAI 2001)
-    /// instead of the labels' cross-entropy: one call's label is a noisy argmax of seven
+    /// instead of the labels' cross-entropy: one call's label is a noisy argmax of eight
     /// outcomes, while its costs say how much each wrong choice loses.
     pub costs: Option<Tensor>,
 }

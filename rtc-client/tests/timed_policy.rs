@@ -149,16 +149,19 @@ fn the_shipped_action_files_read_and_the_default_one_is_the_timed_policy() {
             .config,
         "the file runs the path menu's profile"
     );
-    let followed =
-        TimedActions::from_file(&root.join("traces/actions/playout300-follow500+discardable.toml"))
-            .expect("traces/actions/playout300-follow500+discardable.toml reads");
-    assert_eq!(
-        followed.config(),
-        pacer::ActionProfile::named("playout300-follow500+discardable")
-            .unwrap()
-            .config,
-        "the file runs the path menu's profile"
-    );
+    for profile in [
+        "playout300-follow500+discardable",
+        "playout300-follow500+discardable+floor100",
+    ] {
+        let file = format!("traces/actions/{profile}.toml");
+        let actions =
+            TimedActions::from_file(&root.join(&file)).unwrap_or_else(|e| panic!("{file}: {e}"));
+        assert_eq!(
+            actions.config(),
+            pacer::ActionProfile::named(profile).unwrap().config,
+            "{file} runs the path menu's profile"
+        );
+    }
     let shipped = ["traces/actions", "docs/experiments/hold-windows"]
         .iter()
         .flat_map(|dir| std::fs::read_dir(root.join(dir)).expect("an action directory"));

@@ -165,6 +165,18 @@ pub struct PlayoutRaiseConfig {
     /// How far back late windows are counted, ms (600 000 by default: the ten-minute calls it was
     /// measured on).
     pub follow_memory_ms: u64,
+    /// The minimum playout delay every frame of the call asks for, ms, handover or not (at most
+    /// 4000; 0, the default: none); the windows' raise applies where it is higher. Applied only
+    /// with the raise enabled, from the call's first frame (ramping up as the raise does), and
+    /// not gated by boundary loss: it is for loss away from the boundaries, where a frame that
+    /// lost a packet waits one repair round as a boundary frame does.
+    ///
+    /// 100 in the profile `playout300-follow500+discardable+floor100`. Over the followed raise,
+    /// a 100-ms floor cut freezes on the training family's members with bursty loss
+    /// (Gilbert-Elliott) and on lagos-trace at a few per cent of P95 delay, and cost P95 delay
+    /// without a freeze to show for it on starlink, leo-spiky and the terrestrial paths: a choice
+    /// by path (docs/experiments/playout-floor-2026-12-06.md).
+    pub floor_ms: u64,
 }
 
 impl PlayoutRaiseConfig {
@@ -197,6 +209,7 @@ impl Default for PlayoutRaiseConfig {
             follow_cap_ms: 0,
             follow_min_windows: 2,
             follow_memory_ms: 600_000,
+            floor_ms: 0,
         }
     }
 }
@@ -581,6 +594,7 @@ impl ActionConfig {
             ("max_raise_ms", self.playout.max_raise_ms),
             ("max_held_raise_ms", self.playout.max_held_raise_ms),
             ("follow_cap_ms", self.playout.follow_cap_ms),
+            ("floor_ms", self.playout.floor_ms),
         ] {
             if value > MAX_PLAYOUT_RAISE_MS {
                 return Err(ActionConfigError::PlayoutRaise(field, value));

@@ -30,8 +30,8 @@ pub use config::{
 };
 pub use handle::ActionsHandle;
 pub use profile::{
-    ActionProfile, EXPLORATION_PROFILES, FOLLOWED_RAISE_CAP_MS, LOW_RAISE_CAP_MS, PROFILE_NAMES,
-    UnknownProfile,
+    ActionProfile, EXPLORATION_PROFILES, FOLLOWED_RAISE_CAP_MS, LOW_RAISE_CAP_MS, PLAYOUT_FLOOR_MS,
+    PROFILE_NAMES, UnknownProfile,
 };
 pub use schedule::{ActionCounter, ActionStats, HandoverActions};
 pub use timing::TimingError;

@@ -42,6 +42,10 @@
 //!   On 90 new seeds it was within 5 % of the best fixed cap on both starlink (P95 +0.9 % against
 //!   the 300-ms cap) and lagos-trace (freezes +2.3 % against the 500-ms cap), where each cap
 //!   misses on one (docs/experiments/raise-follow-2026-12-05.md).
+//! - `playout300-follow500+discardable+floor100`: the same over a 100-ms playout floor for every
+//!   frame of the call (`playout.floor_ms`), for loss away from the boundaries: it cut freezes
+//!   where that loss comes in bursts and cost P95 delay where it does not
+//!   (docs/experiments/playout-floor-2026-12-06.md).
 //!
 //! Random exploration (`random-joint`) draws only from the first [`EXPLORATION_PROFILES`], the
 //! menu the shipped joint model was trained on.
@@ -62,7 +66,7 @@ pub struct ActionProfile {
 impl Eq for ActionProfile {}
 
 /// The profiles' names in menu order, least intrusive first.
-pub const PROFILE_NAMES: [&str; 10] = [
+pub const PROFILE_NAMES: [&str; 11] = [
     "none",
     "guard",
     "guard+boost",
@@ -73,6 +77,7 @@ pub const PROFILE_NAMES: [&str; 10] = [
     "hold160+guard+boost+playout",
     "playout300+discardable",
     "playout300-follow500+discardable",
+    "playout300-follow500+discardable+floor100",
 ];
 
 /// How many of [`PROFILE_NAMES`], from the first, `random-joint` explores: the menu before the
@@ -88,6 +93,11 @@ pub const LOW_RAISE_CAP_MS: u64 = 300;
 /// The cap `playout300-follow500+discardable` follows the path to, ms: the default cap, which
 /// lagos-trace needs (docs/experiments/raise-follow-2026-12-05.md).
 pub const FOLLOWED_RAISE_CAP_MS: u64 = 500;
+
+/// The playout floor of `playout300-follow500+discardable+floor100`, ms: the smallest of the
+/// floors probed (100, 200 ms) over the followed raise; 200 ms cut more freezes at three times
+/// the P95 cost on lagos-trace (docs/experiments/playout-floor-2026-12-06.md).
+pub const PLAYOUT_FLOOR_MS: u64 = 100;
 
 /// A name that is not in the menu.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -146,11 +156,14 @@ impl ActionProfile {
                 config.playout.max_raise_ms = LOW_RAISE_CAP_MS;
                 (None, false, false, true, true)
             }
-            "playout300-follow500+discardable" => {
+            "playout300-follow500+discardable" | "playout300-follow500+discardable+floor100" => {
                 config.playout.max_raise_ms = LOW_RAISE_CAP_MS;
                 config.playout.follow_cap_ms = FOLLOWED_RAISE_CAP_MS;
                 config.playout.follow_min_windows = 2;
                 config.playout.follow_memory_ms = 600_000;
+                if name.ends_with("+floor100") {
+                    config.playout.floor_ms = PLAYOUT_FLOOR_MS;
+                }
                 (None, false, false, true, true)
             }
             _ => return None,
@@ -196,6 +209,10 @@ mod tests {
         followed.playout.follow_memory_ms = 600_000;
         assert_eq!(menu[9].config, followed);
         assert_eq!(menu[9].config.playout.follow_min_windows, 2);
+        let mut floored = followed;
+        floored.playout.floor_ms = PLAYOUT_FLOOR_MS;
+        assert_eq!(menu[10].config, floored);
+        assert!(menu[..10].iter().all(|p| p.config.playout.floor_ms == 0));
         assert!(menu[8].config.playout.max_raise_ms < menu[6].config.playout.max_raise_ms);
         assert!(!menu[0].config.hold.enabled);
         assert!(!menu[0].config.guard.enabled && !menu[0].config.boost.enabled);

@@ -119,7 +119,8 @@ impl PlayoutDelayStamper {
         )
     }
 
-    /// The raise for a frame first seen at `now`: the playout windows' ramp, moved towards from
+    /// The raise for a frame first seen at `now`: the playout windows' ramp over the call's
+    /// floor ([`PlayoutRaiseConfig::floor_ms`](crate::actions::PlayoutRaiseConfig::floor_ms)), moved towards from
     /// the previous frame's raise by at most [`RAMP_UP_SLOPE`] (up) or [`RAMP_DOWN_SLOPE`]
     /// (down) times the time between them, so that a new repair measurement cannot make a step
     /// either. With a followed cap, the windows take the higher cap while the frames that
@@ -163,7 +164,12 @@ impl PlayoutDelayStamper {
                 self.handle.lock().frames_followed += 1;
             }
         }
-        let target = raise_at(now, &windows);
+        let floor = if playout.enabled {
+            Duration::from_millis(playout.floor_ms)
+        } else {
+            Duration::ZERO
+        };
+        let target = raise_at(now, &windows).max(floor);
         match previous {
             Some((value, at)) => {
                 let elapsed = now.saturating_duration_since(at);
@@ -418,5 +424,58 @@ mod tests {
         let stats = handle.stats();
         assert!(stats.frames_raised > 5 && stats.frames_stamped > stats.frames_raised);
         assert_eq!(stats.max_raise, ms(130));
+    }
+
+    /// Frame `n` is captured at `n x 33 ms`; what each asked for, ms (`None`: no extension).
+    fn asked_minimums(
+        stamper: &mut PlayoutDelayStamper,
+        t0: Instant,
+        frames: u64,
+    ) -> Vec<Option<u64>> {
+        (0..frames)
+            .map(|frame| {
+                stamper
+                    .handle_write(packet(t0 + ms(frame * 33), SSRC, frame as u32))
+                    .unwrap();
+                minimum_ms(&stamper.poll_write().unwrap())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_floor_is_asked_for_by_every_frame_and_the_raise_stands_on_it() {
+        let t0 = Instant::now();
+        let mut config = ActionConfig::default();
+        config.onset.enabled = false;
+        config.hold.enabled = false;
+        config.playout.floor_ms = 100;
+        let actions = ActionsHandle::new(config).unwrap();
+        actions.set_predictions(t0, [(t0 + ms(3000), 0.9)]);
+        let (mut stamper, _) = PlayoutDelayStamper::new(actions, None);
+        stamper.bind_local_stream(&stream(SSRC, true));
+        let asked = asked_minimums(&mut stamper, t0, 200);
+        assert_eq!(asked[0], None, "the first frame starts from no raise");
+        // Up at half a millisecond per millisecond: 100 ms within 200 ms (seven frames).
+        assert!(
+            asked[1..7].iter().all(|m| m.is_some_and(|m| m < 100)),
+            "{asked:?}"
+        );
+        assert_eq!(asked[7], Some(100));
+        // The window's 130 ms over the floor at the handover, the floor again after it, and
+        // never nothing: every frame carries the extension.
+        assert_eq!(asked[91], Some(130), "{:?}", &asked[85..100]);
+        assert!(asked[7..].iter().all(|m| m.is_some_and(|m| m >= 100)));
+        assert_eq!(asked[199], Some(100));
+
+        let mut off = config;
+        off.playout.enabled = false;
+        let actions = ActionsHandle::new(off).unwrap();
+        let (mut stamper, _) = PlayoutDelayStamper::new(actions, None);
+        stamper.bind_local_stream(&stream(SSRC, true));
+        let asked = asked_minimums(&mut stamper, t0, 50);
+        assert!(
+            asked.iter().all(Option::is_none),
+            "no floor without the raise"
+        );
     }
 }

@@ -17,6 +17,7 @@
 //! | `playout300-follow500+discardable@200` | the raise and discardable frames over the short limit, the raise capped at 300 ms until the call's frames show it late, then at 500; what the call runs while it measures where handovers are forecast |
 //! | `hold160+guard+boost+playout@200` | plain `timed@fixed:200` |
 //! | `none@500` | libwebrtc's sender with a 500-ms limit: the best fixed profile on terrestrial-5g; what the call runs while it measures where no handover is forecast |
+//! | `playout300-follow500+discardable+floor100@200` | output 4 over a 100-ms playout floor for every frame: fewer freezes where loss away from the boundaries comes in bursts, more P95 delay where it does not (docs/experiments/playout-floor-2026-12-06.md) |
 //!
 //! The raise's cap follows the path (docs/experiments/raise-follow-2026-12-05.md) instead of
 //! being two outputs, 300 and 500 ms, for the card to choose between: at the decision starlink,
@@ -64,7 +65,7 @@ impl PathOutput {
 }
 
 /// The menu, in the order of the model's outputs.
-pub const PATH_MENU: [PathOutput; 7] = [
+pub const PATH_MENU: [PathOutput; 8] = [
     PathOutput {
         limit_ms: 2000,
         profile: "none",
@@ -92,6 +93,10 @@ pub const PATH_MENU: [PathOutput; 7] = [
     PathOutput {
         limit_ms: 500,
         profile: "none",
+    },
+    PathOutput {
+        limit_ms: 200,
+        profile: "playout300-follow500+discardable+floor100",
     },
 ];
 
