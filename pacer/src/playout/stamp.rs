@@ -368,16 +368,29 @@ mod tests {
         Some(u64::from(extension.min_delay) * 10)
     }
 
-    #[test]
-    fn frames_around_a_predicted_handover_ask_for_a_ramped_minimum_and_then_zero() {
-        let t0 = Instant::now();
+    /// The default actions without the onset tracker and the hold (`floor_ms` as given), one
+    /// handover predicted 3 s after `t0`, and a stamper over them with stream [`SSRC`] bound.
+    fn stamper_with_floor(
+        t0: Instant,
+        floor_ms: u64,
+        playout: bool,
+    ) -> (PlayoutDelayStamper, PlayoutStamperHandle) {
         let mut config = ActionConfig::default();
         config.onset.enabled = false;
         config.hold.enabled = false;
+        config.playout.floor_ms = floor_ms;
+        config.playout.enabled = playout;
         let actions = ActionsHandle::new(config).unwrap();
         actions.set_predictions(t0, [(t0 + ms(3000), 0.9)]);
         let (mut stamper, handle) = PlayoutDelayStamper::new(actions, None);
         stamper.bind_local_stream(&stream(SSRC, true));
+        (stamper, handle)
+    }
+
+    #[test]
+    fn frames_around_a_predicted_handover_ask_for_a_ramped_minimum_and_then_zero() {
+        let t0 = Instant::now();
+        let (mut stamper, handle) = stamper_with_floor(t0, 0, true);
         stamper.bind_local_stream(&stream(0x2222, false));
         // Without a NACK responder a repair round is the default RTT (100 ms) plus the 20-ms
         // allowance, plus the 10-ms render margin: 130 ms, in force from t - 50 ms to t + 150 ms.
@@ -445,14 +458,7 @@ mod tests {
     #[test]
     fn a_floor_is_asked_for_by_every_frame_and_the_raise_stands_on_it() {
         let t0 = Instant::now();
-        let mut config = ActionConfig::default();
-        config.onset.enabled = false;
-        config.hold.enabled = false;
-        config.playout.floor_ms = 100;
-        let actions = ActionsHandle::new(config).unwrap();
-        actions.set_predictions(t0, [(t0 + ms(3000), 0.9)]);
-        let (mut stamper, _) = PlayoutDelayStamper::new(actions, None);
-        stamper.bind_local_stream(&stream(SSRC, true));
+        let (mut stamper, _) = stamper_with_floor(t0, 100, true);
         let asked = asked_minimums(&mut stamper, t0, 200);
         assert_eq!(asked[0], None, "the first frame starts from no raise");
         // Up at half a millisecond per millisecond: 100 ms within 200 ms (seven frames).
@@ -467,11 +473,7 @@ mod tests {
         assert!(asked[7..].iter().all(|m| m.is_some_and(|m| m >= 100)));
         assert_eq!(asked[199], Some(100));
 
-        let mut off = config;
-        off.playout.enabled = false;
-        let actions = ActionsHandle::new(off).unwrap();
-        let (mut stamper, _) = PlayoutDelayStamper::new(actions, None);
-        stamper.bind_local_stream(&stream(SSRC, true));
+        let (mut stamper, _) = stamper_with_floor(t0, 100, false);
         let asked = asked_minimums(&mut stamper, t0, 50);
         assert!(
             asked.iter().all(Option::is_none),
