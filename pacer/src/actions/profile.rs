@@ -161,7 +161,7 @@ impl ActionProfile {
                 config.playout.follow_cap_ms = FOLLOWED_RAISE_CAP_MS;
                 config.playout.follow_min_windows = 2;
                 config.playout.follow_memory_ms = 600_000;
-                if name.ends_with("+floor100") {
+                if name == "playout300-follow500+discardable+floor100" {
                     config.playout.floor_ms = PLAYOUT_FLOOR_MS;
                 }
                 (None, false, false, true, true)

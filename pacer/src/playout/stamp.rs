@@ -120,7 +120,7 @@ impl PlayoutDelayStamper {
     }
 
     /// The raise for a frame first seen at `now`: the playout windows' ramp over the call's
-    /// floor ([`PlayoutRaiseConfig::floor_ms`](crate::actions::PlayoutRaiseConfig::floor_ms)), moved towards from
+    /// floor ([`floor_ms`](crate::actions::PlayoutRaiseConfig::floor_ms)), moved towards from
     /// the previous frame's raise by at most [`RAMP_UP_SLOPE`] (up) or [`RAMP_DOWN_SLOPE`]
     /// (down) times the time between them, so that a new repair measurement cannot make a step
     /// either. With a followed cap, the windows take the higher cap while the frames that
