@@ -152,6 +152,7 @@ fn the_shipped_action_files_read_and_the_default_one_is_the_timed_policy() {
     for profile in [
         "playout300-follow500+discardable",
         "playout300-follow500+discardable+floor100",
+        "playout300-follow500+discardable+floor100-weighed",
     ] {
         let file = format!("traces/actions/{profile}.toml");
         let actions =

@@ -177,6 +177,16 @@ pub struct PlayoutRaiseConfig {
     /// without a freeze to show for it on starlink, leo-spiky and the terrestrial paths: a choice
     /// by path (docs/experiments/playout-floor-2026-12-06.md).
     pub floor_ms: u64,
+    /// Whether the floor is weighed (false, the default: it applies to every frame of the
+    /// call): weighed, it applies while the sender's replay of the receiver's playout from
+    /// transport feedback, over the frames of the last
+    /// [`floor_memory_ms`](Self::floor_memory_ms), says it spares more freezes and frozen time a
+    /// minute than ten times the relative rise it brings the 95th percentile delay
+    /// (`crate::playout::weighed_floor`). Needs the libwebrtc NACK responder, which matches
+    /// feedback to frames.
+    pub floor_weighed: bool,
+    /// How far back a weighed floor looks, ms (60 000 by default).
+    pub floor_memory_ms: u64,
 }
 
 impl PlayoutRaiseConfig {
@@ -210,6 +220,8 @@ impl Default for PlayoutRaiseConfig {
             follow_min_windows: 2,
             follow_memory_ms: 600_000,
             floor_ms: 0,
+            floor_weighed: false,
+            floor_memory_ms: 60_000,
         }
     }
 }
@@ -603,6 +615,15 @@ impl ActionConfig {
         if self.playout.follow_cap_ms > 0 && self.playout.follow_min_windows == 0 {
             return Err(ActionConfigError::FollowWindows);
         }
+        let weighed_span = crate::playout::WEIGHED_FLOOR_MIN_SPAN.as_millis() as u64;
+        if self.playout.floor_weighed
+            && (self.playout.floor_ms == 0 || self.playout.floor_memory_ms <= weighed_span)
+        {
+            return Err(ActionConfigError::WeighedFloor {
+                floor_ms: self.playout.floor_ms,
+                memory_ms: self.playout.floor_memory_ms,
+            });
+        }
         if !(0.0..=1.0).contains(&self.boost.min_factor) {
             return Err(ActionConfigError::Factor(self.boost.min_factor));
         }
@@ -772,4 +793,14 @@ pub enum ActionConfigError {
         "playout.follow_min_windows is 0 while playout.follow_cap_ms is set: it must be at least 1"
     )]
     FollowWindows,
+    /// A weighed floor without a floor, or with a memory too short to weigh it over.
+    #[error(
+        "playout.floor_weighed needs a playout.floor_ms above 0 and a playout.floor_memory_ms above 30000 (it weighs at least 30 s of frames); got floor_ms = {floor_ms}, floor_memory_ms = {memory_ms}"
+    )]
+    WeighedFloor {
+        /// The floor given, ms.
+        floor_ms: u64,
+        /// The memory given, ms.
+        memory_ms: u64,
+    },
 }

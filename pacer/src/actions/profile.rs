@@ -46,6 +46,10 @@
 //!   frame of the call (`playout.floor_ms`), for loss away from the boundaries: it cut freezes
 //!   where that loss comes in bursts and cost P95 delay where it does not
 //!   (docs/experiments/playout-floor-2026-12-06.md).
+//! - `playout300-follow500+discardable+floor100-weighed`: the same with the floor weighed
+//!   (`playout.floor_weighed`): it applies while the sender's replay of the receiver's playout
+//!   over the last minute says it spares more freezes than its P95 delay costs, and lifts P95
+//!   by at most 10 % (docs/experiments/weighed-floor-2026-12-06.md).
 //!
 //! Random exploration (`random-joint`) draws only from the first [`EXPLORATION_PROFILES`], the
 //! menu the shipped joint model was trained on.
@@ -66,7 +70,7 @@ pub struct ActionProfile {
 impl Eq for ActionProfile {}
 
 /// The profiles' names in menu order, least intrusive first.
-pub const PROFILE_NAMES: [&str; 11] = [
+pub const PROFILE_NAMES: [&str; 12] = [
     "none",
     "guard",
     "guard+boost",
@@ -78,6 +82,7 @@ pub const PROFILE_NAMES: [&str; 11] = [
     "playout300+discardable",
     "playout300-follow500+discardable",
     "playout300-follow500+discardable+floor100",
+    "playout300-follow500+discardable+floor100-weighed",
 ];
 
 /// How many of [`PROFILE_NAMES`], from the first, `random-joint` explores: the menu before the
@@ -98,6 +103,12 @@ pub const FOLLOWED_RAISE_CAP_MS: u64 = 500;
 /// floors probed (100, 200 ms) over the followed raise; 200 ms cut more freezes at three times
 /// the P95 cost on lagos-trace (docs/experiments/playout-floor-2026-12-06.md).
 pub const PLAYOUT_FLOOR_MS: u64 = 100;
+
+/// How far back the weighed floor of `playout300-follow500+discardable+floor100-weighed` looks,
+/// ms: a minute, the shortest memory probed (60, 120, 600 s) that cut lagos-trace's freezes most;
+/// 30 s is shorter than the ten seconds of frames plus the settling the weighing needs to begin
+/// with three times over (docs/experiments/weighed-floor-2026-12-06.md).
+pub const WEIGHED_FLOOR_MEMORY_MS: u64 = 60_000;
 
 /// A name that is not in the menu.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -156,13 +167,19 @@ impl ActionProfile {
                 config.playout.max_raise_ms = LOW_RAISE_CAP_MS;
                 (None, false, false, true, true)
             }
-            "playout300-follow500+discardable" | "playout300-follow500+discardable+floor100" => {
+            "playout300-follow500+discardable"
+            | "playout300-follow500+discardable+floor100"
+            | "playout300-follow500+discardable+floor100-weighed" => {
                 config.playout.max_raise_ms = LOW_RAISE_CAP_MS;
                 config.playout.follow_cap_ms = FOLLOWED_RAISE_CAP_MS;
                 config.playout.follow_min_windows = 2;
                 config.playout.follow_memory_ms = 600_000;
-                if name == "playout300-follow500+discardable+floor100" {
+                if name != "playout300-follow500+discardable" {
                     config.playout.floor_ms = PLAYOUT_FLOOR_MS;
+                }
+                if name == "playout300-follow500+discardable+floor100-weighed" {
+                    config.playout.floor_weighed = true;
+                    config.playout.floor_memory_ms = WEIGHED_FLOOR_MEMORY_MS;
                 }
                 (None, false, false, true, true)
             }
@@ -213,6 +230,11 @@ mod tests {
         floored.playout.floor_ms = PLAYOUT_FLOOR_MS;
         assert_eq!(menu[10].config, floored);
         assert!(menu[..10].iter().all(|p| p.config.playout.floor_ms == 0));
+        let mut weighed = floored;
+        weighed.playout.floor_weighed = true;
+        weighed.playout.floor_memory_ms = WEIGHED_FLOOR_MEMORY_MS;
+        assert_eq!(menu[11].config, weighed);
+        assert!(menu[..11].iter().all(|p| !p.config.playout.floor_weighed));
         assert!(menu[8].config.playout.max_raise_ms < menu[6].config.playout.max_raise_ms);
         assert!(!menu[0].config.hold.enabled);
         assert!(!menu[0].config.guard.enabled && !menu[0].config.boost.enabled);

@@ -772,6 +772,21 @@ mod tests {
             config.validate().is_ok(),
             "no followed cap: the count is not read"
         );
+        config.playout.floor_weighed = true;
+        assert_eq!(
+            config.validate().unwrap_err().to_string(),
+            "playout.floor_weighed needs a playout.floor_ms above 0 and a playout.floor_memory_ms above 30000 (it weighs at least 30 s of frames); got floor_ms = 0, floor_memory_ms = 60000"
+        );
+        config.playout.floor_ms = 100;
+        assert!(config.validate().is_ok());
+        config.playout.floor_memory_ms = 30_000;
+        assert!(
+            config
+                .validate()
+                .unwrap_err()
+                .to_string()
+                .contains("floor_memory_ms = 30000")
+        );
     }
 
     #[test]

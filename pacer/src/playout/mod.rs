@@ -15,9 +15,11 @@
 
 mod follow;
 mod stamp;
+mod weighed_floor;
 
 pub use follow::FREEZE_SLACK;
 pub use stamp::{PlayoutDelayStamper, PlayoutStamperHandle, PlayoutStats, STAMPER_SLOT};
+pub use weighed_floor::MIN_SPAN as WEIGHED_FLOOR_MIN_SPAN;
 
 use std::time::Duration;
 

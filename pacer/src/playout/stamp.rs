@@ -1,6 +1,7 @@
 //! The interceptor that writes the playout-delay extension on raised frames.
 
 use super::follow::CapFollower;
+use super::weighed_floor::FloorWeigher;
 use super::{
     MAX_PLAYOUT_DELAY, PLAYOUT_DELAY_URI, RAMP_DOWN_SLOPE, RAMP_UP_SLOPE, REPAIR_QUANTILE,
     raise_amount, raise_at, to_units,
@@ -45,6 +46,9 @@ pub struct PlayoutStats {
     /// Frames decided while the followed cap was in force
     /// ([`PlayoutRaiseConfig::follow_cap_ms`](crate::actions::PlayoutRaiseConfig::follow_cap_ms)).
     pub frames_followed: u64,
+    /// Frames decided while a weighed floor was in force
+    /// ([`PlayoutRaiseConfig::floor_weighed`](crate::actions::PlayoutRaiseConfig::floor_weighed)).
+    pub frames_floored: u64,
 }
 
 /// A handle on a running [`PlayoutDelayStamper`]: its counters.
@@ -92,6 +96,7 @@ pub struct PlayoutDelayStamper {
     streams: FxHashMap<u32, StampedStream>,
     handle: PlayoutStamperHandle,
     follower: CapFollower,
+    weigher: Option<FloorWeigher>,
     read_queue: VecDeque<TaggedPacket>,
     write_queue: VecDeque<TaggedPacket>,
 }
@@ -112,6 +117,7 @@ impl PlayoutDelayStamper {
                 streams: FxHashMap::default(),
                 handle: handle.clone(),
                 follower: CapFollower::default(),
+                weigher: None,
                 read_queue: VecDeque::new(),
                 write_queue: VecDeque::new(),
             },
@@ -147,14 +153,20 @@ impl PlayoutDelayStamper {
                 .collect()
         };
         let mut windows = amounts(0);
-        if playout.follow_cap_ms > 0
-            && let Some(nack) = &self.nack
-        {
+        let weighed = playout.enabled && playout.floor_ms > 0 && playout.floor_weighed;
+        let frames = match &self.nack {
+            Some(nack) if playout.follow_cap_ms > 0 || weighed => nack.take_frame_lateness(),
+            _ => Vec::new(),
+        };
+        if playout.follow_cap_ms > 0 && self.nack.is_some() {
             // A discardable frame that completes late is skipped, and the frames after it do
             // not wait for it (docs/architecture.md, "Discardable frames"): it freezes nothing.
-            let mut frames = nack.take_frame_lateness();
-            frames.retain(|f| !self.actions.frame_discardable(f.captured));
-            self.follower.observe(&frames, &windows);
+            let kept: Vec<_> = frames
+                .iter()
+                .filter(|f| !self.actions.frame_discardable(f.captured))
+                .copied()
+                .collect();
+            self.follower.observe(&kept, &windows);
             if self.follower.raised(
                 now,
                 Duration::from_millis(playout.follow_memory_ms),
@@ -164,10 +176,25 @@ impl PlayoutDelayStamper {
                 self.handle.lock().frames_followed += 1;
             }
         }
-        let floor = if playout.enabled {
-            Duration::from_millis(playout.floor_ms)
-        } else {
+        let floor = if !playout.enabled {
             Duration::ZERO
+        } else if weighed {
+            let floor = Duration::from_millis(playout.floor_ms);
+            let weigher = match &mut self.weigher {
+                Some(weigher) if weigher.floor() == floor => weigher,
+                slot => slot.insert(FloorWeigher::new(floor)),
+            };
+            let actions = &self.actions;
+            weigher.observe(now, &frames, |at| actions.frame_discardable(at), rtt / 2);
+            weigher.asked(now, raise_at(now, &windows));
+            if weigher.worth(now, Duration::from_millis(playout.floor_memory_ms)) {
+                self.handle.lock().frames_floored += 1;
+                floor
+            } else {
+                Duration::ZERO
+            }
+        } else {
+            Duration::from_millis(playout.floor_ms)
         };
         let target = raise_at(now, &windows).max(floor);
         match previous {

@@ -389,6 +389,11 @@ pub struct ActionsRecord {
     /// when 0, so that records of calls without it read and write as before it existed.
     #[serde(default, skip_serializing_if = "is_zero_u64")]
     pub followed_frames: u64,
+    /// Frames the playout raise decided while its weighed floor was in force during the
+    /// interval (`PlayoutStats::frames_floored`, docs/architecture.md, "Handover-timed
+    /// actions"); absent when 0, as `followed_frames`.
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub floored_frames: u64,
 }
 
 fn is_zero_u64(value: &u64) -> bool {
@@ -439,6 +444,7 @@ impl From<crate::actions::ActionStats> for ActionsRecord {
             timing_shift_ms: stats.timing_shift_ms,
             lead_ms: stats.lead_ms,
             followed_frames: 0,
+            floored_frames: 0,
         }
     }
 }

@@ -281,7 +281,9 @@ impl CallCore {
         let actions = handles.actions.as_ref().map(|a| {
             let mut record = pacer::telemetry::ActionsRecord::from(a.take_stats(at));
             if let Some(playout) = &handles.playout {
-                record.followed_frames = playout.take_stats().frames_followed;
+                let stats = playout.take_stats();
+                record.followed_frames = stats.frames_followed;
+                record.floored_frames = stats.frames_floored;
             }
             record
         });

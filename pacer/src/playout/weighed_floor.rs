@@ -1,0 +1,439 @@
+//! The weighed floor: the playout floor applies while the sender's replay of the receiver's
+//! playout says that, over the last stretch of the call, it would have spared more freezes than
+//! it would have cost in delay (docs/architecture.md, "Handover-timed actions", the weighed
+//! floor).
+//!
+//! Why: a 100-ms floor for every frame cuts lagos-trace's freezes by a quarter at a few per cent
+//! of P95 delay, and costs starlink, sparse-leo and the terrestrial paths P95 delay without a
+//! freeze to show for it (docs/experiments/playout-floor-2026-12-06.md, section 4). Whether it
+//! pays follows two things a receiver sees: how often frames come too late for a receiver that
+//! expects them at the usual transit, and how far the floor lifts the delay of the frames that
+//! set the 95th percentile. The sender replays both from transport feedback.
+//!
+//! The replay is a *shadow receiver*, run twice: without the floor and with it. Transport
+//! feedback gives each frame's completion against the usual transit ([`FrameLateness`], FlexFEC
+//! recovery and retransmissions counted). A receiver renders a frame at its expected completion
+//! plus its playout delay, or when it completes if that is later, and never before the frame
+//! ahead of it (libwebrtc's `VCMTiming`, decoding in order); the delay is the raise the frame
+//! asked for (the windows' raise; with the floor, at least the floor), at least libwebrtc's
+//! render delay. A discardable frame that completes after its render instant is skipped,
+//! holding up nothing. Where a frame renders more than [`FREEZE_SLACK`] later, relative to the
+//! frame ahead of it, than their captures are apart, WebRTC counts a freeze as long as that gap
+//! (`max(3 T, T + 150 ms)` at the frame intervals of 13 fps and more). A frame's delay from
+//! capture to render is the one-way transit (half the RTT) plus how long after its expected
+//! completion it rendered.
+//!
+//! Over the frames of the last `memory`, the floor is *worth* it when the freezes a minute and
+//! the seconds frozen a minute it spares exceed ten times the relative rise of the frames' 95th
+//! percentile delay: the utility the path-aware policy's labels use (docs/architecture.md, "The
+//! model and its card", a 10 % P95 rise weighs one freeze a minute). Neither replay depends on
+//! whether the floor is in force (lateness is measured against the usual transit), so applying
+//! it does not hide the evidence that put it there, as with the followed cap
+//! ([`super::follow`]).
+//!
+//! Frames are replayed in capture order once every frame captured up to them has had time to
+//! report ([`SETTLE`]): a frame completed late by a retransmission reports after the frames
+//! behind it, and it is the one that held them up.
+
+use super::FREEZE_SLACK;
+use crate::nack::FrameLateness;
+use std::collections::{BTreeMap, VecDeque};
+use std::time::{Duration, Instant};
+
+/// How long after its capture a frame is replayed: by then a frame has completed, through a
+/// second repair round at the 600-ms round trips of the slowest shipped paths, or never will
+/// (the responder's history keeps packets at least one second).
+pub(crate) const SETTLE: Duration = Duration::from_secs(2);
+
+/// The least playout delay the shadow receiver renders with: libwebrtc's render delay,
+/// `kDefaultRenderDelay` = 10 ms (`modules/video_coding/timing/timing.cc`), the target's floor
+/// when the jitter estimate is near zero, as Chromium 156's stays (12-13 ms,
+/// docs/architecture.md, "The receiver as Chromium runs it").
+pub(crate) const RENDER_DELAY: Duration = Duration::from_millis(10);
+
+/// How often the floor's worth is weighed again: once a second, 30 frames.
+pub(crate) const REWEIGH: Duration = Duration::from_secs(1);
+
+/// The least span of replayed frames a weighed floor is weighed over: 30 s, 900 frames at 30 fps,
+/// so that the 95th percentile rests on 45 of them and the call's first seconds (the estimate's
+/// ramp, the first boundaries before any repair was measured) cannot decide alone.
+pub const MIN_SPAN: Duration = Duration::from_secs(30);
+
+/// How many freezes a minute a P95 rise of 100 % weighs: 10, so that a 10 % rise weighs one
+/// freeze a minute, as in the path-aware policy's utility (docs/architecture.md, "The model and
+/// its card").
+const P95_WEIGHT: f64 = 10.0;
+
+/// The largest rise of the 95th percentile delay the floor may bring, whatever it spares: the
+/// project's goal allows at most 10 % more P95 delay than libwebrtc's sender (docs/results.md,
+/// the goal). A 95th percentile is not additive: a floor worth it over one minute of a call, at a
+/// high price in P95, moves the whole call's P95 as soon as its frames are more than a twentieth
+/// of the call, while the freezes it spared were that minute's alone. Measured on sparse-leo,
+/// whose P95 delay sits 16 ms above its median (tuning seeds, 30 calls): without this bound the
+/// floor came on where it spared 9-12 freezes and frozen seconds a minute at a 67-95 % rise, and
+/// the calls' P95 rose 11 % (docs/experiments/weighed-floor-2026-12-06.md).
+const MAX_P95_RISE: f64 = 0.10;
+
+/// The most frames waiting to settle, or remembered with their raise (a bound: two seconds at
+/// 60 fps is 120).
+const MAX_PENDING: usize = 512;
+
+/// The most replayed frames remembered (a bound: ten minutes at 60 fps).
+const MAX_REPLAYED: usize = 36_000;
+
+/// One frame waiting to be replayed.
+#[derive(Debug, Clone, Copy)]
+struct Reported {
+    lateness: Duration,
+    discardable: bool,
+}
+
+/// One shadow receiver's playout: the last frame rendered (its capture and its render instant,
+/// both on the capture clock: a render instant is the capture plus the delay it rendered after).
+#[derive(Debug, Default, Clone, Copy)]
+struct Shadow {
+    last: Option<(Instant, Instant)>,
+}
+
+/// What one shadow receiver did with one frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Rendered {
+    /// How long after its expected completion the frame rendered.
+    delay: Duration,
+    /// The gap before it, if it was a freeze.
+    freeze: Option<Duration>,
+}
+
+impl Shadow {
+    /// Renders a frame captured at `captured`, `lateness` after the usual transit, with playout
+    /// delay `delay`; `None` for a late discardable frame, which is skipped.
+    fn render(&mut self, captured: Instant, frame: Reported, delay: Duration) -> Option<Rendered> {
+        let delay = delay.max(RENDER_DELAY);
+        if frame.discardable && frame.lateness > delay {
+            return None;
+        }
+        let mut rendered = captured + frame.lateness.max(delay);
+        let mut freeze = None;
+        if let Some((previous, previous_rendered)) = self.last {
+            rendered = rendered.max(previous_rendered);
+            let gap = rendered - previous_rendered;
+            if gap.saturating_sub(captured - previous) >= FREEZE_SLACK {
+                freeze = Some(gap);
+            }
+        }
+        self.last = Some((captured, rendered));
+        Some(Rendered {
+            delay: rendered - captured,
+            freeze,
+        })
+    }
+}
+
+/// One replayed frame: its capture and what each shadow receiver did with it (without the
+/// floor, with it).
+#[derive(Debug, Clone, Copy)]
+struct Replayed {
+    captured: Instant,
+    /// The one-way transit when it was replayed.
+    transit: Duration,
+    shadows: [Option<Rendered>; 2],
+}
+
+/// The two shadow receivers and what they rendered (module documentation).
+#[derive(Debug, Clone)]
+pub(crate) struct FloorWeigher {
+    floor: Duration,
+    /// The windows' raise each recent frame asked for, by capture instant, oldest first.
+    asked: VecDeque<(Instant, Duration)>,
+    /// Frames reported and not yet replayed, by capture instant.
+    reported: BTreeMap<Instant, Reported>,
+    /// The last frame replayed.
+    replayed_to: Option<Instant>,
+    shadows: [Shadow; 2],
+    /// The replayed frames, oldest first.
+    replayed: VecDeque<Replayed>,
+    /// When the worth was last weighed, and what it came to.
+    weighed: Option<(Instant, bool)>,
+}
+
+impl FloorWeigher {
+    /// A follower weighing a floor of `floor`.
+    pub(crate) fn new(floor: Duration) -> Self {
+        Self {
+            floor,
+            asked: VecDeque::new(),
+            reported: BTreeMap::new(),
+            replayed_to: None,
+            shadows: [Shadow::default(); 2],
+            replayed: VecDeque::new(),
+            weighed: None,
+        }
+    }
+
+    /// The floor it weighs.
+    pub(crate) fn floor(&self) -> Duration {
+        self.floor
+    }
+
+    /// Notes the raise (the windows', without the floor) a frame captured at `captured` asked
+    /// for.
+    pub(crate) fn asked(&mut self, captured: Instant, raise: Duration) {
+        if self.asked.len() == MAX_PENDING {
+            self.asked.pop_front();
+        }
+        self.asked.push_back((captured, raise));
+    }
+
+    /// Takes the frames transport feedback completed (`discardable` tells which the receiver
+    /// may skip), then replays those that have settled by `now`.
+    pub(crate) fn observe(
+        &mut self,
+        now: Instant,
+        frames: &[FrameLateness],
+        discardable: impl Fn(Instant) -> bool,
+        transit: Duration,
+    ) {
+        for frame in frames {
+            if self.replayed_to.is_some_and(|at| frame.captured <= at) {
+                continue;
+            }
+            if self.reported.len() == MAX_PENDING {
+                self.reported.pop_first();
+            }
+            self.reported.insert(
+                frame.captured,
+                Reported {
+                    lateness: frame.lateness,
+                    discardable: discardable(frame.captured),
+                },
+            );
+        }
+        let Some(settled) = now.checked_sub(SETTLE) else {
+            return;
+        };
+        while let Some(entry) = self.reported.first_entry() {
+            if *entry.key() > settled {
+                break;
+            }
+            let (captured, frame) = entry.remove_entry();
+            self.replay(captured, frame, transit);
+        }
+        while self.asked.front().is_some_and(|&(at, _)| at <= settled) {
+            self.asked.pop_front();
+        }
+    }
+
+    fn replay(&mut self, captured: Instant, frame: Reported, transit: Duration) {
+        let raise = self
+            .asked
+            .iter()
+            .find(|&&(at, _)| at == captured)
+            .map_or(Duration::ZERO, |&(_, raise)| raise);
+        let shadows = [
+            self.shadows[0].render(captured, frame, raise),
+            self.shadows[1].render(captured, frame, raise.max(self.floor)),
+        ];
+        if self.replayed.len() == MAX_REPLAYED {
+            self.replayed.pop_front();
+        }
+        self.replayed.push_back(Replayed {
+            captured,
+            transit,
+            shadows,
+        });
+        self.replayed_to = Some(captured);
+    }
+
+    /// Whether the floor is worth it at `now`, over the frames captured within `memory` before
+    /// it, with a one-way transit of `transit` (module documentation). Weighed again at most
+    /// every [`REWEIGH`]; not worth it before [`MIN_SPAN`] of frames has been replayed.
+    pub(crate) fn worth(&mut self, now: Instant, memory: Duration) -> bool {
+        if let Some((at, worth)) = self.weighed
+            && now.saturating_duration_since(at) < REWEIGH
+        {
+            return worth;
+        }
+        if let Some(since) = now.checked_sub(memory) {
+            while self.replayed.front().is_some_and(|f| f.captured < since) {
+                self.replayed.pop_front();
+            }
+        }
+        let worth = self.weigh();
+        self.weighed = Some((now, worth));
+        worth
+    }
+
+    fn weigh(&self) -> bool {
+        let (Some(first), Some(last)) = (self.replayed.front(), self.replayed.back()) else {
+            return false;
+        };
+        let span = last.captured - first.captured;
+        if span < MIN_SPAN {
+            return false;
+        }
+        let minutes = span.as_secs_f64() / 60.0;
+        let mut cost = [0.0; 2];
+        let mut p95 = [0.0; 2];
+        for (k, (cost, p95)) in cost.iter_mut().zip(&mut p95).enumerate() {
+            let mut delays = Vec::with_capacity(self.replayed.len());
+            let mut freezes = 0.0;
+            let mut frozen = Duration::ZERO;
+            for f in &self.replayed {
+                let Some(rendered) = f.shadows[k] else {
+                    continue;
+                };
+                delays.push(f.transit + rendered.delay);
+                if let Some(gap) = rendered.freeze {
+                    freezes += 1.0;
+                    frozen += gap;
+                }
+            }
+            *cost = (freezes + frozen.as_secs_f64()) / minutes;
+            *p95 = percentile(&mut delays, 0.95).as_secs_f64();
+        }
+        let rise = if p95[0] > 0.0 {
+            (p95[1] / p95[0] - 1.0).max(0.0)
+        } else {
+            0.0
+        };
+        rise <= MAX_P95_RISE && cost[0] - cost[1] > P95_WEIGHT * rise
+    }
+}
+
+/// The `q` quantile of `values` (nearest rank); zero for none.
+fn percentile(values: &mut [Duration], q: f64) -> Duration {
+    if values.is_empty() {
+        return Duration::ZERO;
+    }
+    let rank = ((q * values.len() as f64).ceil() as usize).clamp(1, values.len()) - 1;
+    *values.select_nth_unstable(rank).1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(v: u64) -> Duration {
+        Duration::from_millis(v)
+    }
+
+    /// Frames every 33 ms from `t0` for `n` frames, each with the lateness `late(i)`.
+    fn frames(t0: Instant, n: u64, late: impl Fn(u64) -> u64) -> Vec<FrameLateness> {
+        (0..n)
+            .map(|i| FrameLateness {
+                ssrc: 1,
+                captured: t0 + ms(33 * i),
+                lateness: ms(late(i)),
+            })
+            .collect()
+    }
+
+    /// Hands `frames` over as transport feedback would, each 100 ms after its capture, then lets
+    /// them all settle; the instant after.
+    fn feed(
+        f: &mut FloorWeigher,
+        frames: &[FrameLateness],
+        discardable: impl Fn(Instant) -> bool,
+    ) -> Instant {
+        for frame in frames {
+            f.observe(
+                frame.captured + ms(100),
+                std::slice::from_ref(frame),
+                &discardable,
+                ms(150),
+            );
+        }
+        let end = frames.last().map_or_else(Instant::now, |f| f.captured) + SETTLE;
+        f.observe(end, &[], &discardable, ms(150));
+        end
+    }
+
+    fn freezes(f: &FloorWeigher, shadow: usize) -> usize {
+        f.replayed
+            .iter()
+            .filter(|r| r.shadows[shadow].is_some_and(|s| s.freeze.is_some()))
+            .count()
+    }
+
+    #[test]
+    fn a_frame_late_past_the_slack_freezes_unless_the_floor_covers_it_and_a_drift_never() {
+        let t0 = Instant::now();
+        let mut f = FloorWeigher::new(ms(100));
+        // Frame 50 completes 200 ms late, frame 70 300 ms: both freeze without the floor, the
+        // first is spared with it. Frames 100-199 grow 5 ms later each: no gap reaches the slack.
+        let late = |i: u64| match i {
+            50 => 200,
+            70 => 300,
+            100..200 => (i - 100) * 5,
+            _ => 0,
+        };
+        feed(&mut f, &frames(t0, 300, late), |_| false);
+        assert_eq!((freezes(&f, 0), freezes(&f, 1)), (2, 1));
+    }
+
+    #[test]
+    fn the_raise_asked_for_and_a_skipped_discardable_frame_spare_a_freeze() {
+        let t0 = Instant::now();
+        let late = |i: u64| if i == 50 { 200 } else { 0 };
+        let mut raised = FloorWeigher::new(ms(100));
+        for i in 40..60 {
+            raised.asked(t0 + ms(33 * i), ms(100));
+        }
+        feed(&mut raised, &frames(t0, 100, late), |_| false);
+        assert_eq!(freezes(&raised, 0), 0, "200 ms late against a 100-ms raise");
+        let mut alone = FloorWeigher::new(ms(100));
+        alone.asked(t0 + ms(33 * 50), ms(100));
+        feed(&mut alone, &frames(t0, 100, late), |_| false);
+        assert_eq!(freezes(&alone, 0), 1, "the frame ahead rendered at once");
+        let mut skipped = FloorWeigher::new(ms(100));
+        let discardable = |at: Instant| at == t0 + ms(33 * 50);
+        feed(&mut skipped, &frames(t0, 100, late), discardable);
+        assert_eq!(freezes(&skipped, 0), 0);
+    }
+
+    #[test]
+    fn frames_wait_to_settle_and_replay_in_capture_order() {
+        let t0 = Instant::now();
+        let all = frames(t0, 100, |i| if i == 50 { 400 } else { 0 });
+        let mut f = FloorWeigher::new(ms(100));
+        f.observe(t0 + ms(33 * 60), &all[..50], |_| false, ms(150));
+        f.observe(t0 + ms(33 * 60), &all[51..60], |_| false, ms(150));
+        // The late frame reports after the frames behind it, before it settles.
+        f.observe(t0 + ms(33 * 60 + 100), &all[50..51], |_| false, ms(150));
+        assert_eq!(freezes(&f, 0), 0, "nothing has settled");
+        f.observe(t0 + ms(33 * 60) + SETTLE, &[], |_| false, ms(150));
+        assert_eq!(freezes(&f, 0), 1);
+    }
+
+    #[test]
+    fn the_floor_is_worth_it_where_it_spares_freezes_the_p95_delay_does_not_pay_for() {
+        let t0 = Instant::now();
+        let minute = 1_800;
+        // Every 300th frame 200 ms late (six freezes a minute, all spared by the floor), and
+        // every tenth frame 120 ms late, so that the floor moves the P95 delay not at all.
+        let lossy = frames(t0, minute, |i| match i % 300 {
+            150 => 200,
+            _ if i % 10 == 0 => 120,
+            _ => 0,
+        });
+        let mut f = FloorWeigher::new(ms(100));
+        let end = feed(&mut f, &lossy, |_| false);
+        assert!(f.worth(end, ms(600_000)));
+        // Half as many freezes on a steady path: the floor lifts P95 from 160 to 250 ms, 56 %,
+        // which outweighs three freezes and 0.7 frozen seconds a minute.
+        let steady = frames(t0, minute, |i| if i % 600 == 150 { 200 } else { 0 });
+        let mut f = FloorWeigher::new(ms(100));
+        let end = feed(&mut f, &steady, |_| false);
+        assert!(!f.worth(end, ms(600_000)));
+        // Six freezes and 1.3 frozen seconds a minute would outweigh it, but no floor may lift
+        // P95 by more than 10 %.
+        let steady = frames(t0, minute, |i| if i % 300 == 150 { 200 } else { 0 });
+        let mut f = FloorWeigher::new(ms(100));
+        let end = feed(&mut f, &steady, |_| false);
+        assert!(!f.worth(end, ms(600_000)));
+        // Too little replayed yet.
+        let mut f = FloorWeigher::new(ms(100));
+        let end = feed(&mut f, &lossy[..150], |_| false);
+        assert!(!f.worth(end, ms(600_000)));
+    }
+}
