@@ -105,9 +105,10 @@ pub const FOLLOWED_RAISE_CAP_MS: u64 = 500;
 pub const PLAYOUT_FLOOR_MS: u64 = 100;
 
 /// How far back the weighed floor of `playout300-follow500+discardable+floor100-weighed` looks,
-/// ms: a minute, the shortest memory probed (60, 120, 600 s) that cut lagos-trace's freezes most;
-/// 30 s is shorter than the ten seconds of frames plus the settling the weighing needs to begin
-/// with three times over (docs/experiments/weighed-floor-2026-12-06.md).
+/// ms: a minute. Of the memories probed with the bound on the P95 rise (60, 120, 600 s, tuning
+/// seeds) it cut lagos-trace's freezes most; 30 s is no longer than the span of frames the
+/// weighing needs ([`crate::playout::WEIGHED_FLOOR_MIN_SPAN`]), so it never weighs
+/// (docs/experiments/weighed-floor-2026-12-06.md).
 pub const WEIGHED_FLOOR_MEMORY_MS: u64 = 60_000;
 
 /// A name that is not in the menu.

@@ -131,6 +131,8 @@ impl PlayoutDelayStamper {
     /// (down) times the time between them, so that a new repair measurement cannot make a step
     /// either. With a followed cap, the windows take the higher cap while the frames that
     /// completed so far show the path's boundaries late for the lower one ([`super::follow`]).
+    /// A weighed floor applies while the sender's replay of the receiver's playout says it pays
+    /// ([`super::weighed_floor`]).
     fn raise(&mut self, now: Instant, previous: Option<(Duration, Instant)>) -> Duration {
         let playout = self.actions.config().playout;
         let windows = self.actions.playout_windows();

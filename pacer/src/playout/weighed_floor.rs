@@ -26,10 +26,12 @@
 //! Over the frames of the last `memory`, the floor is *worth* it when the freezes a minute and
 //! the seconds frozen a minute it spares exceed ten times the relative rise of the frames' 95th
 //! percentile delay: the utility the path-aware policy's labels use (docs/architecture.md, "The
-//! model and its card", a 10 % P95 rise weighs one freeze a minute). Neither replay depends on
-//! whether the floor is in force (lateness is measured against the usual transit), so applying
-//! it does not hide the evidence that put it there, as with the followed cap
-//! ([`super::follow`]).
+//! model and its card", a 10 % P95 rise weighs one freeze a minute), and the rise is at most
+//! [`MAX_P95_RISE`]. Where the floor would have spared nothing and cost nothing (the frames that
+//! set the 95th percentile are late with or without it), it stays as it was: such a minute is
+//! no evidence either way. Neither replay depends on whether the floor is in force (lateness is
+//! measured against the usual transit), so applying it does not hide the evidence that put it
+//! there, as with the followed cap ([`super::follow`]).
 //!
 //! Frames are replayed in capture order once every frame captured up to them has had time to
 //! report ([`SETTLE`]): a frame completed late by a retransmission reports after the frames
@@ -258,18 +260,21 @@ impl FloorWeigher {
                 self.replayed.pop_front();
             }
         }
-        let worth = self.weigh();
+        let previous = self.weighed.is_some_and(|(_, worth)| worth);
+        let worth = self.weigh().unwrap_or(previous);
         self.weighed = Some((now, worth));
         worth
     }
 
-    fn weigh(&self) -> bool {
+    /// Whether the floor is worth it over the frames remembered; `None` where there is nothing
+    /// to weigh: it would have spared no freeze and cost no delay.
+    fn weigh(&self) -> Option<bool> {
         let (Some(first), Some(last)) = (self.replayed.front(), self.replayed.back()) else {
-            return false;
+            return Some(false);
         };
         let span = last.captured - first.captured;
         if span < MIN_SPAN {
-            return false;
+            return Some(false);
         }
         let minutes = span.as_secs_f64() / 60.0;
         let mut cost = [0.0; 2];
@@ -296,7 +301,11 @@ impl FloorWeigher {
         } else {
             0.0
         };
-        rise <= MAX_P95_RISE && cost[0] - cost[1] > P95_WEIGHT * rise
+        let spared = cost[0] - cost[1];
+        if spared <= 0.0 && rise == 0.0 {
+            return None;
+        }
+        Some(rise <= MAX_P95_RISE && spared > P95_WEIGHT * rise)
     }
 }
 
@@ -431,6 +440,17 @@ mod tests {
         let mut f = FloorWeigher::new(ms(100));
         let end = feed(&mut f, &steady, |_| false);
         assert!(!f.worth(end, ms(600_000)));
+        // A minute with nothing to weigh (no freeze to spare, late frames setting P95 with or
+        // without the floor) keeps the floor as it was.
+        let quiet = |t0| frames(t0, minute, |i| if i % 10 == 0 { 120 } else { 0 });
+        let mut f = FloorWeigher::new(ms(100));
+        let end = feed(&mut f, &lossy, |_| false);
+        assert!(f.worth(end, ms(60_000)));
+        let end = feed(&mut f, &quiet(end), |_| false);
+        assert!(f.worth(end, ms(60_000)), "kept on");
+        let mut f = FloorWeigher::new(ms(100));
+        let end = feed(&mut f, &quiet(t0), |_| false);
+        assert!(!f.worth(end, ms(60_000)), "kept off");
         // Too little replayed yet.
         let mut f = FloorWeigher::new(ms(100));
         let end = feed(&mut f, &lossy[..150], |_| false);
