@@ -179,16 +179,16 @@ pub struct PlayoutRaiseConfig {
     pub floor_ms: u64,
     /// Whether the floor is weighed (false, the default: it applies to every frame of the
     /// call): weighed, it applies while the sender's replay of the receiver's playout from
-    /// transport feedback, over the frames of the last
-    /// [`floor_memory_ms`](Self::floor_memory_ms), says it spares more freezes and frozen time a
-    /// minute than ten times the relative rise it brings the 95th percentile delay, and the rise
-    /// is at most 10 %; where it would have spared and cost nothing, it stays as it was
-    /// (`crate::playout::weighed_floor`). Needs the libwebrtc NACK responder, which matches
+    /// transport feedback says that for the frames of the last
+    /// [`floor_memory_ms`](Self::floor_memory_ms) it spares more freezes and frozen time a minute
+    /// of the call than ten times the relative rise it brings the call's 95th percentile delay,
+    /// and the rise is at most 10 %; where it would have spared and cost nothing, it stays as it
+    /// was (`crate::playout::weighed_floor`). Needs the libwebrtc NACK responder, which matches
     /// feedback to frames.
     ///
     /// True in the profile `playout300-follow500+discardable+floor100-weighed`: on the
-    /// evaluation seeds of the shipped scenarios it kept 61 % of the floor's cut in lagos-trace's
-    /// freezes and cost 0-2.4 % of P95 elsewhere, against the floor's 3.4-218 %
+    /// evaluation seeds of the shipped scenarios it kept 56 % of the floor's cut in lagos-trace's
+    /// freezes and cost 0-2.8 % of P95 elsewhere, against the floor's 3.4-218 %
     /// (docs/experiments/weighed-floor-2026-12-06.md).
     pub floor_weighed: bool,
     /// How far back a weighed floor looks, ms (60 000 by default).

@@ -48,8 +48,8 @@
 //!   (docs/experiments/playout-floor-2026-12-06.md).
 //! - `playout300-follow500+discardable+floor100-weighed`: the same with the floor weighed
 //!   (`playout.floor_weighed`): it applies while the sender's replay of the receiver's playout
-//!   over the last minute says it spares more freezes than its P95 delay costs, and lifts P95
-//!   by at most 10 % (docs/experiments/weighed-floor-2026-12-06.md).
+//!   says that for the last minute's frames it spares more freezes than it costs in the call's
+//!   P95 delay, and lifts that P95 by at most 10 % (docs/experiments/weighed-floor-2026-12-06.md).
 //!
 //! Random exploration (`random-joint`) draws only from the first [`EXPLORATION_PROFILES`], the
 //! menu the shipped joint model was trained on.
@@ -105,9 +105,10 @@ pub const FOLLOWED_RAISE_CAP_MS: u64 = 500;
 pub const PLAYOUT_FLOOR_MS: u64 = 100;
 
 /// How far back the weighed floor of `playout300-follow500+discardable+floor100-weighed` looks,
-/// ms: a minute. Of the memories probed with the bound on the P95 rise (60, 120, 600 s, tuning
-/// seeds) it cut lagos-trace's freezes most; 30 s is no longer than the span of frames the
-/// weighing needs ([`crate::playout::WEIGHED_FLOOR_MIN_SPAN`]), so it never weighs
+/// ms: a minute. Of the memories probed with the bound on the P95 rise (60, 120 and 600 s, tuning
+/// seeds) it cut lagos-trace's freezes most or as much, and starlink's P95 least; 30 s is no
+/// longer than the span of frames the weighing needs
+/// ([`crate::playout::WEIGHED_FLOOR_MIN_SPAN`]), so it never weighs
 /// (docs/experiments/weighed-floor-2026-12-06.md).
 pub const WEIGHED_FLOOR_MEMORY_MS: u64 = 60_000;
 

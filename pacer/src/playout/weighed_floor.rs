@@ -23,16 +23,24 @@
 //! capture to render is the one-way transit (half the RTT) plus how long after its expected
 //! completion it rendered.
 //!
-//! Over the frames of the last `memory`, the floor is *worth* it when the freezes a minute and
-//! the seconds frozen a minute it spares exceed ten times the relative rise of the frames' 95th
-//! percentile delay: the utility the path-aware policy's labels use (docs/architecture.md, "The
-//! model and its card", a 10 % P95 rise weighs one freeze a minute), and the rise is at most
-//! [`MAX_P95_RISE`]. Where the floor would have spared nothing and cost nothing (the frames that
-//! set the 95th percentile are late with or without it), it stays as it was: such a minute is
-//! no evidence either way. Neither replay depends on whether the floor is in force (lateness is
-//! measured against the usual transit), so applying it does not hide the evidence that put it
-//! there, as with the followed cap ([`super::follow`]).
-//!
+//! The floor is weighed for the frames of the last `memory` against the call so far, because
+//! that is what a call's figures read: the freezes a minute it would have spared in those frames,
+//! over the minutes of the call, against ten times the relative rise it would have brought the
+//! call's 95th percentile delay, the earlier frames counted as they were played (with the floor
+//! where it applied). That is the utility the path-aware policy's labels use
+//! (docs/architecture.md, "The model and its card", a 10 % P95 rise weighs one freeze a minute);
+//! the floor is *worth* it when the spared freezes weigh more and the rise is at most
+//! [`MAX_P95_RISE`]. A 95th percentile is not additive, so the call's matters, not the minute's:
+//! on lagos-trace a minute with a few late frames reads as a steep rise alone, while the call's
+//! P95 is set by its late minutes and the floor does not move it; on the training family's
+//! bursty paths, minutes each worth a floor by their own P95 lifted the call's 12.5 %
+//! (docs/experiments/weighed-floor-2026-12-06.md, sections 3 and 6). Where the floor would have
+//! spared nothing and cost nothing (the frames that set the 95th percentile are late with or
+//! without it), it stays as it was: such a minute is no evidence either way. Neither replay
+//! depends on whether the floor is in force (lateness is measured against the usual transit), so
+//! applying it does not hide the evidence that put it there, as with the followed cap
+//! ([`super::follow`]).
+
 //! Frames are replayed in capture order once every frame captured up to them has had time to
 //! report ([`SETTLE`]): a frame completed late by a retransmission reports after the frames
 //! behind it, and it is the one that held them up.
@@ -66,21 +74,21 @@ pub const MIN_SPAN: Duration = Duration::from_secs(30);
 /// its card").
 const P95_WEIGHT: f64 = 10.0;
 
-/// The largest rise of the 95th percentile delay the floor may bring, whatever it spares: the
-/// project's goal allows at most 10 % more P95 delay than libwebrtc's sender (docs/results.md,
-/// the goal). A 95th percentile is not additive: a floor worth it over one minute of a call, at a
-/// high price in P95, moves the whole call's P95 as soon as its frames are more than a twentieth
-/// of the call, while the freezes it spared were that minute's alone. Measured on sparse-leo,
-/// whose P95 delay sits 16 ms above its median (tuning seeds, 30 calls): without this bound the
-/// floor came on where it spared 9-12 freezes and frozen seconds a minute at a 67-95 % rise, and
-/// the calls' P95 rose 11 % (docs/experiments/weighed-floor-2026-12-06.md).
+/// The largest rise of the call's 95th percentile delay the floor may bring, whatever it
+/// spares: the project's goal allows at most 10 % more P95 delay than libwebrtc's sender
+/// (docs/results.md, the goal). Early in a call the call is the minute: on sparse-leo, whose P95
+/// delay sits 16 ms above its median (tuning seeds, 30 calls), the first minutes of some calls
+/// spared 9-12 freezes and frozen seconds a minute at a 67-95 % rise, and without this bound the
+/// floored minutes set those calls' P95 for good: +11 % over the 30 calls
+/// (docs/experiments/weighed-floor-2026-12-06.md, section 3).
 const MAX_P95_RISE: f64 = 0.10;
 
 /// The most frames waiting to settle, or remembered with their raise (a bound: two seconds at
 /// 60 fps is 120).
 const MAX_PENDING: usize = 512;
 
-/// The most replayed frames remembered (a bound: ten minutes at 60 fps).
+/// The most replayed frames remembered: the call so far, up to ten minutes at 60 fps (beyond,
+/// the oldest are forgotten).
 const MAX_REPLAYED: usize = 36_000;
 
 /// One frame waiting to be replayed.
@@ -136,6 +144,8 @@ impl Shadow {
 #[derive(Debug, Clone, Copy)]
 struct Replayed {
     captured: Instant,
+    /// Whether the floor was applied to it.
+    applied: bool,
     /// The one-way transit when it was replayed.
     transit: Duration,
     shadows: [Option<Rendered>; 2],
@@ -146,13 +156,13 @@ struct Replayed {
 pub(crate) struct FloorWeigher {
     floor: Duration,
     /// The windows' raise each recent frame asked for, by capture instant, oldest first.
-    asked: VecDeque<(Instant, Duration)>,
+    asked: VecDeque<(Instant, Duration, bool)>,
     /// Frames reported and not yet replayed, by capture instant.
     reported: BTreeMap<Instant, Reported>,
     /// The last frame replayed.
     replayed_to: Option<Instant>,
     shadows: [Shadow; 2],
-    /// The replayed frames, oldest first.
+    /// The replayed frames of the call, oldest first (at most [`MAX_REPLAYED`]).
     replayed: VecDeque<Replayed>,
     /// When the worth was last weighed, and what it came to.
     weighed: Option<(Instant, bool)>,
@@ -183,7 +193,7 @@ impl FloorWeigher {
         if self.asked.len() == MAX_PENDING {
             self.asked.pop_front();
         }
-        self.asked.push_back((captured, raise));
+        self.asked.push_back((captured, raise, false));
     }
 
     /// Takes the frames transport feedback completed (`discardable` tells which the receiver
@@ -220,17 +230,19 @@ impl FloorWeigher {
             let (captured, frame) = entry.remove_entry();
             self.replay(captured, frame, transit);
         }
-        while self.asked.front().is_some_and(|&(at, _)| at <= settled) {
+        while self.asked.front().is_some_and(|&(at, _, _)| at <= settled) {
             self.asked.pop_front();
         }
     }
 
     fn replay(&mut self, captured: Instant, frame: Reported, transit: Duration) {
-        let raise = self
+        let (raise, applied) = self
             .asked
             .iter()
-            .find(|&&(at, _)| at == captured)
-            .map_or(Duration::ZERO, |&(_, raise)| raise);
+            .find(|&&(at, _, _)| at == captured)
+            .map_or((Duration::ZERO, false), |&(_, raise, applied)| {
+                (raise, applied)
+            });
         let shadows = [
             self.shadows[0].render(captured, frame, raise),
             self.shadows[1].render(captured, frame, raise.max(self.floor)),
@@ -240,68 +252,79 @@ impl FloorWeigher {
         }
         self.replayed.push_back(Replayed {
             captured,
+            applied,
             transit,
             shadows,
         });
         self.replayed_to = Some(captured);
     }
 
-    /// Whether the floor is worth it at `now`, over the frames captured within `memory` before
-    /// it, with a one-way transit of `transit` (module documentation). Weighed again at most
-    /// every [`REWEIGH`]; not worth it before [`MIN_SPAN`] of frames has been replayed.
+    /// Whether the floor is worth it at `now` for the frames captured within `memory` before it
+    /// (module documentation), and so for the frame captured at `now`, which is noted as floored
+    /// or not. Weighed again at most every [`REWEIGH`]; not worth it before [`MIN_SPAN`] of those
+    /// frames has been replayed.
     pub(crate) fn worth(&mut self, now: Instant, memory: Duration) -> bool {
-        if let Some((at, worth)) = self.weighed
-            && now.saturating_duration_since(at) < REWEIGH
-        {
-            return worth;
-        }
-        if let Some(since) = now.checked_sub(memory) {
-            while self.replayed.front().is_some_and(|f| f.captured < since) {
-                self.replayed.pop_front();
-            }
-        }
         let previous = self.weighed.is_some_and(|(_, worth)| worth);
-        let worth = self.weigh().unwrap_or(previous);
-        self.weighed = Some((now, worth));
+        let worth = match self.weighed {
+            Some((at, worth)) if now.saturating_duration_since(at) < REWEIGH => worth,
+            _ => {
+                let worth = self.weigh(now.checked_sub(memory)).unwrap_or(previous);
+                self.weighed = Some((now, worth));
+                worth
+            }
+        };
+        if let Some(last) = self.asked.back_mut()
+            && last.0 == now
+        {
+            last.2 = worth;
+        }
         worth
     }
 
-    /// Whether the floor is worth it over the frames remembered; `None` where there is nothing
-    /// to weigh: it would have spared no freeze and cost no delay.
-    fn weigh(&self) -> Option<bool> {
-        let (Some(first), Some(last)) = (self.replayed.front(), self.replayed.back()) else {
+    /// Whether the floor is worth it for the frames captured from `since` on, against the call
+    /// so far; `None` where there is nothing to weigh: it would have spared no freeze and cost no
+    /// delay.
+    fn weigh(&self, since: Option<Instant>) -> Option<bool> {
+        let recent = |f: &Replayed| since.is_none_or(|since| f.captured >= since);
+        let (Some(call_start), Some(first), Some(last)) = (
+            self.replayed.front(),
+            self.replayed.iter().find(|f| recent(f)),
+            self.replayed.back(),
+        ) else {
             return Some(false);
         };
-        let span = last.captured - first.captured;
-        if span < MIN_SPAN {
+        if last.captured - first.captured < MIN_SPAN {
             return Some(false);
         }
-        let minutes = span.as_secs_f64() / 60.0;
-        let mut cost = [0.0; 2];
-        let mut p95 = [0.0; 2];
-        for (k, (cost, p95)) in cost.iter_mut().zip(&mut p95).enumerate() {
-            let mut delays = Vec::with_capacity(self.replayed.len());
-            let mut freezes = 0.0;
-            let mut frozen = Duration::ZERO;
-            for f in &self.replayed {
-                let Some(rendered) = f.shadows[k] else {
-                    continue;
-                };
-                delays.push(f.transit + rendered.delay);
-                if let Some(gap) = rendered.freeze {
-                    freezes += 1.0;
-                    frozen += gap;
+        let minutes = (last.captured - call_start.captured).as_secs_f64() / 60.0;
+        let mut spared = 0.0;
+        let mut delays = [
+            Vec::with_capacity(self.replayed.len()),
+            Vec::with_capacity(self.replayed.len()),
+        ];
+        for f in &self.replayed {
+            if recent(f) {
+                for k in 0..2 {
+                    if let Some(r) = f.shadows[k] {
+                        delays[k].push(f.transit + r.delay);
+                        if let Some(gap) = r.freeze {
+                            let cost = 1.0 + gap.as_secs_f64();
+                            spared += if k == 0 { cost } else { -cost };
+                        }
+                    }
                 }
+            } else if let Some(r) = f.shadows[usize::from(f.applied)] {
+                delays[0].push(f.transit + r.delay);
+                delays[1].push(f.transit + r.delay);
             }
-            *cost = (freezes + frozen.as_secs_f64()) / minutes;
-            *p95 = percentile(&mut delays, 0.95).as_secs_f64();
         }
+        let spared = spared / minutes;
+        let p95 = delays.map(|mut d| percentile(&mut d, 0.95).as_secs_f64());
         let rise = if p95[0] > 0.0 {
             (p95[1] / p95[0] - 1.0).max(0.0)
         } else {
             0.0
         };
-        let spared = cost[0] - cost[1];
         if spared <= 0.0 && rise == 0.0 {
             return None;
         }
@@ -412,6 +435,25 @@ mod tests {
         assert_eq!(freezes(&f, 0), 0, "nothing has settled");
         f.observe(t0 + ms(33 * 60) + SETTLE, &[], |_| false, ms(150));
         assert_eq!(freezes(&f, 0), 1);
+    }
+
+    #[test]
+    fn the_call_s_p95_not_the_minute_s_is_what_the_floor_lifts() {
+        let t0 = Instant::now();
+        // Two minutes in which every tenth frame completes 300 ms late set the call's P95;
+        // then a minute whose only late frames are six freezes the floor spares. Read alone,
+        // that minute's P95 would rise 56 % with the floor; the call's does not move.
+        let rough = frames(t0, 3_600, |i| if i % 10 == 0 { 300 } else { 0 });
+        let calm = frames(t0 + ms(120_000), 1_800, |i| {
+            if i % 300 == 150 { 200 } else { 0 }
+        });
+        let mut f = FloorWeigher::new(ms(100));
+        feed(&mut f, &rough, |_| false);
+        let end = feed(&mut f, &calm, |_| false);
+        assert!(f.worth(end, ms(60_000)));
+        let mut alone = FloorWeigher::new(ms(100));
+        let end = feed(&mut alone, &calm, |_| false);
+        assert!(!alone.worth(end, ms(60_000)));
     }
 
     #[test]
