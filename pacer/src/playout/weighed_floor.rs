@@ -304,13 +304,15 @@ impl FloorWeigher {
         ];
         for f in &self.replayed {
             if recent(f) {
-                for k in 0..2 {
-                    if let Some(r) = f.shadows[k] {
-                        delays[k].push(f.transit + r.delay);
-                        if let Some(gap) = r.freeze {
-                            let cost = 1.0 + gap.as_secs_f64();
-                            spared += if k == 0 { cost } else { -cost };
-                        }
+                // Without the floor a freeze costs, with it one is spared.
+                let signs = [1.0, -1.0];
+                for ((sign, delays), rendered) in signs.iter().zip(&mut delays).zip(f.shadows) {
+                    let Some(rendered) = rendered else {
+                        continue;
+                    };
+                    delays.push(f.transit + rendered.delay);
+                    if let Some(gap) = rendered.freeze {
+                        spared += sign * (1.0 + gap.as_secs_f64());
                     }
                 }
             } else if let Some(r) = f.shadows[usize::from(f.applied)] {
