@@ -31,16 +31,16 @@
 //! (docs/architecture.md, "The model and its card", a 10 % P95 rise weighs one freeze a minute);
 //! the floor is *worth* it when the spared freezes weigh more and the rise is at most
 //! [`MAX_P95_RISE`]. A 95th percentile is not additive, so the call's matters, not the minute's:
-//! on lagos-trace a minute with a few late frames reads as a steep rise alone, while the call's
-//! P95 is set by its late minutes and the floor does not move it; on the training family's
-//! bursty paths, minutes each worth a floor by their own P95 lifted the call's 12.5 %
+//! a minute with few late frames can read as a steep rise alone while the call's P95, set by its
+//! late minutes, does not move; and on the training family's bursty paths, minutes each worth a
+//! floor by their own P95 lifted the call's 12.5 %
 //! (docs/experiments/weighed-floor-2026-12-06.md, sections 3 and 6). Where the floor would have
 //! spared nothing and cost nothing (the frames that set the 95th percentile are late with or
 //! without it), it stays as it was: such a minute is no evidence either way. Neither replay
 //! depends on whether the floor is in force (lateness is measured against the usual transit), so
 //! applying it does not hide the evidence that put it there, as with the followed cap
 //! ([`super::follow`]).
-
+//!
 //! Frames are replayed in capture order once every frame captured up to them has had time to
 //! report ([`SETTLE`]): a frame completed late by a retransmission reports after the frames
 //! behind it, and it is the one that held them up.
