@@ -53,16 +53,16 @@ use std::time::{Duration, Instant};
 /// How long after its capture a frame is replayed: by then a frame has completed, through a
 /// second repair round at the 600-ms round trips of the slowest shipped paths, or never will
 /// (the responder's history keeps packets at least one second).
-pub(crate) const SETTLE: Duration = Duration::from_secs(2);
+const SETTLE: Duration = Duration::from_secs(2);
 
 /// The least playout delay the shadow receiver renders with: libwebrtc's render delay,
 /// `kDefaultRenderDelay` = 10 ms (`modules/video_coding/timing/timing.cc`), the target's floor
 /// when the jitter estimate is near zero, as Chromium 156's stays (12-13 ms,
 /// docs/architecture.md, "The receiver as Chromium runs it").
-pub(crate) const RENDER_DELAY: Duration = Duration::from_millis(10);
+const RENDER_DELAY: Duration = Duration::from_millis(10);
 
 /// How often the floor's worth is weighed again: once a second, 30 frames.
-pub(crate) const REWEIGH: Duration = Duration::from_secs(1);
+const REWEIGH: Duration = Duration::from_secs(1);
 
 /// The least span of replayed frames a weighed floor is weighed over: 30 s, 900 frames at 30 fps,
 /// so that the 95th percentile rests on 45 of them and the call's first seconds (the estimate's
