@@ -64,8 +64,8 @@ GOAL_POLICIES = [
     ("timed:playout300-follow500+discardable.toml@fixed:200", "`timed:playout300-follow500+discardable.toml@fixed:200`: "
      "the same with the cap following the path to 500 ms once two playout windows of the call had a frame "
      "that completed too late for the 300-ms raise, by transport feedback "
-     "(traces/actions/playout300-follow500+discardable.toml, the path menu's "
-     "`playout300-follow500+discardable@200` from a call's first second; "
+     "(traces/actions/playout300-follow500+discardable.toml, the shipped path card's "
+     "output 4 from a call's first second; "
      "docs/experiments/raise-follow-2026-12-05.md)"),
 ]
 CARDS = [

@@ -303,13 +303,20 @@ fn the_path_aware_model_measures_by_the_forecast_then_keeps_the_output_it_chose(
     );
     let measure = card.measure.expect("a path card has a measuring window");
     assert_eq!(measure, pacer::policy::PATH_MEASURE);
-    // The card's outputs are the menu's first ones: a card trained before the menu grew keeps
-    // what it learned, each output's configuration recorded in it.
+    // The card's outputs are the menu's first ones as they were when it was trained: a card
+    // trained before the menu changed keeps what it learned, each output's configuration
+    // recorded in it. Output 4 was the followed raise until the weighed floor took its place
+    // (docs/experiments/path-card-weighed-2026-12-06.md).
     let outputs = card.actions_ms.len();
     assert!((7..=pacer::policy::PATH_MENU.len()).contains(&outputs));
     for (i, output) in pacer::policy::PATH_MENU.iter().enumerate().take(outputs) {
+        let trained = if i == 4 {
+            "playout300-follow500+discardable"
+        } else {
+            output.profile
+        };
         assert_eq!(card.actions_ms[i], output.limit_ms);
-        assert_eq!(card.profile(i).map(|p| p.name), Some(output.profile));
+        assert_eq!(card.profile(i).map(|p| p.name), Some(trained));
         assert!(
             card.profile(i).expect("a profile").config.lead.enabled,
             "the card was trained with the lead, and records it"
@@ -345,15 +352,14 @@ fn the_path_aware_model_measures_by_the_forecast_then_keeps_the_output_it_chose(
             .expect("a choice");
         (measuring, chosen)
     };
-    // The measuring window runs the menu's output with the configuration the card recorded for
-    // it (what the model was trained with), whatever the defaults are now.
-    let measuring_output = pacer::policy::PATH_MENU[measure.output].choice();
+    // The measuring window runs the card's output with the configuration the card recorded for
+    // it (what the model was trained with), whatever the menu and the defaults are now.
     let (measuring, lossy) = choose(&starlink_like, &slots);
     assert_eq!(
         (measuring.limit, measuring.profile.map(|p| p.name)),
         (
-            measuring_output.limit,
-            measuring_output.profile.map(|p| p.name)
+            Duration::from_millis(card.actions_ms[measure.output]),
+            Some("playout300-follow500+discardable")
         )
     );
     assert_eq!(measuring.profile, card.profile(measure.output));

@@ -171,3 +171,51 @@ fn the_shipped_action_files_read_and_the_default_one_is_the_timed_policy() {
         TimedActions::from_file(&path).unwrap_or_else(|e| panic!("{e}"));
     }
 }
+
+/// The path menu measures under the weighed floor (`pacer::policy::PATH_MEASURE`) on the
+/// promise that the floor is not weighed before 30 s of frames: until then the call is the
+/// followed raise's, packet for packet, and only afterwards may the floor apply.
+#[test]
+fn the_weighed_floor_is_the_followed_raise_until_it_has_weighed_thirty_seconds_of_frames() {
+    let root = scenario_support::paths().root;
+    let scenario = Scenario::load("lagos-trace", &scenario_support::paths()).expect("lagos-trace");
+    let realization = scenario
+        .realize(1, Duration::from_secs(SECONDS))
+        .expect("realised");
+    let run = |file: &str| {
+        let actions = TimedActions::from_file(&root.join(file)).expect("the action file reads");
+        let policy = PolicyChoice::Timed {
+            actions,
+            limit: Some(Box::new(PolicyChoice::Fixed(Duration::from_millis(200)))),
+        };
+        let mut config = CallConfig::from_realization(&realization, policy);
+        config.decision_interval = Duration::from_secs(30);
+        run_call(&config, Instant::now()).expect("the call runs")
+    };
+    let followed = run("traces/actions/playout300-follow500+discardable.toml");
+    let weighed = run("traces/actions/playout300-follow500+discardable+floor100-weighed.toml");
+    let (first_followed, first_weighed) = (&followed.telemetry[0], &weighed.telemetry[0]);
+    assert_eq!(first_weighed.duration_ms, 30_000);
+    assert_eq!(first_weighed.qoe, first_followed.qoe);
+    assert_eq!(first_weighed.pacer, first_followed.pacer);
+    assert_eq!(first_weighed.gcc, first_followed.gcc);
+    assert_eq!(first_weighed.actions, first_followed.actions);
+    assert_eq!(
+        first_weighed.actions.map(|a| a.floored_frames),
+        Some(0),
+        "no frame floored in the first 30 s"
+    );
+    let floored: u64 = actions(&weighed).iter().map(|a| a.floored_frames).sum();
+    assert!(floored > 0, "the floor applies once weighed on this call");
+    assert_ne!(
+        weighed.telemetry[1..]
+            .iter()
+            .map(|r| r.qoe.e2e_delay_p50_ms)
+            .collect::<Vec<_>>(),
+        followed.telemetry[1..]
+            .iter()
+            .map(|r| r.qoe.e2e_delay_p50_ms)
+            .collect::<Vec<_>>(),
+        "and then the calls differ"
+    );
+}
