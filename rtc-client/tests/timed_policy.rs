@@ -174,7 +174,8 @@ fn the_shipped_action_files_read_and_the_default_one_is_the_timed_policy() {
 
 /// The path menu measures under the weighed floor (`pacer::policy::PATH_MEASURE`) on the
 /// promise that the floor is not weighed before 30 s of frames: until then the call is the
-/// followed raise's, packet for packet, and only afterwards may the floor apply.
+/// followed raise's (the same QoE, pacer, estimator and action records), and only afterwards
+/// may the floor apply.
 #[test]
 fn the_weighed_floor_is_the_followed_raise_until_it_has_weighed_thirty_seconds_of_frames() {
     let root = scenario_support::paths().root;
