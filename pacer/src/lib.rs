@@ -31,6 +31,8 @@
 //!   predicted handover instant the pacer holds media, [`GoogCc`] ignores what the handover does
 //!   to delay and loss, [`LossProtection`] boosts FEC, and the encoder is told not to schedule a
 //!   key frame;
+//! - [`receiver`]: the receiver's timing as libwebrtc runs it (the jitter estimate, the playout
+//!   timing), on the virtual time of [`time`], which rtc-client's receiver runs;
 //! - [`telemetry`]: the records every call writes and the trainer reads, and [`card`], the
 //!   model card of a learned policy.
 //!
@@ -303,8 +305,10 @@ pub mod pacing;
 pub mod playout;
 pub mod policy;
 pub mod protection;
+pub mod receiver;
 pub mod sender;
 pub mod telemetry;
+pub mod time;
 
 pub use policy::card;
 

@@ -14,15 +14,14 @@
 //! - [`qoe`]: the QoE meter with WebRTC's definitions (docs/architecture.md, "The telemetry contract"), its delays in a
 //!   constant-memory [`histogram`].
 
+pub use pacer::receiver::{jitter, playout, timestamp_extrapolator};
+
 pub mod encoder;
 pub mod forecast_raise;
 pub mod histogram;
-pub mod jitter;
 pub mod packetizer;
 pub mod payload;
-pub mod playout;
 pub mod qoe;
 pub mod receiver;
 pub mod recovery;
-pub mod timestamp_extrapolator;
 pub mod vp8;

@@ -41,7 +41,7 @@
 //! 3. There is no audio-video synchronisation (its minimum is libwebrtc's third term).
 
 use super::timestamp_extrapolator::TimestampExtrapolator;
-use crate::link::Time;
+use crate::time::Time;
 use std::time::Duration;
 
 /// How the receiver schedules decodable frames.

@@ -29,7 +29,7 @@
 //! what they were checked against. Time is this crate's [`Time`]; a capture instant is converted
 //! to ticks of the 90-kHz RTP video clock (RFC 3551, section 5), with no wrap-around to undo.
 
-use crate::link::Time;
+use crate::time::Time;
 
 /// The forgetting factor of the fit: 1, none (`kLambda`).
 const LAMBDA: f64 = 1.0;

@@ -36,7 +36,7 @@
 //! 3. The low-frame-rate scaling (below 5 fps the estimate is scaled towards zero) is left out:
 //!    the synthetic encoder runs at 30 fps and drops frames only while the pacer is congested.
 
-use crate::link::Time;
+use crate::time::Time;
 use std::collections::VecDeque;
 use std::time::Duration;
 
