@@ -32,7 +32,8 @@
 //!   to delay and loss, [`LossProtection`] boosts FEC, and the encoder is told not to schedule a
 //!   key frame;
 //! - [`receiver`]: the receiver's timing as libwebrtc runs it (the jitter estimate, the playout
-//!   timing), on the virtual time of [`time`], which rtc-client's receiver runs;
+//!   timing), on the virtual time of [`time`]: rtc-client's receiver runs it, and the weighed
+//!   playout floor replays it from transport feedback;
 //! - [`telemetry`]: the records every call writes and the trainer reads, and [`card`], the
 //!   model card of a learned policy.
 //!

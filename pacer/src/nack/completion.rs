@@ -49,6 +49,39 @@ pub struct FrameLateness {
     /// How much later than the usual transit the frame became whole at the receiver (zero when
     /// earlier).
     pub lateness: Duration,
+    /// When it became whole, on the receiver's clock as transport feedback reports it (offset
+    /// from the sender's by a constant the sender does not know).
+    pub completed: Duration,
+    /// Its packets' payload bytes.
+    pub bytes: u32,
+    /// Whether a retransmission or a FlexFEC repair made it whole: libwebrtc's receiver counts
+    /// such a frame delayed by retransmission and leaves it out of its jitter estimate
+    /// ([`crate::receiver::jitter`]).
+    pub repaired: bool,
+}
+
+/// A frame made whole: [`FrameLateness`] but for the stream, which the responder knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Completed {
+    pub(super) captured: Instant,
+    pub(super) lateness: Duration,
+    pub(super) completed: Duration,
+    pub(super) bytes: u32,
+    pub(super) repaired: bool,
+}
+
+impl Completed {
+    /// As a [`FrameLateness`] of the stream `ssrc`.
+    pub(super) fn of(self, ssrc: u32) -> FrameLateness {
+        FrameLateness {
+            ssrc,
+            captured: self.captured,
+            lateness: self.lateness,
+            completed: self.completed,
+            bytes: self.bytes,
+            repaired: self.repaired,
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -61,6 +94,10 @@ struct Tracked {
     missing: usize,
     /// The latest first arrival so far, on the receiver's clock.
     completion: Duration,
+    /// The payload bytes of its packets written.
+    bytes: u32,
+    /// Whether a retransmission or a repair packet made part of it arrive.
+    repaired: bool,
 }
 
 /// One stream's frames between their first packet's write and their completion (see the module
@@ -88,10 +125,10 @@ struct Repair {
 const MAX_PENDING_REPAIRS: usize = 128;
 
 impl FrameCompletion {
-    /// A media packet written at `at`: the next packet of the newest frame when it carries that
-    /// frame's timestamp and follows its last packet, else the first of a new frame. A packet
-    /// older than the newest frame's is not followed.
-    pub(super) fn on_packet(&mut self, seq: i64, timestamp: u32, at: Instant) {
+    /// A media packet of `bytes` payload bytes written at `at`: the next packet of the newest
+    /// frame when it carries that frame's timestamp and follows its last packet, else the first
+    /// of a new frame. A packet older than the newest frame's is not followed.
+    pub(super) fn on_packet(&mut self, seq: i64, timestamp: u32, at: Instant, bytes: u32) {
         self.epoch.get_or_insert(at);
         if let Some(newest) = self.frames.back_mut() {
             let next = newest.first_seq + newest.arrived.len() as i64;
@@ -102,6 +139,7 @@ impl FrameCompletion {
                 if newest.arrived.len() < MAX_FRAME_PACKETS {
                     newest.arrived.push(false);
                     newest.missing += 1;
+                    newest.bytes = newest.bytes.saturating_add(bytes);
                 }
                 return;
             }
@@ -116,20 +154,23 @@ impl FrameCompletion {
             arrived: vec![false],
             missing: 1,
             completion: Duration::ZERO,
+            bytes,
+            repaired: false,
         });
     }
 
-    /// The packet `seq` (unwrapped, the original's number for a retransmission) arrived at
-    /// `arrival` on the receiver's clock; each frame that made whole, directly or through a
-    /// repair packet waiting for it, goes to `done` with its capture and lateness (none before
+    /// The packet `seq` (unwrapped, the original's number for a retransmission, which
+    /// `retransmitted` tells) arrived at `arrival` on the receiver's clock; each frame that made
+    /// whole, directly or through a repair packet waiting for it, goes to `done` (none before
     /// [`MIN_REFERENCE_FRAMES`] frames completed).
     pub(super) fn on_arrival(
         &mut self,
         seq: i64,
         arrival: Duration,
-        done: &mut Vec<(Instant, Duration)>,
+        retransmitted: bool,
+        done: &mut Vec<Completed>,
     ) {
-        if self.mark(seq, arrival, done) {
+        if self.mark(seq, arrival, retransmitted, done) {
             self.recover(arrival, done);
         }
     }
@@ -144,7 +185,7 @@ impl FrameCompletion {
         base: i64,
         mask: u128,
         arrival: Duration,
-        done: &mut Vec<(Instant, Duration)>,
+        done: &mut Vec<Completed>,
     ) {
         if self.repairs.len() == MAX_PENDING_REPAIRS {
             self.repairs.pop_front();
@@ -160,7 +201,7 @@ impl FrameCompletion {
     /// Rebuilds what the waiting repair packets can, as of `now` (the latest arrival applied),
     /// until none can rebuild more; drops those with nothing left to rebuild or that name a
     /// packet no longer followed.
-    fn recover(&mut self, now: Duration, done: &mut Vec<(Instant, Duration)>) {
+    fn recover(&mut self, now: Duration, done: &mut Vec<Completed>) {
         loop {
             let mut rebuilt = None;
             let mut k = 0;
@@ -187,7 +228,7 @@ impl FrameCompletion {
             }
             match rebuilt {
                 Some((seq, at)) => {
-                    self.mark(seq, at, done);
+                    self.mark(seq, at, true, done);
                 }
                 None => return,
             }
@@ -202,8 +243,15 @@ impl FrameCompletion {
         frame.arrived.get(index).copied()
     }
 
-    /// Marks `seq` arrived at `arrival`; false when it is not followed or had arrived.
-    fn mark(&mut self, seq: i64, arrival: Duration, done: &mut Vec<(Instant, Duration)>) -> bool {
+    /// Marks `seq` arrived at `arrival`, by a retransmission or a repair where `repaired`; false
+    /// when it is not followed or had arrived.
+    fn mark(
+        &mut self,
+        seq: i64,
+        arrival: Duration,
+        repaired: bool,
+        done: &mut Vec<Completed>,
+    ) -> bool {
         let after = self.frames.partition_point(|f| f.first_seq <= seq);
         let Some(frame) = after.checked_sub(1).and_then(|i| self.frames.get_mut(i)) else {
             return false;
@@ -220,10 +268,12 @@ impl FrameCompletion {
         *seen = true;
         frame.missing -= 1;
         frame.completion = frame.completion.max(arrival);
+        frame.repaired |= repaired;
         if frame.missing > 0 {
             return true;
         }
         let (captured, completion) = (frame.captured, frame.completion);
+        let (bytes, repaired) = (frame.bytes, frame.repaired);
         let Some(epoch) = self.epoch else {
             return true;
         };
@@ -235,7 +285,13 @@ impl FrameCompletion {
         self.transits.push_back(transit);
         if let Some(reference) = reference.filter(|_| self.transits.len() > MIN_REFERENCE_FRAMES) {
             let late = u64::try_from(transit.saturating_sub(reference)).unwrap_or(0);
-            done.push((captured, Duration::from_micros(late)));
+            done.push(Completed {
+                captured,
+                lateness: Duration::from_micros(late),
+                completed: completion,
+                bytes,
+                repaired,
+            });
         }
         true
     }
@@ -282,26 +338,26 @@ mod tests {
         let mut out = Vec::new();
         for f in 0..frames {
             for p in 0..3 {
-                c.on_packet((f * 3 + p) as i64, f as u32 * 3000, t0 + ms(33 * f));
+                c.on_packet((f * 3 + p) as i64, f as u32 * 3000, t0 + ms(33 * f), 1_000);
             }
         }
         for f in 0..frames {
             for p in 0..3 {
                 let arrival = ms(5_000 + 33 * f + 60) + if p == 1 { ms(late(f)) } else { ms(0) };
                 let mut done = Vec::new();
-                c.on_arrival((f * 3 + p) as i64, arrival, &mut done);
-                for (captured, lateness) in done {
-                    assert_eq!(captured, t0 + ms(33 * f));
-                    out.push((f, lateness));
+                c.on_arrival((f * 3 + p) as i64, arrival, false, &mut done);
+                for frame in done {
+                    assert_eq!(frame.captured, t0 + ms(33 * f));
+                    out.push((f, frame.lateness));
                 }
             }
         }
         out
     }
 
-    fn arrive(c: &mut FrameCompletion, seq: i64, arrival: Duration) -> Vec<(Instant, Duration)> {
+    fn arrive(c: &mut FrameCompletion, seq: i64, arrival: Duration) -> Vec<Completed> {
         let mut done = Vec::new();
-        c.on_arrival(seq, arrival, &mut done);
+        c.on_arrival(seq, arrival, false, &mut done);
         done
     }
 
@@ -323,18 +379,27 @@ mod tests {
         let t0 = Instant::now();
         let mut c = FrameCompletion::default();
         feed(&mut c, t0, 20, |_| 0);
-        c.on_packet(60, 20 * 3000, t0 + ms(660));
-        c.on_packet(61, 20 * 3000, t0 + ms(660));
+        c.on_packet(60, 20 * 3000, t0 + ms(660), 1_200);
+        c.on_packet(61, 20 * 3000, t0 + ms(660), 300);
         assert!(arrive(&mut c, 60, ms(5_000 + 660 + 60)).is_empty());
         assert!(
             arrive(&mut c, 60, ms(5_000 + 660 + 60)).is_empty(),
             "a second copy"
         );
         let done = arrive(&mut c, 61, ms(5_000 + 660 + 460));
-        assert_eq!(done, vec![(t0 + ms(660), ms(400))]);
+        assert_eq!(
+            done,
+            vec![Completed {
+                captured: t0 + ms(660),
+                lateness: ms(400),
+                completed: ms(5_000 + 660 + 460),
+                bytes: 1_500,
+                repaired: false,
+            }]
+        );
         // Unknown packets and frames given up give nothing.
         assert!(arrive(&mut c, 1_000, ms(9_000)).is_empty());
-        c.on_packet(62, 21 * 3000, t0 + ms(693));
+        c.on_packet(62, 21 * 3000, t0 + ms(693), 1_000);
         c.forget_before(63);
         assert!(arrive(&mut c, 62, ms(5_000 + 693 + 60)).is_empty());
     }
@@ -346,23 +411,37 @@ mod tests {
         feed(&mut c, t0, 20, |_| 0);
         // Frame 20 of packets 60-62, frame 21 of 63-65; one repair packet protects 60-65.
         for seq in 60..66 {
-            c.on_packet(seq, (seq as u32 / 3) * 3000, t0 + ms(33 * (seq as u64 / 3)));
+            c.on_packet(
+                seq,
+                (seq as u32 / 3) * 3000,
+                t0 + ms(33 * (seq as u64 / 3)),
+                1_000,
+            );
         }
         let mut done = Vec::new();
         // It arrives first, with 61 and 64 both missing: it waits.
         c.on_repair_arrival(60, 0b11_1111, ms(5_000 + 700), &mut done);
         for seq in [60, 62, 63, 65] {
-            c.on_arrival(seq, ms(5_000 + 33 * (seq as u64 / 3) + 60), &mut done);
+            c.on_arrival(
+                seq,
+                ms(5_000 + 33 * (seq as u64 / 3) + 60),
+                false,
+                &mut done,
+            );
         }
         assert!(done.is_empty());
         // 64 is retransmitted and arrives at 900 ms: frame 21 is whole, and the repair packet
         // rebuilds 61 then, so frame 20 is whole at 900 ms too.
-        c.on_arrival(64, ms(5_000 + 900), &mut done);
+        c.on_arrival(64, ms(5_000 + 900), true, &mut done);
+        let late: Vec<_> = done
+            .iter()
+            .map(|f| (f.captured, f.lateness, f.completed, f.repaired))
+            .collect();
         assert_eq!(
-            done,
+            late,
             vec![
-                (t0 + ms(693), ms(900 - 693 - 60)),
-                (t0 + ms(660), ms(900 - 660 - 60)),
+                (t0 + ms(693), ms(900 - 693 - 60), ms(5_900), true),
+                (t0 + ms(660), ms(900 - 660 - 60), ms(5_900), true),
             ]
         );
         // A repair packet with nothing to rebuild, or naming packets not followed, is dropped.
@@ -376,10 +455,10 @@ mod tests {
     fn a_packet_that_does_not_follow_the_frame_starts_a_new_one() {
         let t0 = Instant::now();
         let mut c = FrameCompletion::default();
-        c.on_packet(0, 1, t0);
-        c.on_packet(2, 1, t0);
+        c.on_packet(0, 1, t0, 100);
+        c.on_packet(2, 1, t0, 100);
         assert_eq!(c.frames.len(), 2, "a gap in the sequence");
-        c.on_packet(1, 1, t0);
+        c.on_packet(1, 1, t0, 100);
         assert_eq!(c.frames.len(), 2, "an older packet is not followed");
     }
 }

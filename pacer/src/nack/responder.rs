@@ -500,7 +500,7 @@ impl NackResponder {
             for (&media, stream) in &mut self.streams {
                 if stream.rtx.is_some_and(|(rtx, _)| rtx == ssrc) {
                     if let Some(key) = stream.rtx_originals.remove(&seq) {
-                        stream.frames.on_arrival(key, arrival, &mut done);
+                        stream.frames.on_arrival(key, arrival, true, &mut done);
                     }
                 } else if stream.fec == Some(ssrc) {
                     if let Some((base, mask)) = stream.fec_protects.remove(&seq) {
@@ -513,15 +513,11 @@ impl NackResponder {
                 {
                     stream
                         .frames
-                        .on_arrival(unwrap_seq(newest, seq), arrival, &mut done);
+                        .on_arrival(unwrap_seq(newest, seq), arrival, false, &mut done);
                 } else {
                     continue;
                 }
-                lateness.extend(done.drain(..).map(|(captured, lateness)| FrameLateness {
-                    ssrc: media,
-                    captured,
-                    lateness,
-                }));
+                lateness.extend(done.drain(..).map(|frame| frame.of(media)));
                 break;
             }
         }
@@ -649,7 +645,10 @@ impl Protocol<TaggedPacket, TaggedPacket, ()> for NackResponder {
                 None => i64::from(rtp.header.sequence_number),
             };
             stream.newest = Some(stream.newest.map_or(seq, |n| n.max(seq)));
-            stream.frames.on_packet(seq, rtp.header.timestamp, msg.now);
+            let bytes = u32::try_from(rtp.payload.len()).unwrap_or(u32::MAX);
+            stream
+                .frames
+                .on_packet(seq, rtp.header.timestamp, msg.now, bytes);
             stream.history.insert(
                 seq,
                 Stored {

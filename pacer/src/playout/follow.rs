@@ -97,6 +97,9 @@ mod tests {
             ssrc: 1,
             captured,
             lateness: ms(lateness),
+            completed: Duration::ZERO,
+            bytes: 0,
+            repaired: false,
         }
     }
 

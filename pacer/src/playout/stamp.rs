@@ -184,7 +184,7 @@ impl PlayoutDelayStamper {
             let floor = Duration::from_millis(playout.floor_ms);
             let weigher = match &mut self.weigher {
                 Some(weigher) if weigher.floor() == floor => weigher,
-                slot => slot.insert(FloorWeigher::new(floor)),
+                slot => slot.insert(FloorWeigher::new(floor, now)),
             };
             let actions = &self.actions;
             weigher.observe(now, &frames, |at| actions.frame_discardable(at), rtt / 2);

@@ -11,17 +11,20 @@
 //! set the 95th percentile. The sender replays both from transport feedback.
 //!
 //! The replay is a *shadow receiver*, run twice: without the floor and with it. Transport
-//! feedback gives each frame's completion against the usual transit ([`FrameLateness`], FlexFEC
-//! recovery and retransmissions counted). A receiver renders a frame at its expected completion
-//! plus its playout delay, or when it completes if that is later, and never before the frame
-//! ahead of it (libwebrtc's `VCMTiming`, decoding in order); the delay is the raise the frame
-//! asked for (the windows' raise; with the floor, at least the floor), at least libwebrtc's
-//! render delay. A discardable frame that completes after its render instant is skipped,
-//! holding up nothing. Where a frame renders more than [`FREEZE_SLACK`] later, relative to the
-//! frame ahead of it, than their captures are apart, WebRTC counts a freeze as long as that gap
-//! (`max(3 T, T + 150 ms)` at the frame intervals of 13 fps and more). A frame's delay from
-//! capture to render is the one-way transit (half the RTT) plus how long after its expected
-//! completion it rendered.
+//! feedback gives each frame's completion on the receiver's clock, FlexFEC recovery and
+//! retransmissions counted, its size and whether a repair made it whole ([`FrameLateness`]).
+//! Each shadow receiver runs the receiver's own timing model on them ([`crate::receiver`], as
+//! rtc-client's receiver does): the expected completion learned from the frames that needed no
+//! repair, libwebrtc's jitter estimate, and the current delay that grows when frames come late
+//! and falls with the estimate; the minimum playout delay is the raise the frame asked for (the
+//! windows' raise; with the floor, at least the floor). Frames decode in capture order, none
+//! before the frame ahead of it; a discardable frame that completes after its render time is
+//! skipped, holding up nothing. Where a frame renders more than [`FREEZE_SLACK`] later, relative
+//! to the frame ahead of it, than their captures are apart, WebRTC counts a freeze as long as
+//! that gap (`max(3 T, T + 150 ms)` at the frame intervals of 13 fps and more). A frame's delay
+//! from capture to render is its render time less its capture on the receiver's clock, the
+//! unknown offset between the clocks taken as the median over the call's first frames of their
+//! transit less half the round trip ([`OFFSET_FRAMES`]).
 //!
 //! The floor is weighed for the frames of the last `memory` against the call so far, because
 //! that is what a call's figures read: the freezes a minute it would have spared in those frames,
@@ -37,7 +40,7 @@
 //! (docs/experiments/weighed-floor-2026-12-06.md, sections 3 and 6). Where the floor would have
 //! spared nothing and cost nothing (the frames that set the 95th percentile are late with or
 //! without it), it stays as it was: such a minute is no evidence either way. Neither replay
-//! depends on whether the floor is in force (lateness is measured against the usual transit), so
+//! depends on whether the floor is in force (the arrivals are the same either way), so
 //! applying it does not hide the evidence that put it there, as with the followed cap
 //! ([`super::follow`]).
 //!
@@ -47,6 +50,9 @@
 
 use super::FREEZE_SLACK;
 use crate::nack::FrameLateness;
+use crate::receiver::jitter::JitterEstimator;
+use crate::receiver::playout::{PlayoutConfig, PlayoutTiming};
+use crate::time::Time;
 use std::collections::{BTreeMap, VecDeque};
 use std::time::{Duration, Instant};
 
@@ -55,11 +61,10 @@ use std::time::{Duration, Instant};
 /// (the responder's history keeps packets at least one second).
 const SETTLE: Duration = Duration::from_secs(2);
 
-/// The least playout delay the shadow receiver renders with: libwebrtc's render delay,
-/// `kDefaultRenderDelay` = 10 ms (`modules/video_coding/timing/timing.cc`), the target's floor
-/// when the jitter estimate is near zero, as Chromium 156's stays (12-13 ms,
-/// docs/architecture.md, "The receiver as Chromium runs it").
-const RENDER_DELAY: Duration = Duration::from_millis(10);
+/// How many of the first replayed frames the clocks' offset is the median over: 64, two seconds
+/// at 30 fps, so that neither the first key frame, which completes late for its size, nor a
+/// boundary's late frames set it.
+const OFFSET_FRAMES: usize = 64;
 
 /// How often the floor's worth is weighed again: once a second, 30 frames.
 const REWEIGH: Duration = Duration::from_secs(1);
@@ -94,46 +99,106 @@ const MAX_REPLAYED: usize = 36_000;
 /// One frame waiting to be replayed.
 #[derive(Debug, Clone, Copy)]
 struct Reported {
-    lateness: Duration,
+    /// When it became whole, on the receiver's clock.
+    completed: Duration,
+    bytes: u32,
+    repaired: bool,
     discardable: bool,
 }
 
-/// One shadow receiver's playout: the last frame rendered (its capture and its render instant,
-/// both on the capture clock: a render instant is the capture plus the delay it rendered after).
-#[derive(Debug, Default, Clone, Copy)]
+/// One frame on the shadow receivers' clock: the receiver's, from [`FloorWeigher::origin`].
+#[derive(Debug, Clone, Copy)]
+struct Arrived {
+    captured: Time,
+    completed: Time,
+    bytes: u32,
+    repaired: bool,
+    discardable: bool,
+}
+
+/// What the two shadow receivers share: the arrivals, and so the expected completion and the
+/// jitter estimate, which the playout delay does not change.
+#[derive(Debug, Clone)]
+struct Arrivals {
+    jitter: JitterEstimator,
+    /// The last frame that needed no repair: its capture and completion.
+    previous_clean: Option<(Time, Time)>,
+}
+
+impl Arrivals {
+    /// Takes a frame into the jitter estimate, as the receiver does when it decodes it at `now`
+    /// (rtc-client `media::receiver`); whether it teaches the expected completion.
+    fn take(&mut self, now: Time, frame: &Arrived) -> bool {
+        if frame.repaired {
+            self.jitter.on_frame_retransmitted(now);
+            return false;
+        }
+        if let Some((capture, completed)) = self.previous_clean
+            && frame.captured > capture
+        {
+            let arrival = frame.completed.as_nanos() as f64 - completed.as_nanos() as f64;
+            let media = frame.captured.as_nanos() as f64 - capture.as_nanos() as f64;
+            self.jitter
+                .on_frame(frame.completed, (arrival - media) / 1e6, frame.bytes);
+        }
+        self.previous_clean = Some((frame.captured, frame.completed));
+        true
+    }
+}
+
+/// One shadow receiver's playout: its timing, when it last decoded, and the last frame it
+/// rendered (its capture and render time).
+#[derive(Debug, Clone)]
 struct Shadow {
-    last: Option<(Instant, Instant)>,
+    timing: PlayoutTiming,
+    decoded: Time,
+    last: Option<(Time, Time)>,
 }
 
 /// What one shadow receiver did with one frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Rendered {
-    /// How long after its expected completion the frame rendered.
+    /// From its capture to its render time.
     delay: Duration,
     /// The gap before it, if it was a freeze.
     freeze: Option<Duration>,
 }
 
 impl Shadow {
-    /// Renders a frame captured at `captured`, `lateness` after the usual transit, with playout
-    /// delay `delay`; `None` for a late discardable frame, which is skipped.
-    fn render(&mut self, captured: Instant, frame: Reported, delay: Duration) -> Option<Rendered> {
-        let delay = delay.max(RENDER_DELAY);
-        if frame.discardable && frame.lateness > delay {
+    fn new() -> Self {
+        Self {
+            timing: PlayoutTiming::new(PlayoutConfig::default()),
+            decoded: Time::ZERO,
+            last: None,
+        }
+    }
+
+    /// Decodes and renders `frame` with the minimum playout delay `minimum` and the `jitter`
+    /// estimate; `None` for a discardable frame that completed after its render time, which is
+    /// skipped.
+    fn render(&mut self, frame: &Arrived, jitter: Duration, minimum: Duration) -> Option<Rendered> {
+        let now = frame.completed.max(self.decoded);
+        if frame.discardable
+            && now
+                > self
+                    .timing
+                    .render_time(now, frame.captured, jitter, minimum)
+        {
             return None;
         }
-        let mut rendered = captured + frame.lateness.max(delay);
+        self.decoded = now;
+        let mut rendered = self.timing.schedule(now, frame.captured, jitter, minimum);
         let mut freeze = None;
         if let Some((previous, previous_rendered)) = self.last {
             rendered = rendered.max(previous_rendered);
             let gap = rendered - previous_rendered;
-            if gap.saturating_sub(captured - previous) >= FREEZE_SLACK {
+            if gap.saturating_sub(frame.captured - previous) >= FREEZE_SLACK {
                 freeze = Some(gap);
             }
         }
-        self.last = Some((captured, rendered));
+        self.last = Some((frame.captured, rendered));
         Some(Rendered {
-            delay: rendered - captured,
+            delay: rendered - frame.captured,
             freeze,
         })
     }
@@ -146,8 +211,6 @@ struct Replayed {
     captured: Instant,
     /// Whether the floor was applied to it.
     applied: bool,
-    /// The one-way transit when it was replayed.
-    transit: Duration,
     shadows: [Option<Rendered>; 2],
 }
 
@@ -155,12 +218,18 @@ struct Replayed {
 #[derive(Debug, Clone)]
 pub(crate) struct FloorWeigher {
     floor: Duration,
+    /// The sender's instant the shadows' clock counts from: the first frame's.
+    origin: Instant,
+    /// Each of the first [`OFFSET_FRAMES`] replayed frames' transit less half the round trip,
+    /// nanoseconds: the receiver's clock less the sender's, give or take the path's asymmetry.
+    offsets: Vec<i128>,
     /// The windows' raise each recent frame asked for, by capture instant, oldest first.
     asked: VecDeque<(Instant, Duration, bool)>,
     /// Frames reported and not yet replayed, by capture instant.
     reported: BTreeMap<Instant, Reported>,
     /// The last frame replayed.
     replayed_to: Option<Instant>,
+    arrivals: Arrivals,
     shadows: [Shadow; 2],
     /// The replayed frames of the call, oldest first (at most [`MAX_REPLAYED`]).
     replayed: VecDeque<Replayed>,
@@ -169,14 +238,20 @@ pub(crate) struct FloorWeigher {
 }
 
 impl FloorWeigher {
-    /// A follower weighing a floor of `floor`.
-    pub(crate) fn new(floor: Duration) -> Self {
+    /// A follower weighing a floor of `floor`, from the first frame, captured at `origin`.
+    pub(crate) fn new(floor: Duration, origin: Instant) -> Self {
         Self {
             floor,
+            origin,
+            offsets: Vec::new(),
             asked: VecDeque::new(),
             reported: BTreeMap::new(),
             replayed_to: None,
-            shadows: [Shadow::default(); 2],
+            arrivals: Arrivals {
+                jitter: JitterEstimator::new(),
+                previous_clean: None,
+            },
+            shadows: [Shadow::new(), Shadow::new()],
             replayed: VecDeque::new(),
             weighed: None,
         }
@@ -197,13 +272,14 @@ impl FloorWeigher {
     }
 
     /// Takes the frames transport feedback completed (`discardable` tells which the receiver
-    /// may skip), then replays those that have settled by `now`.
+    /// may skip), then replays those that have settled by `now`; `one_way` is half the round
+    /// trip now.
     pub(crate) fn observe(
         &mut self,
         now: Instant,
         frames: &[FrameLateness],
         discardable: impl Fn(Instant) -> bool,
-        transit: Duration,
+        one_way: Duration,
     ) {
         for frame in frames {
             if self.replayed_to.is_some_and(|at| frame.captured <= at) {
@@ -215,7 +291,9 @@ impl FloorWeigher {
             self.reported.insert(
                 frame.captured,
                 Reported {
-                    lateness: frame.lateness,
+                    completed: frame.completed,
+                    bytes: frame.bytes,
+                    repaired: frame.repaired,
                     discardable: discardable(frame.captured),
                 },
             );
@@ -228,14 +306,35 @@ impl FloorWeigher {
                 break;
             }
             let (captured, frame) = entry.remove_entry();
-            self.replay(captured, frame, transit);
+            self.replay(captured, frame, one_way);
         }
         while self.asked.front().is_some_and(|&(at, _, _)| at <= settled) {
             self.asked.pop_front();
         }
     }
 
-    fn replay(&mut self, captured: Instant, frame: Reported, transit: Duration) {
+    /// The frame captured at `captured` on the shadows' clock.
+    fn arrived(&mut self, captured: Instant, frame: Reported, one_way: Duration) -> Arrived {
+        let captured = Time::from_instant(self.origin, captured);
+        let transit = frame.completed.as_nanos() as i128 - i128::from(captured.as_nanos());
+        if self.offsets.len() < OFFSET_FRAMES {
+            self.offsets.push(transit - one_way.as_nanos() as i128);
+        }
+        let mut offsets = self.offsets.clone();
+        let middle = (offsets.len() - 1) / 2;
+        let offset = *offsets.select_nth_unstable(middle).1;
+        let completed = u64::try_from(transit - offset)
+            .map_or(captured, |transit| captured + Duration::from_nanos(transit));
+        Arrived {
+            captured,
+            completed,
+            bytes: frame.bytes,
+            repaired: frame.repaired,
+            discardable: frame.discardable,
+        }
+    }
+
+    fn replay(&mut self, captured: Instant, frame: Reported, one_way: Duration) {
         let (raise, applied) = self
             .asked
             .iter()
@@ -243,9 +342,20 @@ impl FloorWeigher {
             .map_or((Duration::ZERO, false), |&(_, raise, applied)| {
                 (raise, applied)
             });
+        let arrived = self.arrived(captured, frame, one_way);
+        let now = arrived.completed.max(self.shadows[0].decoded);
+        if self.arrivals.take(now, &arrived) {
+            for shadow in &mut self.shadows {
+                shadow
+                    .timing
+                    .on_frame_complete(arrived.captured, arrived.completed);
+            }
+        }
+        let jitter = self.arrivals.jitter.estimate(now);
+        let [without, with] = &mut self.shadows;
         let shadows = [
-            self.shadows[0].render(captured, frame, raise),
-            self.shadows[1].render(captured, frame, raise.max(self.floor)),
+            without.render(&arrived, jitter, raise),
+            with.render(&arrived, jitter, raise.max(self.floor)),
         ];
         if self.replayed.len() == MAX_REPLAYED {
             self.replayed.pop_front();
@@ -253,7 +363,6 @@ impl FloorWeigher {
         self.replayed.push_back(Replayed {
             captured,
             applied,
-            transit,
             shadows,
         });
         self.replayed_to = Some(captured);
@@ -310,14 +419,14 @@ impl FloorWeigher {
                     let Some(rendered) = rendered else {
                         continue;
                     };
-                    delays.push(f.transit + rendered.delay);
+                    delays.push(rendered.delay);
                     if let Some(gap) = rendered.freeze {
                         spared += sign * (1.0 + gap.as_secs_f64());
                     }
                 }
             } else if let Some(r) = f.shadows[usize::from(f.applied)] {
-                delays[0].push(f.transit + r.delay);
-                delays[1].push(f.transit + r.delay);
+                delays[0].push(r.delay);
+                delays[1].push(r.delay);
             }
         }
         let spared = spared / minutes;
@@ -351,15 +460,31 @@ mod tests {
         Duration::from_millis(v)
     }
 
-    /// Frames every 33 ms from `t0` for `n` frames, each with the lateness `late(i)`.
-    fn frames(t0: Instant, n: u64, late: impl Fn(u64) -> u64) -> Vec<FrameLateness> {
+    /// Frames of 1 000 bytes every 33 ms from `t0` for `n` frames, each completing 60 ms after
+    /// its capture plus `late(i)`, on a receiver clock that reads 5 s at `origin`; a late frame
+    /// was repaired.
+    fn frames_from(
+        origin: Instant,
+        t0: Instant,
+        n: u64,
+        late: impl Fn(u64) -> u64,
+    ) -> Vec<FrameLateness> {
+        let offset = (t0 - origin) + ms(5_060);
         (0..n)
             .map(|i| FrameLateness {
                 ssrc: 1,
                 captured: t0 + ms(33 * i),
                 lateness: ms(late(i)),
+                completed: offset + ms(33 * i + late(i)),
+                bytes: 1_000,
+                repaired: late(i) > 0,
             })
             .collect()
+    }
+
+    /// [`frames_from`] a call that starts at `t0`.
+    fn frames(t0: Instant, n: u64, late: impl Fn(u64) -> u64) -> Vec<FrameLateness> {
+        frames_from(t0, t0, n, late)
     }
 
     /// Hands `frames` over as transport feedback would, each 100 ms after its capture, then lets
@@ -392,7 +517,7 @@ mod tests {
     #[test]
     fn a_frame_late_past_the_slack_freezes_unless_the_floor_covers_it_and_a_drift_never() {
         let t0 = Instant::now();
-        let mut f = FloorWeigher::new(ms(100));
+        let mut f = FloorWeigher::new(ms(100), t0);
         // Frame 50 completes 200 ms late, frame 70 300 ms: both freeze without the floor, the
         // first is spared with it. Frames 100-199 grow 5 ms later each: no gap reaches the slack.
         let late = |i: u64| match i {
@@ -409,27 +534,64 @@ mod tests {
     fn the_raise_asked_for_and_a_skipped_discardable_frame_spare_a_freeze() {
         let t0 = Instant::now();
         let late = |i: u64| if i == 50 { 200 } else { 0 };
-        let mut raised = FloorWeigher::new(ms(100));
+        let mut raised = FloorWeigher::new(ms(100), t0);
         for i in 40..60 {
             raised.asked(t0 + ms(33 * i), ms(100));
         }
         feed(&mut raised, &frames(t0, 100, late), |_| false);
         assert_eq!(freezes(&raised, 0), 0, "200 ms late against a 100-ms raise");
-        let mut alone = FloorWeigher::new(ms(100));
+        let mut alone = FloorWeigher::new(ms(100), t0);
         alone.asked(t0 + ms(33 * 50), ms(100));
         feed(&mut alone, &frames(t0, 100, late), |_| false);
         assert_eq!(freezes(&alone, 0), 1, "the frame ahead rendered at once");
-        let mut skipped = FloorWeigher::new(ms(100));
+        let mut skipped = FloorWeigher::new(ms(100), t0);
         let discardable = |at: Instant| at == t0 + ms(33 * 50);
         feed(&mut skipped, &frames(t0, 100, late), discardable);
         assert_eq!(freezes(&skipped, 0), 0);
+    }
+
+    /// The no-floor shadow's median delay from capture to render over `frames`, fed with a
+    /// one-way transit of 150 ms.
+    fn median_delay(t0: Instant, frames: &[FrameLateness]) -> Duration {
+        let mut f = FloorWeigher::new(ms(100), t0);
+        feed(&mut f, frames, |_| false);
+        let mut delays: Vec<_> = f
+            .replayed
+            .iter()
+            .filter_map(|r| r.shadows[0].map(|s| s.delay))
+            .collect();
+        percentile(&mut delays, 0.5)
+    }
+
+    #[test]
+    fn a_late_first_frame_does_not_set_the_clocks_offset() {
+        let t0 = Instant::now();
+        // The key frame completes 300 ms late for its size; the frames after it take the
+        // one-way transit the feedback reads (150 ms) plus the receiver's small delay.
+        let late_key = frames(t0, 300, |i| if i == 0 { 300 } else { 0 });
+        let delay = median_delay(t0, &late_key);
+        assert!((ms(150)..ms(180)).contains(&delay), "{delay:?}");
+    }
+
+    #[test]
+    fn arrival_jitter_raises_the_shadow_s_delay_as_the_receiver_s_jitter_estimate_does() {
+        let t0 = Instant::now();
+        let steady = median_delay(t0, &frames(t0, 900, |_| 0));
+        // Every other frame arrives 40 ms late, none repaired: the jitter estimate grows past
+        // the 40 ms and the receiver waits for it, on time frames too.
+        let mut jittery = frames(t0, 900, |i| if i % 2 == 1 { 40 } else { 0 });
+        for frame in &mut jittery {
+            frame.repaired = false;
+        }
+        let waiting = median_delay(t0, &jittery);
+        assert!(waiting >= steady + ms(40), "{steady:?} {waiting:?}");
     }
 
     #[test]
     fn frames_wait_to_settle_and_replay_in_capture_order() {
         let t0 = Instant::now();
         let all = frames(t0, 100, |i| if i == 50 { 400 } else { 0 });
-        let mut f = FloorWeigher::new(ms(100));
+        let mut f = FloorWeigher::new(ms(100), t0);
         f.observe(t0 + ms(33 * 60), &all[..50], |_| false, ms(150));
         f.observe(t0 + ms(33 * 60), &all[51..60], |_| false, ms(150));
         // The late frame reports after the frames behind it, before it settles.
@@ -446,14 +608,14 @@ mod tests {
         // then a minute whose only late frames are six freezes the floor spares. Read alone,
         // that minute's P95 would rise 56 % with the floor; the call's does not move.
         let rough = frames(t0, 3_600, |i| if i % 10 == 0 { 300 } else { 0 });
-        let calm = frames(t0 + ms(120_000), 1_800, |i| {
+        let calm = frames_from(t0, t0 + ms(120_000), 1_800, |i| {
             if i % 300 == 150 { 200 } else { 0 }
         });
-        let mut f = FloorWeigher::new(ms(100));
+        let mut f = FloorWeigher::new(ms(100), t0);
         feed(&mut f, &rough, |_| false);
         let end = feed(&mut f, &calm, |_| false);
         assert!(f.worth(end, ms(60_000)));
-        let mut alone = FloorWeigher::new(ms(100));
+        let mut alone = FloorWeigher::new(ms(100), t0);
         let end = feed(&mut alone, &calm, |_| false);
         assert!(!alone.worth(end, ms(60_000)));
     }
@@ -469,34 +631,34 @@ mod tests {
             _ if i % 10 == 0 => 120,
             _ => 0,
         });
-        let mut f = FloorWeigher::new(ms(100));
+        let mut f = FloorWeigher::new(ms(100), t0);
         let end = feed(&mut f, &lossy, |_| false);
         assert!(f.worth(end, ms(600_000)));
         // Half as many freezes on a steady path: the floor lifts P95 from 160 to 250 ms, 56 %,
         // which outweighs three freezes and 0.7 frozen seconds a minute.
         let steady = frames(t0, minute, |i| if i % 600 == 150 { 200 } else { 0 });
-        let mut f = FloorWeigher::new(ms(100));
+        let mut f = FloorWeigher::new(ms(100), t0);
         let end = feed(&mut f, &steady, |_| false);
         assert!(!f.worth(end, ms(600_000)));
         // Six freezes and 1.3 frozen seconds a minute would outweigh it, but no floor may lift
         // P95 by more than 10 %.
         let steady = frames(t0, minute, |i| if i % 300 == 150 { 200 } else { 0 });
-        let mut f = FloorWeigher::new(ms(100));
+        let mut f = FloorWeigher::new(ms(100), t0);
         let end = feed(&mut f, &steady, |_| false);
         assert!(!f.worth(end, ms(600_000)));
         // A minute with nothing to weigh (no freeze to spare, late frames setting P95 with or
         // without the floor) keeps the floor as it was.
-        let quiet = |t0| frames(t0, minute, |i| if i % 10 == 0 { 120 } else { 0 });
-        let mut f = FloorWeigher::new(ms(100));
+        let quiet = |from| frames_from(t0, from, minute, |i| if i % 10 == 0 { 120 } else { 0 });
+        let mut f = FloorWeigher::new(ms(100), t0);
         let end = feed(&mut f, &lossy, |_| false);
         assert!(f.worth(end, ms(60_000)));
         let end = feed(&mut f, &quiet(end), |_| false);
         assert!(f.worth(end, ms(60_000)), "kept on");
-        let mut f = FloorWeigher::new(ms(100));
+        let mut f = FloorWeigher::new(ms(100), t0);
         let end = feed(&mut f, &quiet(t0), |_| false);
         assert!(!f.worth(end, ms(60_000)), "kept off");
         // Too little replayed yet.
-        let mut f = FloorWeigher::new(ms(100));
+        let mut f = FloorWeigher::new(ms(100), t0);
         let end = feed(&mut f, &lossy[..150], |_| false);
         assert!(!f.worth(end, ms(600_000)));
     }

@@ -8,8 +8,10 @@
 //! - [`timestamp_extrapolator`]: libwebrtc's map from capture instant to expected completion, one
 //!   of the two completion models [`playout`] offers.
 //!
-//! rtc-client's receiver runs it to render what a call delivers. It takes the instant of every
-//! event, on [`crate::time::Time`], and reads no clock.
+//! Two receivers run it: rtc-client's, which renders what a call delivers, and the sender's
+//! replay of that receiver from transport feedback, which weighs a playout floor
+//! ([`crate::playout`], the weighed floor). Both take the instant of every event, on
+//! [`crate::time::Time`], and read no clock.
 
 pub mod jitter;
 pub mod playout;

@@ -199,17 +199,7 @@ impl PlayoutTiming {
         let current = *self
             .current_delay
             .get_or_insert(jitter.min(self.config.max_delay));
-        let expected = self
-            .completion
-            .expected(capture)
-            .unwrap_or(match self.completion {
-                // Zero transit, as the average starts.
-                Completion::Average { .. } => capture,
-                // `VCMTiming::RenderTimeInternal`: `ExtrapolateLocalTime(...).value_or(now)`.
-                Completion::Extrapolator(_) => now,
-            });
-        let delay = current.max(minimum).min(self.config.max_delay);
-        let due = expected.saturating_add(delay);
+        let due = self.due(now, capture, current, minimum);
         let decode_deadline = due - self.config.render_delay;
         let delayed = now.saturating_duration_since(decode_deadline);
         self.current_delay = Some(if current + delayed <= target {
@@ -222,6 +212,42 @@ impl PlayoutTiming {
         }
         self.late_frames += 1;
         now
+    }
+
+    /// The render time [`schedule`](Self::schedule) would give a frame captured at `capture`
+    /// that is decodable in time at `now`, without scheduling it: what a receiver waiting for
+    /// the frame holds the frames behind it until.
+    pub fn render_time(
+        &self,
+        now: Time,
+        capture: Time,
+        jitter: Duration,
+        signalled_minimum: Duration,
+    ) -> Time {
+        let current = self
+            .current_delay
+            .unwrap_or(jitter.min(self.config.max_delay));
+        self.due(
+            now,
+            capture,
+            current,
+            signalled_minimum.max(self.config.base_minimum),
+        )
+    }
+
+    /// The expected completion of a frame captured at `capture`, plus the `current` delay
+    /// clamped to the `minimum` (`VCMTiming::RenderTimeInternal`).
+    fn due(&self, now: Time, capture: Time, current: Duration, minimum: Duration) -> Time {
+        let expected = self
+            .completion
+            .expected(capture)
+            .unwrap_or(match self.completion {
+                // Zero transit, as the average starts.
+                Completion::Average { .. } => capture,
+                // `VCMTiming::RenderTimeInternal`: `ExtrapolateLocalTime(...).value_or(now)`.
+                Completion::Extrapolator(_) => now,
+            });
+        expected.saturating_add(current.max(minimum).min(self.config.max_delay))
     }
 
     /// When a frame captured at `capture` is expected to be complete here (the capture instant
