@@ -223,6 +223,8 @@ pub(crate) struct FloorWeigher {
     /// Each of the first [`OFFSET_FRAMES`] replayed frames' transit less half the round trip,
     /// nanoseconds: the receiver's clock less the sender's, give or take the path's asymmetry.
     offsets: Vec<i128>,
+    /// Their median once all [`OFFSET_FRAMES`] are in: the offset for the rest of the call.
+    offset: Option<i128>,
     /// The windows' raise each recent frame asked for, by capture instant, oldest first.
     asked: VecDeque<(Instant, Duration, bool)>,
     /// Frames reported and not yet replayed, by capture instant.
@@ -244,6 +246,7 @@ impl FloorWeigher {
             floor,
             origin,
             offsets: Vec::new(),
+            offset: None,
             asked: VecDeque::new(),
             reported: BTreeMap::new(),
             replayed_to: None,
@@ -317,12 +320,19 @@ impl FloorWeigher {
     fn arrived(&mut self, captured: Instant, frame: Reported, one_way: Duration) -> Arrived {
         let captured = Time::from_instant(self.origin, captured);
         let transit = frame.completed.as_nanos() as i128 - i128::from(captured.as_nanos());
-        if self.offsets.len() < OFFSET_FRAMES {
-            self.offsets.push(transit - one_way.as_nanos() as i128);
-        }
-        let mut offsets = self.offsets.clone();
-        let middle = (offsets.len() - 1) / 2;
-        let offset = *offsets.select_nth_unstable(middle).1;
+        let offset = match self.offset {
+            Some(offset) => offset,
+            None => {
+                self.offsets.push(transit - one_way.as_nanos() as i128);
+                let mut sorted = self.offsets.clone();
+                let middle = (sorted.len() - 1) / 2;
+                let offset = *sorted.select_nth_unstable(middle).1;
+                if self.offsets.len() == OFFSET_FRAMES {
+                    self.offset = Some(offset);
+                }
+                offset
+            }
+        };
         let completed = u64::try_from(transit - offset)
             .map_or(captured, |transit| captured + Duration::from_nanos(transit));
         Arrived {
