@@ -308,6 +308,17 @@ mod tests {
     }
 
     #[test]
+    fn the_render_time_is_the_schedule_s_without_scheduling() {
+        let mut p = PlayoutTiming::new(PlayoutConfig::default());
+        p.on_frame_complete(ms(0), ms(50));
+        assert_eq!(p.schedule(ms(50), ms(0), d(20), d(0)), ms(70));
+        // A frame decodable late: the render time is still its due instant, and nothing moves.
+        assert_eq!(p.render_time(ms(400), ms(33), d(20), d(100)), ms(183));
+        assert_eq!((p.current_delay(), p.late_frames()), (d(20), 0));
+        assert_eq!(p.schedule(ms(100), ms(33), d(20), d(100)), ms(183));
+    }
+
+    #[test]
     fn lateness_raises_the_delay_no_further_than_the_target() {
         let mut p = PlayoutTiming::new(PlayoutConfig::default());
         p.on_frame_complete(ms(0), ms(50));
