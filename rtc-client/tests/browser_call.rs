@@ -30,16 +30,7 @@ fn browser(args: &[&str], out: &Path) -> Value {
 
 /// As [`browser`], with `chromium_flags` added to Chromium's command line.
 fn browser_with_flags(args: &[&str], out: &Path, chromium_flags: &str) -> Value {
-    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let output = Command::new(env!("CARGO_BIN_EXE_rtc-client"))
-        .env(rtc_client::live::chromium::EXTRA_FLAGS_VAR, chromium_flags)
-        .arg("browser")
-        .args(args)
-        .arg("--out")
-        .arg(out)
-        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
-        .output()
-        .expect("rtc-client runs");
+    let output = browser_output(args, out, chromium_flags, None);
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
@@ -49,6 +40,101 @@ fn browser_with_flags(args: &[&str], out: &Path, chromium_flags: &str) -> Value 
     );
     let text = std::fs::read_to_string(out.join("summary.json")).expect("summary.json");
     serde_json::from_str(&text).expect("summary.json is JSON")
+}
+
+/// Runs `rtc-client browser ARGS --out DIR`, one call at a time, with `chromium` (a path) in
+/// place of the Chromium found on `PATH` if given.
+fn browser_output(
+    args: &[&str],
+    out: &Path,
+    chromium_flags: &str,
+    chromium: Option<&Path>,
+) -> std::process::Output {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let mut command = Command::new(env!("CARGO_BIN_EXE_rtc-client"));
+    command.env(rtc_client::live::chromium::EXTRA_FLAGS_VAR, chromium_flags);
+    if let Some(path) = chromium {
+        command.env("CHROMIUM", path);
+    }
+    command
+        .arg("browser")
+        .args(args)
+        .arg("--out")
+        .arg(out)
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+        .output()
+        .expect("rtc-client runs")
+}
+
+/// An executable shell script at `dir/name` that runs `body`, with `$CHROMIUM_FOUND` set to the
+/// Chromium this machine has.
+fn chromium_wrapper(dir: &Path, name: &str, body: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let real = rtc_client::live::chromium::find().expect("Chromium is installed");
+    std::fs::create_dir_all(dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(
+        &path,
+        format!("#!/bin/sh\nCHROMIUM_FOUND='{}'\n{body}\n", real.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+/// A Chromium that takes 10 s to start (a cold start on a loaded machine has been seen to take
+/// more than 8) still gets the whole call: its length counts from the page being ready.
+#[test]
+fn a_slow_starting_chromium_still_gets_the_whole_call() {
+    let out = out_dir("slow-start");
+    let slow = chromium_wrapper(
+        &out.join("bin"),
+        "slow-chromium",
+        "sleep 10\nexec \"$CHROMIUM_FOUND\" \"$@\"",
+    );
+    let output = browser_output(
+        &["--seconds", "8", "--direction", "send"],
+        &out.join("call"),
+        "",
+        Some(&slow),
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{}\n{stdout}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let text = std::fs::read_to_string(out.join("call").join("summary.json")).unwrap();
+    let s: Value = serde_json::from_str(&text).unwrap();
+    // 8 s of the fake camera's 20 to 30 fps, less the connection's set-up.
+    assert!(number(&s, &["ours", "qoe_frames_rendered"]) > 100.0, "{s}");
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+/// A Chromium that exits before loading the page is named at once, with its log.
+#[test]
+fn a_chromium_that_exits_at_once_is_named() {
+    let out = out_dir("dead-start");
+    let dead = chromium_wrapper(&out.join("bin"), "dead-chromium", "exit 3");
+    let started = std::time::Instant::now();
+    let output = browser_output(
+        &["--seconds", "8", "--direction", "send"],
+        &out.join("call"),
+        "",
+        Some(&dead),
+    );
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "{err}");
+    assert!(
+        err.contains("Chromium exited before its page loaded") && err.contains("chromium.log"),
+        "{err}"
+    );
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(5),
+        "took {:?}",
+        started.elapsed()
+    );
+    let _ = std::fs::remove_dir_all(&out);
 }
 
 fn number(v: &Value, path: &[&str]) -> f64 {

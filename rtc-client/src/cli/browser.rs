@@ -227,7 +227,14 @@ async fn drive(
     } else {
         &[]
     };
-    let browser = Chromium::launch(&binary, &url, Some(&args.out.join("chromium.log")), trials)?;
+    let mut browser =
+        Chromium::launch(&binary, &url, Some(&args.out.join("chromium.log")), trials)?;
+    let launched = tokio::time::Instant::now();
+    wait_for_page(&web, &mut browser, &args.out).await?;
+    println!(
+        "the page is ready {} ms after launch",
+        launched.elapsed().as_millis()
+    );
     let started = tokio::time::Instant::now();
     let snapshot_at = args.seconds / 2 + Duration::from_secs(1);
     let snapshot = {
@@ -274,6 +281,35 @@ async fn drive(
         .with_context(|| format!("cannot write {}", path.display()))?;
     println!("summary: {}", path.display());
     Ok(())
+}
+
+/// How long Chromium has to load the page before the call is given up: a cold start on a
+/// loaded 2-core machine has been seen to take more than 8 s.
+const PAGE_LOAD_LIMIT: Duration = Duration::from_secs(60);
+
+/// Waits until the page asks the bridge for work, so that `--seconds` counts from a page that
+/// is ready; fails at once if Chromium exits first, and after [`PAGE_LOAD_LIMIT`].
+async fn wait_for_page(
+    web: &WebHandle,
+    browser: &mut Chromium,
+    out: &std::path::Path,
+) -> Result<()> {
+    let deadline = tokio::time::Instant::now() + PAGE_LOAD_LIMIT;
+    while tokio::time::Instant::now() < deadline {
+        if web.wait_for_page(Duration::from_millis(200)).await {
+            return Ok(());
+        }
+        if !browser.running() {
+            bail!(
+                "Chromium exited before its page loaded: see {}",
+                out.join("chromium.log").display()
+            );
+        }
+    }
+    bail!(
+        "Chromium's page did not load within {PAGE_LOAD_LIMIT:?}: see {}",
+        out.join("chromium.log").display()
+    )
 }
 
 /// Our sender to the browser: `rtc-client call` against the bridge.

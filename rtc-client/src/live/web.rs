@@ -129,8 +129,19 @@ pub struct WebState {
     snapshot_wanted: AtomicBool,
     snapshot: Mutex<Option<Vec<u8>>>,
     snapshot_ready: Notify,
+    /// Set by the page's first request for work (an offer to answer, or its own to send).
+    page_arrived: AtomicBool,
+    page_arrival: Notify,
     relays: tokio::sync::Mutex<Vec<Relay>>,
     answerer: Answerer,
+}
+
+impl WebState {
+    fn page_seen(&self) {
+        if !self.page_arrived.swap(true, Ordering::SeqCst) {
+            self.page_arrival.notify_waiters();
+        }
+    }
 }
 
 /// The driver's view of the bridge.
@@ -150,6 +161,21 @@ impl WebHandle {
         let ready = self.0.snapshot_ready.notified();
         let _ = tokio::time::timeout(timeout, ready).await;
         lock(&self.0.snapshot).take()
+    }
+
+    /// Waits up to `timeout` for a page to ask for work (`GET /web/offer` or `POST /web/send`),
+    /// so that a call's length can count from a page that is ready rather than from a browser's
+    /// launch (a cold Chromium on a loaded machine takes seconds to load the page). True once
+    /// one has; false if none did in time.
+    pub async fn wait_for_page(&self, timeout: Duration) -> bool {
+        let arrival = self.0.page_arrival.notified();
+        tokio::pin!(arrival);
+        arrival.as_mut().enable();
+        if self.0.page_arrived.load(Ordering::SeqCst) {
+            return true;
+        }
+        tokio::time::timeout(timeout, arrival).await.is_ok()
+            || self.0.page_arrived.load(Ordering::SeqCst)
     }
 
     /// Stops the relays the bridge started (browser-sent calls over a link).
@@ -190,6 +216,8 @@ pub fn routes(config: WebConfig, answerer: Answerer) -> Result<(Router, WebHandl
         snapshot_wanted: AtomicBool::new(false),
         snapshot: Mutex::new(None),
         snapshot_ready: Notify::new(),
+        page_arrived: AtomicBool::new(false),
+        page_arrival: Notify::new(),
         relays: tokio::sync::Mutex::new(Vec::new()),
         answerer,
     });
@@ -303,6 +331,7 @@ async fn caller_offer(State(web): State<Arc<WebState>>, body: Body) -> Response 
 
 /// `GET /web/offer`: the oldest offer no page took yet, waiting up to [`OFFER_POLL`].
 async fn page_takes_offer(State(web): State<Arc<WebState>>) -> Response {
+    web.page_seen();
     let deadline = tokio::time::Instant::now() + OFFER_POLL;
     loop {
         let notified = web.offered.notified();
@@ -367,6 +396,7 @@ async fn page_answers(
 /// `POST /web/send`: the page's own offer (it sends): through the relay if a link is set, then
 /// to the answerer.
 async fn page_sends(State(web): State<Arc<WebState>>, body: Body) -> Response {
+    web.page_seen();
     let mut request: OfferRequest = match read_json(body).await {
         Ok(r) => r,
         Err(response) => return response,
