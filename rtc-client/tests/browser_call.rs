@@ -30,7 +30,7 @@ fn browser(args: &[&str], out: &Path) -> Value {
 
 /// As [`browser`], with `chromium_flags` added to Chromium's command line.
 fn browser_with_flags(args: &[&str], out: &Path, chromium_flags: &str) -> Value {
-    let output = browser_output(args, out, chromium_flags, None);
+    let (output, _) = browser_run(args, out, chromium_flags, None);
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
@@ -43,27 +43,30 @@ fn browser_with_flags(args: &[&str], out: &Path, chromium_flags: &str) -> Value 
 }
 
 /// Runs `rtc-client browser ARGS --out DIR`, one call at a time, with `chromium` (a path) in
-/// place of the Chromium found on `PATH` if given.
-fn browser_output(
+/// place of the Chromium found on `PATH` if given; also how long it ran, its turn's wait not
+/// counted.
+fn browser_run(
     args: &[&str],
     out: &Path,
     chromium_flags: &str,
     chromium: Option<&Path>,
-) -> std::process::Output {
+) -> (std::process::Output, std::time::Duration) {
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let started = std::time::Instant::now();
     let mut command = Command::new(env!("CARGO_BIN_EXE_rtc-client"));
     command.env(rtc_client::live::chromium::EXTRA_FLAGS_VAR, chromium_flags);
     if let Some(path) = chromium {
         command.env("CHROMIUM", path);
     }
-    command
+    let output = command
         .arg("browser")
         .args(args)
         .arg("--out")
         .arg(out)
         .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
         .output()
-        .expect("rtc-client runs")
+        .expect("rtc-client runs");
+    (output, started.elapsed())
 }
 
 /// An executable shell script at `dir/name` that runs `body`, with `$CHROMIUM_FOUND` set to the
@@ -92,7 +95,7 @@ fn a_slow_starting_chromium_still_gets_the_whole_call() {
         "slow-chromium",
         "sleep 10\nexec \"$CHROMIUM_FOUND\" \"$@\"",
     );
-    let output = browser_output(
+    let (output, _) = browser_run(
         &["--seconds", "8", "--direction", "send"],
         &out.join("call"),
         "",
@@ -116,8 +119,7 @@ fn a_slow_starting_chromium_still_gets_the_whole_call() {
 fn a_chromium_that_exits_at_once_is_named() {
     let out = out_dir("dead-start");
     let dead = chromium_wrapper(&out.join("bin"), "dead-chromium", "exit 3");
-    let started = std::time::Instant::now();
-    let output = browser_output(
+    let (output, took) = browser_run(
         &["--seconds", "8", "--direction", "send"],
         &out.join("call"),
         "",
@@ -129,11 +131,7 @@ fn a_chromium_that_exits_at_once_is_named() {
         err.contains("Chromium exited before its page loaded") && err.contains("chromium.log"),
         "{err}"
     );
-    assert!(
-        started.elapsed() < std::time::Duration::from_secs(5),
-        "took {:?}",
-        started.elapsed()
-    );
+    assert!(took < std::time::Duration::from_secs(5), "took {took:?}");
     let _ = std::fs::remove_dir_all(&out);
 }
 
