@@ -11,6 +11,20 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# The Ctrl-C tests (rtc-client/tests/live_faults.rs) send SIGINT to the commands they start and
+# need its default action. A non-interactive shell that starts this script in the background
+# (`scripts/test.sh &`, nohup) ignores SIGINT, every child inherits that, and an interrupted
+# `collect` then runs to the end. Start again with SIGINT's default restored.
+sigint_ignored=$(( 0x$(awk '/^SigIgn:/ {print $2}' /proc/self/status 2>/dev/null || echo 0) & 2 ))
+if [ "$sigint_ignored" -ne 0 ] && [ -z "${LEOPACE_SIGINT_RESTORED:-}" ]; then
+  echo "test.sh: SIGINT is ignored here (a background job?); restarting with its default action"
+  export LEOPACE_SIGINT_RESTORED=1
+  # Python itself ignores SIGPIPE and SIGXFSZ, which would pass on too: all four back to default.
+  exec python3 -c 'import os, signal as s, sys
+for n in (s.SIGINT, s.SIGQUIT, s.SIGPIPE, s.SIGXFSZ): s.signal(n, s.SIG_DFL)
+os.execv(sys.argv[1], sys.argv[1:])' "$(pwd -P)/scripts/test.sh" "$@"
+fi
+
 cache="${LEOPACE_CACHE:-$HOME/.cache/leopace}"
 # One target directory per checkout, keyed by its absolute path: a test binary keeps the
 # CARGO_MANIFEST_DIR it was compiled with, and cargo would reuse one built in another checkout
