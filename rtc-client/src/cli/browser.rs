@@ -38,7 +38,8 @@ pub enum Direction {
 /// `rtc-client browser` arguments.
 #[derive(Debug, Args)]
 pub struct BrowserArgs {
-    /// Call length: seconds (30) or a duration (30s, 2m).
+    /// Call length: seconds (30) or a duration (30s, 2m), counted from the moment Chromium's page
+    /// is ready (it has up to 60 s to load).
     #[arg(long, value_name = "SECONDS", default_value = "30", value_parser = parse_seconds)]
     seconds: Duration,
     /// receive: the browser receives our video; send: the browser sends its fake camera to us.
