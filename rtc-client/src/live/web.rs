@@ -653,6 +653,27 @@ async fn caller_hangup(State(web): State<Arc<WebState>>, Path(id): Path<String>)
 mod tests {
     use super::*;
 
+    #[tokio::test]
+    async fn a_page_is_ready_once_it_asks_for_work_and_stays_so() {
+        let answerer: Answerer = Arc::new(|_| {
+            Box::pin(async { Err((StatusCode::NOT_IMPLEMENTED, "not in this test".into())) })
+        });
+        let (_, web) = routes(WebConfig::default(), answerer).unwrap();
+        assert!(!web.wait_for_page(Duration::from_millis(50)).await);
+        let state = Arc::clone(&web.0);
+        let page = tokio::spawn(async move { page_takes_offer(State(state)).await });
+        let asked = Instant::now();
+        assert!(web.wait_for_page(Duration::from_secs(5)).await);
+        assert!(
+            asked.elapsed() < Duration::from_secs(2),
+            "{:?}",
+            asked.elapsed()
+        );
+        page.abort();
+        // Already seen: no wait at all.
+        assert!(web.wait_for_page(Duration::ZERO).await);
+    }
+
     #[test]
     fn only_loopback_candidates_are_kept() {
         let sdp = "v=0\r\na=candidate:1 1 udp 1 10.0.0.5 4000 typ host\r\n\
