@@ -528,7 +528,7 @@ fn a_sender_value_of_the_wrong_type_or_an_unknown_sender_key_is_refused() {
 fn a_replay_table_is_refused_where_it_moves_nothing_or_its_values_are_bad() {
     let msg = error(&format!("{BASE}\n[replay]\noffset = \"seeded\"\n"));
     assert!(
-        msg.contains("replay") && msg.contains("lagos"),
+        msg.contains("replay") && msg.contains("lagos") && msg.contains("ping"),
         "a [replay] without lagos series: {msg}"
     );
     let lagos = std::fs::read_to_string(support::paths().scenario_file("lagos-trace")).unwrap();
@@ -544,4 +544,37 @@ fn a_replay_table_is_refused_where_it_moves_nothing_or_its_values_are_bad() {
     let msg = error(&lagos.replace("offset = \"seeded\"", "offset = -15000"));
     assert!(msg.contains("offset"), "{msg}");
     assert!(parse(&lagos.replace("offset = \"seeded\"", "offset = 30000")).is_ok());
+}
+
+#[test]
+fn a_ping_loss_with_a_window_or_slot_out_of_range_names_the_field() {
+    let file = support::paths()
+        .root
+        .join("docs/experiments/mmsys24/starlink-lagos-ping.toml");
+    let ping = std::fs::read_to_string(file).unwrap();
+    assert!(parse(&ping).is_ok());
+    for (from, to, field) in [
+        (
+            "window_ms = 60000",
+            "window_ms = 50",
+            "forward.loss.window_ms",
+        ),
+        (
+            "window_ms = 60000",
+            "window_ms = 4000000",
+            "forward.loss.window_ms",
+        ),
+        ("slot_ms = 15000", "slot_ms = 100", "forward.loss.slot_ms"),
+    ] {
+        let msg = error(&ping.replace(from, to));
+        assert!(msg.contains(field), "{to}: {msg}");
+    }
+    // No slot shape is allowed, and the defaults are the file's.
+    assert!(parse(&ping.replace("slot_ms = 15000", "slot_ms = 0")).is_ok());
+    assert_eq!(
+        parse(&ping.replace("window_ms = 60000\nslot_ms = 15000\n", ""))
+            .unwrap()
+            .file,
+        parse(&ping).unwrap().file
+    );
 }

@@ -22,7 +22,7 @@ use super::schema::{
 use super::timeline::{self, Handover, HandoverTimeline};
 use super::{Scenario, ScenarioError};
 use crate::call::SenderOptions;
-use crate::link::readers::LagosTrace;
+use crate::link::readers::{LagosTrace, PingLossModel, PingReplay, PingTrace};
 use crate::link::{
     Buffer, Capacity, Delay, DelaySeries, GilbertElliott, HandoverEffect, HandoverEvent,
     Interpolation, Link, LinkConfig, Loss, LossProfile, LossSeries, OutageMode, RateSeries,
@@ -61,7 +61,7 @@ pub struct Realization {
     pub timeline: HandoverTimeline,
     /// The orbit path, for orbit scenarios.
     pub orbit: Option<OrbitPath>,
-    /// Where the call starts in the `lagos.csv` series it replays (`[replay]`); `None` without
+    /// Where the call starts in the `lagos.csv` or ping series it replays (`[replay]`); `None` without
     /// a `[replay]` table (every call from the file's first row).
     pub replay_offset: Option<Duration>,
     /// The call's encoder limits.
@@ -232,7 +232,7 @@ pub fn realize(
 
     // 2. Capacity, delay, loss, buffer, events per direction.
     let delay_samples = (duration_ms.div_ceil(DELAY_STEP_MS) as usize).max(1);
-    let lagos = LagosCache::new(file.replay.as_ref(), seed);
+    let replayed = ReplayCache::new(file.replay.as_ref(), seed);
     let delays = delays(
         file,
         seed,
@@ -240,7 +240,7 @@ pub fn realize(
         delay_samples,
         orbit_path.as_ref(),
         &resolve,
-        &lagos,
+        &replayed,
     )?;
     let mut configs = Vec::with_capacity(2);
     for ((name, dir), delay) in ["forward", "reverse"]
@@ -249,7 +249,7 @@ pub fn realize(
         .zip(delays)
     {
         let (capacity, median_bps) =
-            capacity(dir, name, seed, seconds, &boundaries_s, &resolve, &lagos)?;
+            capacity(dir, name, seed, seconds, &boundaries_s, &resolve, &replayed)?;
         let buffer = match (dir.buffer_bytes, dir.buffer_ms) {
             (Some(b), _) => Buffer::Bytes(b),
             (None, Some(ms)) => Buffer::Bytes(
@@ -257,7 +257,7 @@ pub fn realize(
             ),
             (None, None) => Buffer::Unlimited,
         };
-        let loss = loss(dir, name, &resolve, &lagos, orbit_path.as_ref())?;
+        let loss = loss(dir, name, &resolve, &replayed, orbit_path.as_ref())?;
         let profile_error = |e: crate::link::LinkConfigError| ScenarioError::Link {
             direction: name,
             message: e.to_string(),
@@ -293,7 +293,7 @@ pub fn realize(
         reverse_seed: rng::fnv1a(&format!("link/reverse/{seed}")),
         timeline,
         orbit: orbit_path,
-        replay_offset: lagos.offset.get().map(Duration::from_millis),
+        replay_offset: replayed.offset.get().map(Duration::from_millis),
         call: file.call.clone(),
         sender,
     };
@@ -321,43 +321,87 @@ fn merge_seconds(seconds: &[u64]) -> Vec<(u64, u64)> {
 
 type Resolve<'a> = dyn Fn(&str, &str) -> Result<PathBuf, ScenarioError> + 'a;
 
-/// `lagos.csv` read once per call even when six fields name it, and replayed from the call's
-/// offset into it (`[replay]`).
-struct LagosCache<'a> {
-    traces: RefCell<HashMap<PathBuf, Arc<LagosTrace>>>,
+/// The loss model a ping trace is replayed with where only its delay is used (the delay does
+/// not depend on it).
+const PING_DELAY_ONLY: PingLossModel = PingLossModel {
+    window: Duration::from_secs(60),
+    slot: None,
+};
+
+/// The replayed files (`lagos.csv`, ping traces) read once per call even when several fields
+/// name them, and replayed from the call's offset into them (`[replay]`).
+struct ReplayCache<'a> {
+    lagos: RefCell<HashMap<PathBuf, Arc<LagosTrace>>>,
+    pings: RefCell<HashMap<PathBuf, Arc<PingTrace>>>,
     replay: Option<&'a ReplaySpec>,
     seed: u64,
     /// The offset the call replays from, ms into the file, once a file was read.
     offset: Cell<Option<u64>>,
 }
 
-impl<'a> LagosCache<'a> {
+impl<'a> ReplayCache<'a> {
     fn new(replay: Option<&'a ReplaySpec>, seed: u64) -> Self {
         Self {
-            traces: RefCell::default(),
+            lagos: RefCell::default(),
+            pings: RefCell::default(),
             replay,
             seed,
             offset: Cell::new(None),
         }
     }
 
-    fn get(&self, field: &str, path: &std::path::Path) -> Result<Arc<LagosTrace>, ScenarioError> {
-        if let Some(t) = self.traces.borrow().get(path) {
+    /// The offset into a file `length` long and the field that decided it, recorded as the
+    /// call's; `None` without a `[replay]` table.
+    fn offset(&self, length: Duration) -> Option<(Duration, &'static str)> {
+        let (offset, field) = replay_offset_ms(self.replay?, self.seed, length);
+        self.offset.set(Some(offset));
+        Some((Duration::from_millis(offset), field))
+    }
+
+    fn lagos(&self, field: &str, path: &std::path::Path) -> Result<Arc<LagosTrace>, ScenarioError> {
+        if let Some(t) = self.lagos.borrow().get(path) {
             return Ok(Arc::clone(t));
         }
         let mut t = super::data::load_lagos(field, path)?;
-        if let Some(replay) = self.replay {
-            let (offset, field) = replay_offset_ms(replay, self.seed, t.duration());
+        if let Some((offset, field)) = self.offset(t.duration()) {
             t = t
-                .starting_at(Duration::from_millis(offset))
+                .starting_at(offset)
                 .map_err(|e| super::data::data_error(field, path, e))?;
-            self.offset.set(Some(offset));
         }
         let t = Arc::new(t);
-        self.traces
+        self.lagos
             .borrow_mut()
             .insert(path.to_path_buf(), Arc::clone(&t));
         Ok(t)
+    }
+
+    /// A ping trace's replay under `model`, from the call's offset.
+    fn ping(
+        &self,
+        field: &str,
+        path: &std::path::Path,
+        model: PingLossModel,
+    ) -> Result<PingReplay, ScenarioError> {
+        let cached = self.pings.borrow().get(path).cloned();
+        let trace = match cached {
+            Some(t) => t,
+            None => {
+                let t = Arc::new(super::data::load_ping(field, path)?);
+                self.pings
+                    .borrow_mut()
+                    .insert(path.to_path_buf(), Arc::clone(&t));
+                t
+            }
+        };
+        let mut replay = trace
+            .replay(model)
+            .map_err(|e| super::data::data_error(field, path, e))?;
+        if let Some((offset, field)) = self.offset(replay.duration()) {
+            replay = replay
+                .starting_at(offset)
+                .map_err(|e| super::data::data_error(field, path, e))?;
+        }
+        Ok(replay)
     }
 }
 
@@ -385,7 +429,7 @@ fn capacity(
     seconds: usize,
     boundaries_s: &[u64],
     resolve: &Resolve<'_>,
-    lagos: &LagosCache,
+    replayed: &ReplayCache,
 ) -> Result<(Capacity, f64), ScenarioError> {
     let series_error = |e: crate::link::LinkConfigError| ScenarioError::Link {
         direction: if name == "forward" {
@@ -417,8 +461,8 @@ fn capacity(
         CapacitySpec::Lagos { file, column } => {
             let field = format!("{name}.capacity.file");
             let path = resolve(&field, file)?;
-            let series = lagos
-                .get(&field, &path)?
+            let series = replayed
+                .lagos(&field, &path)?
                 .capacity(super::data::lagos_direction(*column));
             let median = median_of(series.values().iter().map(|&v| v as f64));
             (Capacity::series(series), median)
@@ -440,7 +484,7 @@ fn delays(
     samples: usize,
     orbit: Option<&OrbitPath>,
     resolve: &Resolve<'_>,
-    lagos: &LagosCache,
+    replayed: &ReplayCache,
 ) -> Result<Vec<Delay>, ScenarioError> {
     let step = Duration::from_millis(DELAY_STEP_MS);
     let to_delay = |ms: Vec<f64>, direction: &'static str| -> Result<Delay, ScenarioError> {
@@ -555,10 +599,15 @@ fn delays(
                 let field = format!("{name}.delay.file");
                 let path = resolve(&field, file)?;
                 Delay::series(
-                    lagos
-                        .get(&field, &path)?
+                    replayed
+                        .lagos(&field, &path)?
                         .delay(super::data::lagos_direction(*column)),
                 )
+            }
+            DelaySpec::Ping { file } => {
+                let field = format!("{name}.delay.file");
+                let path = resolve(&field, file)?;
+                Delay::series(replayed.ping(&field, &path, PING_DELAY_ONLY)?.delay())
             }
         };
         out.push(delay);
@@ -571,7 +620,7 @@ fn loss(
     dir: &DirectionSpec,
     name: &'static str,
     resolve: &Resolve<'_>,
-    lagos: &LagosCache,
+    replayed: &ReplayCache,
     orbit: Option<&OrbitPath>,
 ) -> Result<Loss, ScenarioError> {
     Ok(match &dir.loss {
@@ -603,10 +652,23 @@ fn loss(
             let field = format!("{name}.loss.file");
             let path = resolve(&field, file)?;
             Loss::Series(Arc::new(
-                lagos
-                    .get(&field, &path)?
+                replayed
+                    .lagos(&field, &path)?
                     .loss(super::data::lagos_direction(*column)),
             ))
+        }
+        LossSpec::Ping {
+            file,
+            window_ms,
+            slot_ms,
+        } => {
+            let field = format!("{name}.loss.file");
+            let path = resolve(&field, file)?;
+            let model = PingLossModel {
+                window: Duration::from_millis(*window_ms),
+                slot: (*slot_ms > 0).then(|| Duration::from_millis(*slot_ms)),
+            };
+            Loss::Series(Arc::new(replayed.ping(&field, &path, model)?.loss()))
         }
     })
 }

@@ -519,6 +519,12 @@ pub enum DelaySpec {
         /// `uplink` or `downlink`.
         column: LagosColumn,
     },
+    /// Half the RTT of a ping trace (`unix_ts  icmp_seq  rtt_ms`, as mmsys24's), per 100-ms row
+    /// from the UTC minute of its first echo (`rtc_client::link::readers::PingTrace::replay`).
+    Ping {
+        /// The file.
+        file: String,
+    },
 }
 
 /// The Starlink delay process (see [`crate::scenario::process`]).
@@ -589,6 +595,29 @@ pub enum LossSpec {
         /// `uplink` or `downlink`.
         column: LagosColumn,
     },
+    /// The lost echoes of a ping trace, per 100-ms row: the share lost within half a window of
+    /// it, shaped by where in the slot the trace loses echoes
+    /// (`rtc_client::link::readers::PingTrace::replay`).
+    Ping {
+        /// The file.
+        file: String,
+        /// The window, ms (100 ms to 1 h). Default: 60000, long enough that a lost echo reads as
+        /// the independent loss the mmsys24 traces show, short enough to follow their drift.
+        #[serde(default = "default_ping_loss_window_ms")]
+        window_ms: u64,
+        /// The period whose loss shape is replayed, ms (0: none; else 500 ms to 1 h). Default:
+        /// 15000, Starlink's slot.
+        #[serde(default = "default_ping_loss_slot_ms")]
+        slot_ms: u64,
+    },
+}
+
+fn default_ping_loss_window_ms() -> u64 {
+    60_000
+}
+
+fn default_ping_loss_slot_ms() -> u64 {
+    15_000
 }
 
 /// Which direction of `lagos.csv`.
@@ -730,12 +759,13 @@ impl ScenarioFile {
             .map_or(Ok(SenderOverrides::NONE), SenderSpec::overrides)
     }
 
-    /// Whether any capacity, delay or loss series is read from `lagos.csv`.
-    pub fn replays_lagos(&self) -> bool {
+    /// Whether any capacity, delay or loss series is read from `lagos.csv` or a ping trace,
+    /// the series `[replay]` moves.
+    pub fn replays_series(&self) -> bool {
         [&self.forward, &self.reverse].iter().any(|d| {
             matches!(d.capacity, CapacitySpec::Lagos { .. })
-                || matches!(d.delay, DelaySpec::Lagos { .. })
-                || matches!(d.loss, LossSpec::Lagos { .. })
+                || matches!(d.delay, DelaySpec::Lagos { .. } | DelaySpec::Ping { .. })
+                || matches!(d.loss, LossSpec::Lagos { .. } | LossSpec::Ping { .. })
         })
     }
 
@@ -757,10 +787,10 @@ impl ScenarioFile {
         self.sender_overrides()?;
         if let Some(replay) = &self.replay {
             replay.validate()?;
-            if !self.replays_lagos() {
+            if !self.replays_series() {
                 return Err(Invalid::new(
                     "replay",
-                    "moves the start of `lagos` series, and no capacity, delay or loss here is one",
+                    "moves the start of `lagos` and `ping` series, and no capacity, delay or loss here is one",
                 ));
             }
         }
@@ -1007,9 +1037,9 @@ impl DirectionSpec {
             DelaySpec::Geometry { extra_ms } => {
                 within(&f("delay.extra_ms"), *extra_ms, 0.0, MAX_DELAY_MS)?
             }
-            DelaySpec::Leoreplayer { file } | DelaySpec::Lagos { file, .. } => {
-                check_file(&f("delay.file"), file)?
-            }
+            DelaySpec::Leoreplayer { file }
+            | DelaySpec::Lagos { file, .. }
+            | DelaySpec::Ping { file } => check_file(&f("delay.file"), file)?,
         }
         match &self.loss {
             LossSpec::None => {}
@@ -1027,6 +1057,17 @@ impl DirectionSpec {
                 within(&f("loss.loss_bad"), *loss_bad, 0.0, 1.0)?;
             }
             LossSpec::Lagos { file, .. } => check_file(&f("loss.file"), file)?,
+            LossSpec::Ping {
+                file,
+                window_ms,
+                slot_ms,
+            } => {
+                check_file(&f("loss.file"), file)?;
+                within_u(&f("loss.window_ms"), *window_ms, 100, 3_600_000)?;
+                if *slot_ms != 0 {
+                    within_u(&f("loss.slot_ms"), *slot_ms, 500, 3_600_000)?;
+                }
+            }
         }
         match (self.buffer_ms, self.buffer_bytes) {
             (Some(_), Some(_)) => {
@@ -1082,8 +1123,8 @@ impl DirectionSpec {
             CapacitySpec::Mahimahi { .. } | CapacitySpec::Lagos { .. }
         ) || matches!(
             self.delay,
-            DelaySpec::Leoreplayer { .. } | DelaySpec::Lagos { .. }
-        ) || matches!(self.loss, LossSpec::Lagos { .. })
+            DelaySpec::Leoreplayer { .. } | DelaySpec::Lagos { .. } | DelaySpec::Ping { .. }
+        ) || matches!(self.loss, LossSpec::Lagos { .. } | LossSpec::Ping { .. })
     }
 }
 

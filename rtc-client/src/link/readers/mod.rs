@@ -22,7 +22,10 @@ pub use leoreplayer::{
     LEOREPLAYER_DELAY_STEP, parse_delay_ms_series, parse_leoreplayer_delay, read_delay_ms_series,
     read_leoreplayer_delay,
 };
-pub use ping::{PingSample, PingTrace};
+pub use ping::{
+    MAX_REPLAY_SPAN_S, PING_PHASE_BIN_MS, PING_ROW_MS, PingLossModel, PingReplay, PingSample,
+    PingTrace,
+};
 
 use std::path::Path;
 
