@@ -220,3 +220,51 @@ fn the_weighed_floor_is_the_followed_raise_until_it_has_weighed_thirty_seconds_o
         "and then the calls differ"
     );
 }
+
+/// The phase raise (`playout.phase_raise_ms`) finds no lossy phase on the starlink scenario,
+/// whose loss comes at the boundaries, and leaves its call the weighed floor's; over the mmsys24
+/// Lagos ISL replay, whose loss comes 4-5 s after them, it cuts the freezes
+/// (docs/experiments/mmsys24-2026-12-06.md, section 6).
+#[test]
+fn the_phase_raise_leaves_boundary_loss_alone_and_cuts_freezes_where_the_loss_comes_later() {
+    let paths = scenario_support::paths();
+    let run = |scenario: &str, seed: u64, seconds: u64, file: &str| {
+        let realization = Scenario::load(scenario, &paths)
+            .unwrap_or_else(|e| panic!("{scenario}: {e}"))
+            .realize(seed, Duration::from_secs(seconds))
+            .expect("realised");
+        let actions =
+            TimedActions::from_file(&paths.root.join(file)).expect("the action file reads");
+        let policy = PolicyChoice::Timed {
+            actions,
+            limit: Some(Box::new(PolicyChoice::Fixed(Duration::from_millis(200)))),
+        };
+        let mut config = CallConfig::from_realization(&realization, policy);
+        config.decision_interval = Duration::from_secs(60);
+        run_call(&config, Instant::now()).expect("the call runs")
+    };
+    let weighed = "traces/actions/playout300-follow500+discardable+floor100-weighed.toml";
+    let phased = "traces/actions/playout300-follow500+discardable+floor100-weighed+phase100.toml";
+    let qoe = |r: &CallResult| r.telemetry.iter().map(|t| t.qoe).collect::<Vec<_>>();
+    assert_eq!(
+        qoe(&run("starlink", 7, 300, phased)),
+        qoe(&run("starlink", 7, 300, weighed))
+    );
+    if scenario_support::shared_data("the phase raise over the Lagos ISL replay").is_none() {
+        return;
+    }
+    let lagos = paths
+        .root
+        .join("docs/experiments/mmsys24/starlink-lagos-ping.toml")
+        .display()
+        .to_string();
+    let freezes = |r: &CallResult| r.telemetry.iter().map(|t| t.qoe.freeze_count).sum::<u64>();
+    let (without, with) = (
+        freezes(&run(&lagos, 9302, 300, weighed)),
+        freezes(&run(&lagos, 9302, 300, phased)),
+    );
+    assert!(
+        2 * with <= without,
+        "{with} freezes with the phase raise, {without} without"
+    );
+}

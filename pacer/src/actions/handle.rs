@@ -182,6 +182,14 @@ impl ActionsHandle {
             .collect()
     }
 
+    /// The phase raise's windows and its largest raise
+    /// ([`PlayoutRaiseConfig::phase_raise_ms`](crate::actions::PlayoutRaiseConfig::phase_raise_ms)).
+    pub(crate) fn phase_windows(&self) -> (Vec<(Instant, Instant)>, Duration) {
+        let actions = self.lock();
+        let max = Duration::from_millis(actions.config().playout.phase_raise_ms);
+        (actions.phase_windows().collect(), max)
+    }
+
     fn lock(&self) -> MutexGuard<'_, HandoverActions> {
         self.shared
             .lock()

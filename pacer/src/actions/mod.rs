@@ -4,8 +4,9 @@
 //! - `config`: [`ActionConfig`], each action's window around an instant and its parameters;
 //! - `schedule`: [`HandoverActions`], the sans-I/O schedule from predicted instants to windows,
 //!   with per-action counters ([`ActionStats`]);
-//! - `boundary_loss` and `loss_onset`: what transport feedback says about loss around the
-//!   predicted instants: whether the hold pays (the hold gate), and where the windows belong;
+//! - `boundary_loss`, `loss_onset` and `slot_phase`: what transport feedback says about loss
+//!   around the predicted instants: whether the hold pays (the hold gate), where the windows
+//!   belong, and where in the slot the path loses away from them (the phase raise);
 //! - `profile`: [`ActionProfile`], the named menu of configurations a joint policy chooses from;
 //! - `handle`: [`ActionsHandle`], the schedule shared with the pacer, GoogCC and the loss
 //!   protection inside a chain.
@@ -21,6 +22,7 @@ mod handle;
 mod loss_onset;
 mod profile;
 mod schedule;
+mod slot_phase;
 mod timing;
 
 pub use config::{

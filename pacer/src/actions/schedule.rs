@@ -4,6 +4,7 @@
 use super::boundary_loss::BoundaryLoss;
 use super::config::{Action, ActionConfig, ActionConfigError, ActionWindow, MAX_LEAD_MS};
 use super::loss_onset::{END_OFFSET_MS, FIRST_OFFSET_MS, LossOnset};
+use super::slot_phase::{PHASE_SPAN_MS, SlotPhaseLoss};
 use std::time::{Duration, Instant};
 
 /// How long a window is kept after it ends, so that transport feedback about packets sent inside
@@ -150,6 +151,13 @@ pub struct HandoverActions {
     onset: LossOnset,
     /// How far before the predicted instants the raise and the discardable frames begin, ms.
     lead_ms: u64,
+    /// Where in the slot the path loses away from the predicted instants.
+    phase: SlotPhaseLoss,
+    /// The phase raise's windows ([`PlayoutRaiseConfig::phase_raise_ms`]), sorted and
+    /// disjoint.
+    ///
+    /// [`PlayoutRaiseConfig::phase_raise_ms`]: super::PlayoutRaiseConfig::phase_raise_ms
+    phase_spans: Vec<Span>,
 }
 
 impl Default for HandoverActions {
@@ -182,6 +190,8 @@ impl HandoverActions {
             receiver_open: true,
             onset: LossOnset::default(),
             lead_ms: 0,
+            phase: SlotPhaseLoss::default(),
+            phase_spans: Vec::new(),
         }
     }
 
@@ -234,7 +244,11 @@ impl HandoverActions {
         outcomes: impl IntoIterator<Item = (Instant, bool)>,
     ) {
         let known = self.onset_known();
+        let phased = self.phase_raise_on();
         for (sent, arrived) in outcomes {
+            if phased && let Some((at, after_ms)) = self.after_latest_instant(sent) {
+                self.phase.record(at, after_ms, !arrived);
+            }
             let inside = self
                 .boundary_spans
                 .iter()
@@ -259,8 +273,10 @@ impl HandoverActions {
         let receiver_open = self
             .boundary_loss
             .receiver_open(&self.config.receiver_gate, self.receiver_open);
+        let phase_moved = phased && self.phase.update();
         if open != self.hold_open
             || moved
+            || phase_moved
             || known != self.onset_known()
             || lead_ms != self.lead_ms
             || receiver_open != self.receiver_open
@@ -277,6 +293,26 @@ impl HandoverActions {
     /// duplicate windows are built, as they change what is sent into the spans it measures.
     fn onset_known(&self) -> bool {
         !self.config.onset.enabled || self.onset.placed()
+    }
+
+    /// Whether the phase raise is configured ([`PlayoutRaiseConfig::phase_raise_ms`]).
+    ///
+    /// [`PlayoutRaiseConfig::phase_raise_ms`]: super::PlayoutRaiseConfig::phase_raise_ms
+    fn phase_raise_on(&self) -> bool {
+        self.config.playout.enabled && self.config.playout.phase_raise_ms > 0
+    }
+
+    /// The latest qualifying predicted instant at or before `sent` and how long after it, whole
+    /// ms, `sent` was sent, if within a slot of it.
+    fn after_latest_instant(&self, sent: Instant) -> Option<(Instant, u64)> {
+        let at = self
+            .boundary_spans
+            .iter()
+            .map(|&(at, _)| at)
+            .filter(|&at| at <= sent)
+            .max()?;
+        let after_ms = u64::try_from((sent - at).as_millis()).ok()?;
+        (after_ms < PHASE_SPAN_MS).then_some((at, after_ms))
     }
 
     /// How far, whole ms, `sent` lies from the qualifying predicted instant it is binned
@@ -357,6 +393,20 @@ impl HandoverActions {
     /// base-layer frame and updates no reference (docs/architecture.md, "Discardable frames").
     pub fn frame_discardable(&self, capture: Instant) -> bool {
         self.is_active(Action::Discardable, capture)
+            || (self.config.discardable.enabled
+                && self
+                    .phase_spans
+                    .iter()
+                    .any(|span| span.start <= capture && capture < span.end))
+    }
+
+    /// The phase raise's windows, sorted and disjoint, as `(start, end)` (end excluded): after
+    /// every qualifying predicted instant, the phases of the slot where this path loses
+    /// ([`PlayoutRaiseConfig::phase_raise_ms`]); none while it is off or no phase was found.
+    ///
+    /// [`PlayoutRaiseConfig::phase_raise_ms`]: super::PlayoutRaiseConfig::phase_raise_ms
+    pub fn phase_windows(&self) -> impl Iterator<Item = (Instant, Instant)> + '_ {
+        self.phase_spans.iter().map(|span| (span.start, span.end))
     }
 
     /// The windows of `action`, sorted and disjoint, as `(start, end)` (end excluded).
@@ -442,6 +492,15 @@ impl HandoverActions {
             end.checked_add(WINDOW_RETENTION)
                 .is_none_or(|kept_until| kept_until > now)
         });
+        let before = self.phase_spans.len();
+        self.phase_spans.retain(|span| {
+            span.end
+                .checked_add(WINDOW_RETENTION)
+                .is_none_or(|kept_until| kept_until > now)
+        });
+        if self.phase_spans.len() != before {
+            self.generation += 1;
+        }
     }
 
     /// Rebuilds every action's windows from the predictions as of `now`.
@@ -503,6 +562,48 @@ impl HandoverActions {
             if *spans != before {
                 self.generation += 1;
             }
+        }
+        self.rebuild_phase_spans(now);
+    }
+
+    /// The phase raise's windows: those that have begun stay (cut at `now` when it is off), the
+    /// rest follow the predictions and the lossy phases.
+    fn rebuild_phase_spans(&mut self, now: Instant) {
+        let before = self.phase_spans.clone();
+        self.phase_spans.retain(|span| span.start < now);
+        if !self.phase_raise_on() {
+            for span in &mut self.phase_spans {
+                span.end = span.end.min(now);
+            }
+            self.phase_spans.retain(|span| span.end > span.start);
+        } else {
+            let lossy = self.phase.lossy_spans();
+            for &(at, probability) in &self.predictions {
+                if !qualifies(probability, self.config.min_probability) {
+                    continue;
+                }
+                // The bins were measured from the instants as predicted, so the windows are
+                // placed from them too, not moved by the onset tracker's shift.
+                for &(from_ms, to_ms) in &lossy {
+                    let (Some(start), Some(end)) = (
+                        at.checked_add(Duration::from_millis(from_ms)),
+                        at.checked_add(Duration::from_millis(to_ms)),
+                    ) else {
+                        continue;
+                    };
+                    if end > now {
+                        self.phase_spans.push(Span {
+                            start: start.max(now),
+                            end,
+                            counted: false,
+                        });
+                    }
+                }
+            }
+        }
+        self.phase_spans = merge(std::mem::take(&mut self.phase_spans));
+        if self.phase_spans != before {
+            self.generation += 1;
         }
     }
 }
@@ -850,6 +951,64 @@ mod tests {
             3 + 16,
             "every boundary after 60.5 s"
         );
+    }
+
+    /// A schedule with the raise and discardable frames (their windows at the instants shut by
+    /// the receiver gate on a path that loses nothing there) and a phase raise of `phase_ms`, fed
+    /// 12 slots of 15 s whose packets, every 10 ms, are lost one in 10 when sent 4-5 s after the
+    /// instant and one in 1000 elsewhere.
+    fn phased(phase_ms: u64) -> (HandoverActions, Instant) {
+        let start = Instant::now();
+        let mut config = ActionConfig::disabled();
+        config.playout.enabled = true;
+        config.discardable.enabled = true;
+        config.playout.phase_raise_ms = phase_ms;
+        let mut actions = HandoverActions::new(config).unwrap();
+        let instants: Vec<(Instant, f32)> = (0..20)
+            .map(|k| (start + ms(1_000 + 15_000 * k), 1.0))
+            .collect();
+        actions.set_predictions(start, instants);
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        for slot in 0..12u64 {
+            let at = start + ms(1_000 + 15_000 * slot);
+            let outcomes: Vec<(Instant, bool)> = (0..1_500u64)
+                .map(|k| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    let every = if (400..500).contains(&k) { 10 } else { 1_000 };
+                    (at + ms(10 * k), !state.is_multiple_of(every))
+                })
+                .collect();
+            actions.record_outcomes(at + ms(15_000), outcomes);
+        }
+        (actions, start)
+    }
+
+    #[test]
+    fn a_path_that_loses_4_to_5_s_after_the_instants_gets_the_raise_and_discardable_frames_there() {
+        let (actions, start) = phased(100);
+        assert!(
+            !actions.receiver_open(),
+            "the instants themselves lose nothing"
+        );
+        assert_eq!(actions.windows(Action::Playout).count(), 0);
+        let next = start + ms(1_000 + 15_000 * 13);
+        let windows: Vec<(Instant, Instant)> = actions.phase_windows().collect();
+        assert!(
+            windows.contains(&(next + ms(4_000), next + ms(5_000))),
+            "{:?}",
+            windows
+                .iter()
+                .map(|(s, e)| ((*s - start).as_millis(), (*e - start).as_millis()))
+                .collect::<Vec<_>>()
+        );
+        assert!(actions.frame_discardable(next + ms(4_500)));
+        assert!(!actions.frame_discardable(next + ms(6_000)));
+        // Off, nothing is measured or placed.
+        let (off, _) = phased(0);
+        assert_eq!(off.phase_windows().count(), 0);
+        assert!(!off.frame_discardable(next + ms(4_500)));
     }
 
     #[test]

@@ -132,7 +132,9 @@ impl PlayoutDelayStamper {
     /// either. With a followed cap, the windows take the higher cap while the frames that
     /// completed so far show the path's boundaries late for the lower one ([`super::follow`]).
     /// A weighed floor applies while the sender's replay of the receiver's playout says it pays
-    /// ([`super::weighed_floor`]).
+    /// ([`super::weighed_floor`]). The phase raise's windows (where in the slot the path loses
+    /// away from the instants) add theirs, one repair round at most their own cap, and are not
+    /// followed.
     fn raise(&mut self, now: Instant, previous: Option<(Duration, Instant)>) -> Duration {
         let playout = self.actions.config().playout;
         let windows = self.actions.playout_windows();
@@ -178,6 +180,14 @@ impl PlayoutDelayStamper {
                 self.handle.lock().frames_followed += 1;
             }
         }
+        let (phase, phase_max) = self.actions.phase_windows();
+        windows.extend(phase.into_iter().map(|(start, end)| {
+            (
+                start,
+                end,
+                raise_amount(repair, rtt, Duration::ZERO, phase_max),
+            )
+        }));
         let floor = if !playout.enabled {
             Duration::ZERO
         } else if weighed {

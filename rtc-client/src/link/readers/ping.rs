@@ -226,8 +226,8 @@ impl PingTrace {
     ///   echoes without a reply among those sent within `model.window / 2` of the row's middle (0
     ///   where none was sent). The shape is where in the slot the trace loses echoes: per
     ///   [`PING_PHASE_BIN_MS`] bin of the row's offset into `model.slot`, the bin's lost echoes
-    ///   over the number its share of the trace's rate expects, both with [`PING_PHASE_PRIOR`]
-    ///   added. An echo stands for one packet, and the mmsys24 traces lose them independently
+    ///   plus two over the number its share of the trace's rate expects plus two (a prior of two
+    ///   lost echoes, so that a bin that happened to lose none still loses some). An echo stands for one packet, and the mmsys24 traces lose them independently
     ///   but for the slot: after a lost echo the next is lost 3.6-6.6 % of the time against the
     ///   traces' 0.5-2.5 %, two or more echoes on no more often than the rate, while the Lagos
     ///   ISL trace loses 5 % of its echoes 4-5 s after each reconfiguration and 0.1-0.3 %
