@@ -3,7 +3,7 @@
 //!
 //! Not every path loses at the reconfiguration. The mmsys24 Lagos trace (Starlink via
 //! inter-satellite links) loses 5 % of its pings 4-5 s after each one and 0-0.3 % elsewhere, and
-//! 89 % of a call's freezes over its replay begin 4-6 s after a predicted instant, where no
+//! 91 % of a call's freezes over its replay begin 4-6 s after a predicted instant, where no
 //! window is (docs/experiments/mmsys24-2026-12-06.md, sections 4-5). The sender sees where its
 //! losses fall: each packet reported by transport feedback is binned by how long after the
 //! latest predicted instant it was sent, in half-second bins over a 15-s slot, and a bin that
