@@ -82,7 +82,7 @@ enum Command {
 }
 
 const COUNTERFACTUAL_EXAMPLE: &str = "Example (every call under each of the eight outputs, then training):
-  rtc-client experiment --policies path-arm:none@2000,path-arm:playout@2000,path-arm:playout+discardable@2000,path-arm:playout@200,path-arm:playout300-follow500+discardable+floor100-weighed@200,path-arm:hold160+guard+boost+playout@200,path-arm:none@500,path-arm:playout300-follow500+discardable+floor100@200 \\
+  rtc-client experiment --policies path-arm:none@2000,path-arm:playout@2000,path-arm:playout+discardable@2000,path-arm:playout@200,path-arm:playout300-follow500+discardable+floor100-weighed+phase100@200,path-arm:hold160+guard+boost+playout@200,path-arm:none@500,path-arm:playout300-follow500+discardable+floor100@200 \\
       --scenarios starlink,terrestrial-lte,leocc-trace --calls 10 --seed 20000 --handover calibrated --out runs/cf-train
   policy-train counterfactual --runs runs/cf-train --p95-fall-weight 1 --out models/path";
 

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use support::Scratch;
 
-/// The output lossy paths are made best with: `playout300-follow500+discardable+floor100-weighed@200`.
+/// The output lossy paths are made best with: `playout300-follow500+discardable+floor100-weighed+phase100@200`.
 const LOSSY_BEST: usize = 4;
 
 /// A kind of path: its scenario, forecast and measurements, and what each output does on it.
@@ -282,8 +282,9 @@ fn labels_follow_the_utility_lossy_boundaries_take_the_discardable_raise_clean_o
         assert_eq!(call.forecast.len(), 2 * HORIZON_STEPS);
         assert_eq!(call.logs.len(), PATH_MENU.len());
         assert!(
-            call.logs[LOSSY_BEST]
-                .contains("path-arm-playout300-follow500-discardable-floor100-weighed-200")
+            call.logs[LOSSY_BEST].contains(
+                "path-arm-playout300-follow500-discardable-floor100-weighed-phase100-200"
+            )
         );
     }
     let kinds: Vec<(&str, u64)> = runs

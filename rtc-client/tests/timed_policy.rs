@@ -153,6 +153,7 @@ fn the_shipped_action_files_read_and_the_default_one_is_the_timed_policy() {
         "playout300-follow500+discardable",
         "playout300-follow500+discardable+floor100",
         "playout300-follow500+discardable+floor100-weighed",
+        "playout300-follow500+discardable+floor100-weighed+phase100",
     ] {
         let file = format!("traces/actions/{profile}.toml");
         let actions =
@@ -246,9 +247,13 @@ fn the_phase_raise_leaves_boundary_loss_alone_and_cuts_freezes_where_the_loss_co
     let weighed = "traces/actions/playout300-follow500+discardable+floor100-weighed.toml";
     let phased = "traces/actions/playout300-follow500+discardable+floor100-weighed+phase100.toml";
     let qoe = |r: &CallResult| r.telemetry.iter().map(|t| t.qoe).collect::<Vec<_>>();
+    let phased_frames = |r: &CallResult| actions(r).iter().map(|a| a.phased_frames).sum::<u64>();
+    let starlink = run("starlink", 7, 300, phased);
+    assert_eq!(qoe(&starlink), qoe(&run("starlink", 7, 300, weighed)));
     assert_eq!(
-        qoe(&run("starlink", 7, 300, phased)),
-        qoe(&run("starlink", 7, 300, weighed))
+        phased_frames(&starlink),
+        0,
+        "no phase found, no frame in one"
     );
     if scenario_support::shared_data("the phase raise over the Lagos ISL replay").is_none() {
         return;
@@ -259,12 +264,22 @@ fn the_phase_raise_leaves_boundary_loss_alone_and_cuts_freezes_where_the_loss_co
         .display()
         .to_string();
     let freezes = |r: &CallResult| r.telemetry.iter().map(|t| t.qoe.freeze_count).sum::<u64>();
-    let (without, with) = (
-        freezes(&run(&lagos, 9302, 300, weighed)),
-        freezes(&run(&lagos, 9302, 300, phased)),
-    );
+    let replay = run(&lagos, 9302, 300, phased);
+    let (without, with) = (freezes(&run(&lagos, 9302, 300, weighed)), freezes(&replay));
     assert!(
         2 * with <= without,
         "{with} freezes with the phase raise, {without} without"
+    );
+    let first = actions(&replay)[..2]
+        .iter()
+        .map(|a| a.phased_frames)
+        .sum::<u64>();
+    assert_eq!(first, 0, "the phase needs eight slots of evidence");
+    // At 30 frames a second: a half-second bin or more in most of the last twelve 15-s slots,
+    // and never a whole slot.
+    let later = phased_frames(&replay);
+    assert!(
+        (150..=3_000).contains(&later),
+        "{later} frames in the phase windows"
     );
 }

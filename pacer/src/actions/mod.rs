@@ -32,8 +32,8 @@ pub use config::{
 };
 pub use handle::ActionsHandle;
 pub use profile::{
-    ActionProfile, EXPLORATION_PROFILES, FOLLOWED_RAISE_CAP_MS, LOW_RAISE_CAP_MS, PLAYOUT_FLOOR_MS,
-    PROFILE_NAMES, UnknownProfile, WEIGHED_FLOOR_MEMORY_MS,
+    ActionProfile, EXPLORATION_PROFILES, FOLLOWED_RAISE_CAP_MS, LOW_RAISE_CAP_MS, PHASE_RAISE_MS,
+    PLAYOUT_FLOOR_MS, PROFILE_NAMES, UnknownProfile, WEIGHED_FLOOR_MEMORY_MS,
 };
 pub use schedule::{ActionCounter, ActionStats, HandoverActions};
 pub use timing::TimingError;

@@ -49,6 +49,10 @@ pub struct PlayoutStats {
     /// Frames decided while a weighed floor was in force
     /// ([`PlayoutRaiseConfig::floor_weighed`](crate::actions::PlayoutRaiseConfig::floor_weighed)).
     pub frames_floored: u64,
+    /// Frames first seen inside a phase raise's window (where in the slot the path loses away
+    /// from the predicted instants,
+    /// [`PlayoutRaiseConfig::phase_raise_ms`](crate::actions::PlayoutRaiseConfig::phase_raise_ms)).
+    pub frames_phased: u64,
 }
 
 /// A handle on a running [`PlayoutDelayStamper`]: its counters.
@@ -181,6 +185,9 @@ impl PlayoutDelayStamper {
             }
         }
         let (phase, phase_max) = self.actions.phase_windows();
+        if phase.iter().any(|&(start, end)| start <= now && now < end) {
+            self.handle.lock().frames_phased += 1;
+        }
         windows.extend(phase.into_iter().map(|(start, end)| {
             (
                 start,

@@ -462,7 +462,7 @@ mod tests {
         let chosen = late.handle_timeout(start + 32 * SECOND).unwrap();
         assert_eq!(
             chosen.profile.map(|p| p.name),
-            Some("playout300-follow500+discardable+floor100-weighed")
+            Some("playout300-follow500+discardable+floor100-weighed+phase100")
         );
     }
 
@@ -628,7 +628,7 @@ mod tests {
         assert_eq!(measured.index, 1);
         assert_eq!(
             measured.profile.map(|p| p.name),
-            Some("playout300-follow500+discardable+floor100-weighed")
+            Some("playout300-follow500+discardable+floor100-weighed+phase100")
         );
         assert_eq!(handle.queue_time_limit(), Duration::from_millis(200));
         assert_eq!(c.poll_timeout(), Some(start + 120 * SECOND));
@@ -636,7 +636,7 @@ mod tests {
         assert_eq!(third.index, 2);
         assert_eq!(
             third.profile.map(|p| p.name),
-            Some("playout300-follow500+discardable+floor100-weighed")
+            Some("playout300-follow500+discardable+floor100-weighed+phase100")
         );
         assert_eq!(c.poll_timeout(), Some(start + 240 * SECOND));
     }

@@ -14,7 +14,7 @@
 //! | `playout@2000` | the raise alone changes no packet's timing |
 //! | `playout+discardable@2000` | the receiver-side actions without the short limit |
 //! | `playout@200` | the raise over the short limit |
-//! | `playout300-follow500+discardable+floor100-weighed@200` | the raise and discardable frames over the short limit, the raise capped at 300 ms until the call's frames show it late, then at 500, and a 100-ms playout floor while the sender's replay of the receiver says it spares more freezes than it costs in P95 delay (docs/experiments/weighed-floor-2026-12-06.md); what the call runs while it measures where handovers are forecast (the floor is not weighed before 30 s of frames, so the window measures the followed raise alone) |
+//! | `playout300-follow500+discardable+floor100-weighed+phase100@200` | the raise and discardable frames over the short limit, the raise capped at 300 ms until the call's frames show it late, then at 500, a 100-ms playout floor while the sender's replay of the receiver says it spares more freezes than it costs in P95 delay (docs/experiments/weighed-floor-2026-12-06.md), and a raise of at most 100 ms at a phase of the slot where the path loses away from the predicted instants, once eight slots show it (docs/experiments/mmsys24-2026-12-06.md, section 6); what the call runs while it measures where handovers are forecast (the floor is not weighed before 30 s of frames and the phase needs two minutes, so the window measures the followed raise alone) |
 //! | `hold160+guard+boost+playout@200` | plain `timed@fixed:200` |
 //! | `none@500` | libwebrtc's sender with a 500-ms limit: the best fixed profile on terrestrial-5g; what the call runs while it measures where no handover is forecast |
 //! | `playout300-follow500+discardable+floor100@200` | the followed raise over a 100-ms playout floor for every frame: fewer freezes where loss away from the boundaries comes in bursts, more P95 delay where it does not (docs/experiments/playout-floor-2026-12-06.md) |
@@ -84,7 +84,7 @@ pub const PATH_MENU: [PathOutput; 8] = [
     },
     PathOutput {
         limit_ms: 200,
-        profile: "playout300-follow500+discardable+floor100-weighed",
+        profile: "playout300-follow500+discardable+floor100-weighed+phase100",
     },
     PathOutput {
         limit_ms: 200,
@@ -100,8 +100,9 @@ pub const PATH_MENU: [PathOutput; 8] = [
     },
 ];
 
-/// The measuring window: 30 s of `playout300-follow500+discardable+floor100-weighed@200` (output
-/// 4, whose floor is not weighed before 30 s of frames: the followed raise alone), or of
+/// The measuring window: 30 s of `playout300-follow500+discardable+floor100-weighed+phase100@200`
+/// (output 4, whose floor is not weighed before 30 s of frames and whose phase raise needs eight
+/// slots: the followed raise alone), or of
 /// libwebrtc's sender with a 500-ms limit (`none@500`, output 6) where the forecast at the call's
 /// start predicts no handover.
 pub const PATH_MEASURE: Measure = Measure {
@@ -212,7 +213,7 @@ mod tests {
         assert!(PATH_MEASURE.output < PATH_MENU.len());
         assert_eq!(
             PATH_MENU[PATH_MEASURE.output].name(),
-            "playout300-follow500+discardable+floor100-weighed@200"
+            "playout300-follow500+discardable+floor100-weighed+phase100@200"
         );
         assert_eq!(
             PATH_MEASURE.without_handovers.map(|o| PATH_MENU[o].name()),

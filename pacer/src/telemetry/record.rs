@@ -394,6 +394,11 @@ pub struct ActionsRecord {
     /// actions"); absent when 0, as `followed_frames`.
     #[serde(default, skip_serializing_if = "is_zero_u64")]
     pub floored_frames: u64,
+    /// Frames first seen inside the phase raise's windows during the interval
+    /// (`PlayoutStats::frames_phased`, docs/architecture.md, "Handover-timed actions"); absent
+    /// when 0, as `followed_frames`.
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub phased_frames: u64,
 }
 
 fn is_zero_u64(value: &u64) -> bool {
@@ -445,6 +450,7 @@ impl From<crate::actions::ActionStats> for ActionsRecord {
             lead_ms: stats.lead_ms,
             followed_frames: 0,
             floored_frames: 0,
+            phased_frames: 0,
         }
     }
 }

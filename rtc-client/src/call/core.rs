@@ -284,6 +284,7 @@ impl CallCore {
                 let stats = playout.take_stats();
                 record.followed_frames = stats.frames_followed;
                 record.floored_frames = stats.frames_floored;
+                record.phased_frames = stats.frames_phased;
             }
             record
         });
