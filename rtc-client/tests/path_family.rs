@@ -1,11 +1,13 @@
 //! The training-path family (`rtc-client paths`, `rtc_client::scenario::family`): the files load
 //! and realise through the real loader, the calibrated forecast times every family member's
-//! boundaries, and the command writes the same bytes for the same seed and refuses a bad --out.
+//! boundaries, a `leo-phased` link loses where its drawn phase is, and the command writes the
+//! same bytes for the same seed and refuses a bad --out.
 
 mod cli_support;
 
 use cli_support::{assert_clear_failure, assert_same_tree, run, scratch, stderr};
 use rtc_client::forecast::{self, ForecastInputs, ForecastSpec};
+use rtc_client::link::{Time, Verdict};
 use rtc_client::scenario::family::{self, Family};
 use rtc_client::scenario::{Scenario, ScenarioPaths};
 use std::collections::BTreeSet;
@@ -106,7 +108,9 @@ fn a_realised_path_has_the_handovers_its_family_promises() {
         let per_minute = call.timeline.per_minute(Duration::from_secs(600));
         let (lo, hi) = match p.family {
             // 40 boundaries in 10 min at a switch rate of 0.45-0.95, or all of them.
-            Family::LeoLossy | Family::LeoSpiky | Family::LeoBursty => (1.0, 4.01),
+            Family::LeoLossy | Family::LeoPhased | Family::LeoSpiky | Family::LeoBursty => {
+                (1.0, 4.01)
+            }
             // 0.02-0.25 of 4 boundaries a minute (0.08-1.0), with the binomial's spread.
             Family::LeoSparse => (0.0, 1.8),
             Family::Terrestrial => (0.0, 0.0),
@@ -118,6 +122,108 @@ fn a_realised_path_has_the_handovers_its_family_promises() {
             p.family.name()
         );
     }
+}
+
+/// Packets lost and sent.
+#[derive(Default, Clone, Copy)]
+struct Tally {
+    lost: u64,
+    sent: u64,
+}
+
+impl Tally {
+    fn add(&mut self, lost: bool) {
+        self.sent += 1;
+        self.lost += u64::from(lost);
+    }
+
+    fn rate(self) -> f64 {
+        self.lost as f64 / self.sent.max(1) as f64
+    }
+}
+
+#[test]
+fn a_leo_phased_link_loses_over_its_drawn_phase_more_than_5_times_the_rest_of_the_slot() {
+    let phased: Vec<_> = family::draw_paths(120, 1, 600)
+        .unwrap()
+        .into_iter()
+        .filter(|p| p.family == Family::LeoPhased)
+        .take(5)
+        .collect();
+    assert_eq!(phased.len(), 5);
+    // 100-byte packets every 2 ms, 400 kbit/s: under every drawn capacity's floor (a quarter
+    // of at least 3.84 Mbit/s), so what the link drops is its loss, not its queue. A packet
+    // within 50 ms of the phase's ends counts for neither side.
+    let (mut phase, mut phase_no_handover, mut rest) =
+        (Tally::default(), Tally::default(), Tally::default());
+    for p in &phased {
+        let start_ms = (p.params["~phase_start_s"] * 1000.0).round() as u64;
+        let end_ms = start_ms + (p.params["~phase_length_s"] * 1000.0).round() as u64;
+        let call = Scenario::parse(&p.toml, &p.name(), &ScenarioPaths::workspace())
+            .unwrap()
+            .realize(1, Duration::from_secs(600))
+            .unwrap();
+        let timeline = &call.timeline;
+        let handovers: BTreeSet<u64> = timeline.handovers.iter().map(|h| h.at_ms).collect();
+        let mut link = call.forward_link().unwrap();
+        let (mut own_phase, mut own_rest) = (Tally::default(), Tally::default());
+        for t in (0..600_000u64).step_by(2) {
+            let lost = matches!(
+                link.send(Time::from_millis(t), 100),
+                Verdict::Dropped { .. }
+            );
+            let k = timeline.boundaries_ms.partition_point(|&b| b <= t);
+            let Some(&b) = k.checked_sub(1).and_then(|i| timeline.boundaries_ms.get(i)) else {
+                continue;
+            };
+            let after = t - b;
+            if after >= start_ms + 50 && after + 50 < end_ms {
+                own_phase.add(lost);
+                if !handovers.contains(&b) {
+                    phase_no_handover.add(lost);
+                }
+            } else if after + 50 < start_ms || (after >= end_ms + 50 && after < 15_000) {
+                own_rest.add(lost);
+            }
+        }
+        // The phase loses what was drawn (with the random loss on top), within sampling.
+        let (loss, random) = (p.params["~phase_loss"], p.params["forward.loss.rate"]);
+        let want = 1.0 - (1.0 - loss) * (1.0 - random);
+        assert!(
+            (own_phase.rate() - want).abs() < 0.35 * want,
+            "{}: the phase loses {:.4}, drawn {want:.4}",
+            p.name(),
+            own_phase.rate()
+        );
+        assert!(
+            own_phase.rate() > 3.0 * own_rest.rate(),
+            "{}: the phase loses {:.4}, the rest of the slot {:.4}",
+            p.name(),
+            own_phase.rate(),
+            own_rest.rate()
+        );
+        for (all, own) in [(&mut phase, own_phase), (&mut rest, own_rest)] {
+            all.lost += own.lost;
+            all.sent += own.sent;
+        }
+    }
+    assert!(
+        phase.rate() > 5.0 * rest.rate(),
+        "over the phase {:.4} ({} packets), over the rest of the slot {:.4} ({})",
+        phase.rate(),
+        phase.sent,
+        rest.rate(),
+        rest.sent
+    );
+    // At a boundary where the satellite stays too (the slot variant's), as the trace's phase
+    // follows every reconfiguration.
+    assert!(phase_no_handover.sent > 1_000, "{}", phase_no_handover.sent);
+    assert!(
+        phase_no_handover.rate() > 5.0 * rest.rate(),
+        "over the phase after a boundary without a handover {:.4}, the rest {:.4}",
+        phase_no_handover.rate(),
+        rest.rate()
+    );
 }
 
 fn list(dir: &Path) -> Vec<String> {

@@ -153,8 +153,9 @@ enum Command {
     /// Write a family of training paths: N scenario files drawn from ranges around the measured
     /// Starlink, LeoCC and terrestrial figures, never the shipped evaluation scenarios.
     ///
-    /// Draws --count paths from five families (weights): leo-lossy 0.30 (Starlink-like slot
-    /// boundaries that lose packets), leo-spiky 0.20 (LeoCC-like boundaries with delay spikes,
+    /// Draws --count paths from six families (weights): leo-lossy 0.20 (Starlink-like slot
+    /// boundaries that lose packets), leo-phased 0.10 (Starlink over inter-satellite links:
+    /// loss at a phase of the slot seconds after each boundary), leo-spiky 0.20 (LeoCC-like boundaries with delay spikes,
     /// no loss), leo-bursty 0.20 (lagos.csv-like Gilbert-Elliott bursts and capacity dips),
     /// leo-sparse 0.10 (rare handovers with an outage each) and terrestrial 0.20 (LTE-, 5G- and
     /// broadband-like, no handovers). Every number is drawn from a range built around a figure

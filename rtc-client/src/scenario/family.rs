@@ -2,7 +2,7 @@
 //! training a policy on paths that are none of the shipped evaluation scenarios.
 //!
 //! Why: a policy trained on the eight shipped scenarios (`traces/scenarios/`) would be scored on
-//! the paths it was fitted to. [`draw_paths`] instead draws `count` generated scenarios from five
+//! the paths it was fitted to. [`draw_paths`] instead draws `count` generated scenarios from six
 //! families, each a mixture of the kinds of path the shipped files stand for, with every number
 //! drawn from a range that contains the measured figure and reaches well beyond it, so that a
 //! policy sees paths unlike any one trace (docs/path-family.md). The files use generated kinds
@@ -20,15 +20,16 @@
 //!
 //! | family | weight | what it stands for | handovers |
 //! |---|---|---|---|
-//! | `leo-lossy` | 0.30 | Starlink-like: boundaries lose packets (`lagos.csv` uplink) | slots (3 in 4) or a 15-s grid |
+//! | `leo-lossy` | 0.20 | Starlink-like: boundaries lose packets (`lagos.csv` uplink) | slots (3 in 4) or a 15-s grid |
+//! | `leo-phased` | 0.10 | Starlink over inter-satellite links: loss at a phase of the slot away from the boundary (the mmsys24 Lagos ISL ping trace) | slots (3 in 4) or a 15-s grid |
 //! | `leo-spiky` | 0.20 | LeoCC-like: boundaries bring delay spikes and a short delivery gap, no loss | a 15-s grid (1 in 2) or slots |
 //! | `leo-bursty` | 0.20 | `lagos.csv`-like heavy loss away from boundaries: Gilbert-Elliott bursts, capacity dips | slots |
 //! | `leo-sparse` | 0.10 | sparse LEO: rare handovers, an outage at each | slots at a low switch rate |
 //! | `terrestrial` | 0.20 | LTE/5G/broadband: per-second capacity, stalls, loss, jitter | none |
 //!
-//! Choices inside a family: `leo-lossy` uses the 15-s grid with probability 0.25, `leo-spiky`
-//! with 0.5; `terrestrial` has stalls with probability 0.5 and its forward loss is none (0.4),
-//! Bernoulli (0.3) or Gilbert-Elliott (0.3).
+//! Choices inside a family: `leo-lossy` and `leo-phased` use the 15-s grid with probability
+//! 0.25, `leo-spiky` with 0.5; `terrestrial` has stalls with probability 0.5 and its forward loss
+//! is none (0.4), Bernoulli (0.3) or Gilbert-Elliott (0.3).
 //!
 //! Rare handovers come from a low slot switch rate, not from a grid with a long period: the
 //! calibrated forecast (`--handover calibrated`) reads a grid from the call's first two
@@ -54,14 +55,14 @@
 //!
 //! | family | parameter | range | draw | measured figure (file) | widening |
 //! |---|---|---|---|---|---|
-//! | leo-lossy, leo-spiky, leo-bursty, leo-sparse | `~start_offset_s` | 0 - 59 | uniform | slot boundaries at seconds 12/27/42/57 of each UTC minute (reference C1; lagos.csv virtual seconds 12/27/42/57) | `start` at second 0-59 of a minute: the boundaries fall at any phase of the decision interval, where every shipped file starts on the minute |
-//! | leo-lossy, leo-spiky, leo-bursty | `handovers.probability` | 0.45 - 0.95 | uniform | share of slot boundaries that change satellite: Brisbane 0.845, Kanazawa 0.576, Louvain 0.769, pooled 0.74 (SatInView logs, docs/architecture.md "The calibrated predictor") | about 0.13 past the lowest and the highest site: sites unlike the three logged |
-//! | leo-lossy, leo-spiky | `handovers.first_ms` | 1000 - 15000 | uniform | LeoCC's spikes every 15 s from 8 750 ms (starlink/leocc/delay_example_10ms.txt, leocc-trace header) | grid variant only: any phase within one 15-s slot |
+//! | leo-lossy, leo-phased, leo-spiky, leo-bursty, leo-sparse | `~start_offset_s` | 0 - 59 | uniform | slot boundaries at seconds 12/27/42/57 of each UTC minute (reference C1; lagos.csv virtual seconds 12/27/42/57) | `start` at second 0-59 of a minute: the boundaries fall at any phase of the decision interval, where every shipped file starts on the minute |
+//! | leo-lossy, leo-phased, leo-spiky, leo-bursty | `handovers.probability` | 0.45 - 0.95 | uniform | share of slot boundaries that change satellite: Brisbane 0.845, Kanazawa 0.576, Louvain 0.769, pooled 0.74 (SatInView logs, docs/architecture.md "The calibrated predictor") | about 0.13 past the lowest and the highest site: sites unlike the three logged |
+//! | leo-lossy, leo-phased, leo-spiky | `handovers.first_ms` | 1000 - 15000 | uniform | LeoCC's spikes every 15 s from 8 750 ms (starlink/leocc/delay_example_10ms.txt, leocc-trace header) | grid variant only: any phase within one 15-s slot |
 //! | leo-sparse | `handovers.probability` | 0.02 - 0.25 | uniform | sparse-leo: 0.15-0.16 handovers per minute per terminal (sparse-leo header); the paper's "approximately 0-1 per minute" | 0.02-0.25 of 4 boundaries a minute is 0.08-1.0 handovers a minute: from half the measured rate to the paper's upper figure |
-//! | leo-lossy | `forward.capacity.median_mbps` | 3.84 - 15.36 | log-uniform | uplink slot means' geometric mean 7.68 Mbit/s (lagos.csv, starlink header) | x0.5 to x2: uplinks slower and faster than the one trace |
-//! | leo-lossy | `forward.capacity.sigma_log` | 0.3 - 1 | uniform | log sd of the uplink slot means 0.65 (lagos.csv, starlink header) | x0.46 to x1.5: steadier and rougher slot-to-slot reallocation |
-//! | leo-lossy | `forward.capacity.rho` | 0.6 - 0.95 | uniform | slot lag-1 autocorrelation 0.855 (lagos.csv, starlink header) | 0.25 below to 0.1 above: slot levels that forget faster |
-//! | leo-lossy | `forward.capacity.within_sigma_log` | 0.1 - 0.3 | uniform | per-second log sd inside a slot 0.18-0.22 (lagos.csv, starlink header) | x0.5 to x1.4 |
+//! | leo-lossy, leo-phased | `forward.capacity.median_mbps` | 3.84 - 15.36 | log-uniform | uplink slot means' geometric mean 7.68 Mbit/s (lagos.csv, starlink header) | x0.5 to x2: uplinks slower and faster than the one trace |
+//! | leo-lossy, leo-phased | `forward.capacity.sigma_log` | 0.3 - 1 | uniform | log sd of the uplink slot means 0.65 (lagos.csv, starlink header) | x0.46 to x1.5: steadier and rougher slot-to-slot reallocation |
+//! | leo-lossy, leo-phased | `forward.capacity.rho` | 0.6 - 0.95 | uniform | slot lag-1 autocorrelation 0.855 (lagos.csv, starlink header) | 0.25 below to 0.1 above: slot levels that forget faster |
+//! | leo-lossy, leo-phased | `forward.capacity.within_sigma_log` | 0.1 - 0.3 | uniform | per-second log sd inside a slot 0.18-0.22 (lagos.csv, starlink header) | x0.5 to x1.4 |
 //! | leo-spiky | `forward.capacity.median_mbps` | 3 - 60 | log-uniform | 7.68 Mbit/s (lagos.csv uplink) and 46.3 (starlink/leocc/bw_example.mahimahi whole-slot geometric mean), starlink header | x0.4 of the lower to x1.3 of the higher: from a bottleneck below the video's 2.5 Mbit/s cap to none |
 //! | leo-spiky | `forward.capacity.sigma_log` | 0.1 - 0.7 | uniform | slot log sd 0.18 (bw_example.mahimahi) and 0.65 (lagos.csv), starlink header | x0.55 of the lower to x1.1 of the higher |
 //! | leo-spiky | `forward.capacity.rho` | 0 - 0.9 | uniform | slot autocorrelation 0 (bw_example.mahimahi, too few slots to fit) and 0.855 (lagos.csv), starlink header | covers both |
@@ -81,21 +82,22 @@
 //! | terrestrial | `forward.capacity.stall.enter_per_s` | 0.005 - 0.08 | log-uniform | 5G 0.077 per second (5g-ucc, terrestrial-5g header); measured: LTE uplink seconds under a tenth of the median 1.4-9.1 % in runs of 1.0-1.8 s, 0.014-0.056 per second (terrestrial/mahimahi/*.up) | x0.36 of the lowest LTE to 1.04 x 5G |
 //! | terrestrial | `forward.capacity.stall.mean_s` | 1 - 4 | uniform | 5G stalls 2.5 s (2.1-3.5 per drive), 5g-ucc; measured: LTE 1.0-1.8 s (mahimahi) | x1 of the shortest to x1.15 of the longest |
 //! | terrestrial | `forward.capacity.stall.mbps` | 0.05 - 0.3 | log-uniform | 5G stall rate 0.1 Mbit/s (most stalled seconds carry less), terrestrial-5g header | x0.5 to x3 |
-//! | leo-lossy, leo-spiky, leo-bursty, leo-sparse | `reverse.capacity.median_mbps` | 20 - 100 | log-uniform | downlink 46.3 Mbit/s (bw_example.mahimahi) and row median 91.5 (lagos.csv), starlink header and ../shared/data/README.md | x0.43 of the lower to x1.1 of the higher; feedback never fills it |
-//! | leo-lossy, leo-spiky, leo-bursty, leo-sparse | `reverse.capacity.sigma_log` | 0.1 - 0.5 | uniform | downlink slot log sd 0.18 (bw_example.mahimahi), starlink header | x0.55 to x2.8 |
+//! | leo-lossy, leo-phased, leo-spiky, leo-bursty, leo-sparse | `reverse.capacity.median_mbps` | 20 - 100 | log-uniform | downlink 46.3 Mbit/s (bw_example.mahimahi) and row median 91.5 (lagos.csv), starlink header and ../shared/data/README.md | x0.43 of the lower to x1.1 of the higher; feedback never fills it |
+//! | leo-lossy, leo-phased, leo-spiky, leo-bursty, leo-sparse | `reverse.capacity.sigma_log` | 0.1 - 0.5 | uniform | downlink slot log sd 0.18 (bw_example.mahimahi), starlink header | x0.55 to x2.8 |
 //! | terrestrial | `reverse.capacity.median_mbps` | 2 - 100 | log-uniform | LTE downlink pooled median 5.62 Mbit/s (mahimahi *.down), 5G 26.7, broadband 100 (not fitted); terrestrial-* headers | x0.36 of LTE to x1 of broadband |
 //! | terrestrial | `reverse.capacity.sigma_log` | 0.05 - 1.3 | uniform | as the forward direction (LTE down 0.776) | as the forward direction |
 //! | terrestrial | `reverse.capacity.rho` | 0.5 - 0.95 | uniform | LTE downlink 0.558-0.760, 5G 0.76, broadband 0.9; terrestrial-* headers | as the forward direction |
 //! | leo-lossy, leo-bursty | `forward.delay.median_ms` | 20 - 120 | log-uniform | uplink slot median one-way delay 80.0 ms (lagos.csv, starlink header); measured: ping RTT p50 43 ms bent-pipe (mmsys24 Seattle), 109 ms via ISLs (mmsys24 Lagos) | from the bent pipe's 21 ms one-way to x1.5 of lagos.csv |
 //! | leo-spiky | `forward.delay.median_ms` | 8 - 80 | log-uniform | measured: one-way delay median 11 ms (starlink/leocc/delay_example_10ms.txt); 80.0 ms (lagos.csv) | x0.7 of LeoCC to x1 of lagos.csv |
 //! | leo-sparse | `forward.delay.median_ms` | 20 - 150 | log-uniform | one-way delay of an ISL path over thousands of km, 20-150 ms (sparse-leo header, SGP4 geometry) | the figure's range |
-//! | leo-lossy, leo-spiky, leo-bursty, leo-sparse | `forward.delay.sigma_log` | 0.15 - 0.5 | uniform | log sd of the slot median delay 0.339 uplink, 0.412 downlink (lagos.csv, starlink header) | x0.44 to x1.2 |
-//! | leo-lossy, leo-spiky, leo-bursty, leo-sparse | `forward.delay.rho` | 0.2 - 0.6 | uniform | per-handover autocorrelation 0.39 uplink, 0.31 downlink (lagos.csv, starlink header) | 0.11-0.19 beyond the two |
-//! | leo-lossy, leo-spiky, leo-bursty, leo-sparse | `forward.delay.jitter_ms` | 1 - 10 | uniform | within-slot delay sd 6.8 ms per 100-ms row (lagos.csv); ping RTT changes 6.5 ms (Lagos) and 11.5 ms (Seattle) away from boundaries (mmsys24); fitted 5 ms; starlink header | x0.2 to x2 of the fit |
-//! | leo-lossy, leo-bursty | `forward.delay.spike_min_ms` | 20 - 80 | uniform | measured: uplink delay of a boundary's first row over the slot median, per boundary p25 46, p50 75, p90 122 ms (lagos.csv); fitted 50-150 ms (starlink header) | x0.43 of p25 to x1.1 of p50 for the smallest spike |
-//! | leo-lossy, leo-bursty | `~forward.delay.spike_span_ms` | 20 - 100 | uniform | the p25-p90 spread of the same figure, 76 ms (lagos.csv, measured) | x0.26 to x1.3 |
-//! | leo-lossy, leo-bursty | `forward.delay.spike_max_ms` | 40 - 180 | derived | spike_min + span | derived |
-//! | leo-lossy, leo-bursty | `forward.delay.spike_duration_ms` | 60 - 200 | uniform | fitted 120 ms (lagos.csv rows 0-1 after a boundary: +75 and +16 ms, starlink header); reference C2: about 140 ms | x0.5 to x1.4 of the longer |
+//! | leo-phased | `forward.delay.median_ms` | 22 - 110 | log-uniform | measured: ping RTT p50 109 ms via ISLs (starlink/mmsys24/isl-ping-gw-lagos-230911-172603-0.1s-60min.txt) and 43 ms bent-pipe (starlink/mmsys24/no-isl-ping-gw-seattle-230911-170535-0.1s-60min.txt): 54.5 and 21.5 ms one-way | from the bent pipe's one-way (a path over ISLs is no shorter) to x2 of the Lagos ISL path's (its RTT p95 208 ms: longer ISL routes) |
+//! | leo-lossy, leo-phased, leo-spiky, leo-bursty, leo-sparse | `forward.delay.sigma_log` | 0.15 - 0.5 | uniform | log sd of the slot median delay 0.339 uplink, 0.412 downlink (lagos.csv, starlink header) | x0.44 to x1.2 |
+//! | leo-lossy, leo-phased, leo-spiky, leo-bursty, leo-sparse | `forward.delay.rho` | 0.2 - 0.6 | uniform | per-handover autocorrelation 0.39 uplink, 0.31 downlink (lagos.csv, starlink header) | 0.11-0.19 beyond the two |
+//! | leo-lossy, leo-phased, leo-spiky, leo-bursty, leo-sparse | `forward.delay.jitter_ms` | 1 - 10 | uniform | within-slot delay sd 6.8 ms per 100-ms row (lagos.csv); ping RTT changes 6.5 ms (Lagos) and 11.5 ms (Seattle) away from boundaries (mmsys24); fitted 5 ms; starlink header | x0.2 to x2 of the fit |
+//! | leo-lossy, leo-phased, leo-bursty | `forward.delay.spike_min_ms` | 20 - 80 | uniform | measured: uplink delay of a boundary's first row over the slot median, per boundary p25 46, p50 75, p90 122 ms (lagos.csv); fitted 50-150 ms (starlink header) | x0.43 of p25 to x1.1 of p50 for the smallest spike |
+//! | leo-lossy, leo-phased, leo-bursty | `~forward.delay.spike_span_ms` | 20 - 100 | uniform | the p25-p90 spread of the same figure, 76 ms (lagos.csv, measured) | x0.26 to x1.3 |
+//! | leo-lossy, leo-phased, leo-bursty | `forward.delay.spike_max_ms` | 40 - 180 | derived | spike_min + span | derived |
+//! | leo-lossy, leo-phased, leo-bursty | `forward.delay.spike_duration_ms` | 60 - 200 | uniform | fitted 120 ms (lagos.csv rows 0-1 after a boundary: +75 and +16 ms, starlink header); reference C2: about 140 ms | x0.5 to x1.4 of the longer |
 //! | leo-spiky | `forward.delay.spike_min_ms` | 15 - 60 | uniform | measured: LeoCC spikes 21-58 ms over the slot median (delay_example_10ms.txt); reference C2 +30-50 ms | x0.7 of the smallest to the largest |
 //! | leo-spiky | `~forward.delay.spike_span_ms` | 10 - 60 | uniform | the spread of the LeoCC spikes, 37 ms (measured) | x0.27 to x1.6 |
 //! | leo-spiky | `forward.delay.spike_max_ms` | 25 - 120 | derived | spike_min + span | derived |
@@ -104,20 +106,21 @@
 //! | leo-sparse | `~forward.delay.spike_span_ms` | 0 - 40 | uniform | as spike_min | as spike_min |
 //! | leo-sparse | `forward.delay.spike_max_ms` | 0 - 80 | derived | spike_min + span | derived |
 //! | leo-sparse | `forward.delay.spike_duration_ms` | 0 - 200 | uniform | none (StarryNet) to about 140 ms (reference C2) | x1.4 of C2 |
-//! | leo-lossy, leo-spiky, leo-bursty, leo-sparse | `~reverse.delay.median_ratio` | 0.8 - 1.25 | uniform | downlink over uplink slot median delay 80.3 / 80.0 ms (lagos.csv, starlink header) | either direction up to a quarter longer |
-//! | leo-lossy, leo-spiky, leo-bursty, leo-sparse | `reverse.delay.sigma_log` | 0.15 - 0.5 | uniform | as forward.delay.sigma_log | as forward.delay.sigma_log |
-//! | leo-lossy, leo-spiky, leo-bursty, leo-sparse | `reverse.delay.rho` | 0.2 - 0.6 | uniform | as forward.delay.rho | as forward.delay.rho |
-//! | leo-lossy, leo-spiky, leo-bursty, leo-sparse | `reverse.delay.correlation` | 0.5 - 0.9 | uniform | correlation of the two directions' slot medians 0.74 (lagos.csv, starlink header) | 0.24 below to 0.16 above |
-//! | leo-lossy, leo-spiky, leo-bursty, leo-sparse | `reverse.delay.jitter_ms` | 1 - 10 | uniform | as forward.delay.jitter_ms | as forward.delay.jitter_ms |
-//! | leo-lossy, leo-spiky, leo-bursty, leo-sparse | `reverse.delay.spike_min_ms` | 10 - 40 | uniform | downlink spikes 20-45 ms for 100 ms (bw_example/delay_example, starlink header); measured: lagos.csv downlink first-row rise p75 11, p90 54 ms | x0.5 of the smallest to x0.9 of the largest |
-//! | leo-lossy, leo-spiky, leo-bursty, leo-sparse | `~reverse.delay.spike_span_ms` | 10 - 40 | uniform | the 25-ms spread of the fit | x0.4 to x1.6 |
-//! | leo-lossy, leo-spiky, leo-bursty, leo-sparse | `reverse.delay.spike_max_ms` | 20 - 80 | derived | spike_min + span | derived |
-//! | leo-lossy, leo-spiky, leo-bursty, leo-sparse | `reverse.delay.spike_duration_ms` | 50 - 150 | uniform | fitted 100 ms (starlink header) | x0.5 to x1.5 |
+//! | leo-lossy, leo-phased, leo-spiky, leo-bursty, leo-sparse | `~reverse.delay.median_ratio` | 0.8 - 1.25 | uniform | downlink over uplink slot median delay 80.3 / 80.0 ms (lagos.csv, starlink header) | either direction up to a quarter longer |
+//! | leo-lossy, leo-phased, leo-spiky, leo-bursty, leo-sparse | `reverse.delay.sigma_log` | 0.15 - 0.5 | uniform | as forward.delay.sigma_log | as forward.delay.sigma_log |
+//! | leo-lossy, leo-phased, leo-spiky, leo-bursty, leo-sparse | `reverse.delay.rho` | 0.2 - 0.6 | uniform | as forward.delay.rho | as forward.delay.rho |
+//! | leo-lossy, leo-phased, leo-spiky, leo-bursty, leo-sparse | `reverse.delay.correlation` | 0.5 - 0.9 | uniform | correlation of the two directions' slot medians 0.74 (lagos.csv, starlink header) | 0.24 below to 0.16 above |
+//! | leo-lossy, leo-phased, leo-spiky, leo-bursty, leo-sparse | `reverse.delay.jitter_ms` | 1 - 10 | uniform | as forward.delay.jitter_ms | as forward.delay.jitter_ms |
+//! | leo-lossy, leo-phased, leo-spiky, leo-bursty, leo-sparse | `reverse.delay.spike_min_ms` | 10 - 40 | uniform | downlink spikes 20-45 ms for 100 ms (bw_example/delay_example, starlink header); measured: lagos.csv downlink first-row rise p75 11, p90 54 ms | x0.5 of the smallest to x0.9 of the largest |
+//! | leo-lossy, leo-phased, leo-spiky, leo-bursty, leo-sparse | `~reverse.delay.spike_span_ms` | 10 - 40 | uniform | the 25-ms spread of the fit | x0.4 to x1.6 |
+//! | leo-lossy, leo-phased, leo-spiky, leo-bursty, leo-sparse | `reverse.delay.spike_max_ms` | 20 - 80 | derived | spike_min + span | derived |
+//! | leo-lossy, leo-phased, leo-spiky, leo-bursty, leo-sparse | `reverse.delay.spike_duration_ms` | 50 - 150 | uniform | fitted 100 ms (starlink header) | x0.5 to x1.5 |
 //! | terrestrial | `forward.delay.ms` | 8 - 60 | log-uniform | one-way 12 ms (broadband, not fitted), 37 ms (5G ping RTT median 74), 44.5 ms (LTE, RTT 89); 5g-ucc, terrestrial-* headers | x0.67 of broadband to x1.35 of LTE |
 //! | terrestrial | `forward.delay.jitter_ms` | 0.5 - 8 | uniform | 1.0, 1.4, 3.5 ms fitted; measured: ping RTT sd p90 5.0 ms (5G), 12.0 ms (LTE), 5g-ucc | x0.5 of the smallest fit to x0.94 of LTE's p90 per direction (12 / sqrt 2) |
 //! | terrestrial | `forward.delay.jitter_rho` | 0.8 - 0.95 | uniform | 0.9, not fitted (the datasets sample once per second); terrestrial-* headers | +-0.1 around it, capped at 0.95 |
 //! | leo-lossy | `forward.loss.rate` | 0 - 0.015 | uniform | uplink loss inside slots 0.50 % (lagos.csv rows 10-139, starlink header); reference C2 1-2 % non-congestive | x0 to x3: from none to the top of C2 |
-//! | leo-lossy, leo-bursty | `reverse.loss.rate` | 0 - 0.01 | uniform | downlink loss inside slots 0.49 % (lagos.csv, starlink header) | x0 to x2 |
+//! | leo-phased | `forward.loss.rate` | 0 - 0.005 | uniform | measured: 0.15 % of the echoes outside the lossy phase (0.0-0.3 % per half second of the slot, 0.6-0.7 % in the second after the phase), 0.47 % overall with it (../shared/data/starlink/mmsys24/isl-ping-gw-lagos-230911-172603-0.1s-60min.txt; docs/experiments/mmsys24-2026-12-06.md) | x0 to x3.3: from none to about the trace's overall rate, so that the phase still loses at least 4 times the rest of the slot |
+//! | leo-lossy, leo-phased, leo-bursty | `reverse.loss.rate` | 0 - 0.01 | uniform | downlink loss inside slots 0.49 % (lagos.csv, starlink header) | x0 to x2 |
 //! | leo-spiky | `forward.loss.rate` | 0 - 0.002 | uniform | no loss in the LeoCC traces (leocc-trace) | up to x0.4 of lagos.csv's 0.50 %: never more than a trace of random loss |
 //! | leo-spiky | `reverse.loss.rate` | 0 - 0.002 | uniform | as forward.loss.rate | as forward.loss.rate |
 //! | leo-sparse | `forward.loss.rate` | 0 - 0.02 | uniform | 1 % per link, as StarryNet and the paper configure (sparse-leo header) | x0 to x2 |
@@ -143,9 +146,12 @@
 //! | leo-lossy, leo-bursty | `reverse.handover.boundary_loss_profile[0]` | 0 - 0.06 | uniform | downlink loss in the first row after a boundary 2.64 % (lagos.csv, starlink header); measured: 94 % of boundaries lose nothing there | x0 to x2.3 |
 //! | leo-lossy, leo-bursty | `~reverse.handover.row1_ratio` | 0.2 - 1 | uniform | row 1 over row 0: 1.93 / 2.64 = 0.73 (lagos.csv downlink) | x0.27 to x1.4 |
 //! | leo-lossy, leo-bursty | `reverse.handover.boundary_loss_profile[1]` | 0 - 0.06 | derived | row 0 x row1_ratio | derived |
+//! | leo-phased | `~phase_start_s` | 1 - 12 | uniform | measured: the echoes sent 4.0-5.0 s after each reconfiguration (seconds 16-17, 31-32, 46-47, 1-2 of the UTC minute) lose 5.5 and 4.9 %, every other half second 0.0-0.7 % (../shared/data/starlink/mmsys24/isl-ping-gw-lagos-230911-172603-0.1s-60min.txt; docs/experiments/mmsys24-2026-12-06.md); one decimal, the 100-ms row | any phase from the first second on (clear of the boundary itself) whose longest phase still ends by 14.5 s, the end of the last half-second bin the sender's phase detector tests |
+//! | leo-phased | `~phase_length_s` | 0.5 - 2.5 | uniform | measured: 1.0 s, the two lossy half seconds 4.0-5.0 s after each reconfiguration (../shared/data/starlink/mmsys24/isl-ping-gw-lagos-230911-172603-0.1s-60min.txt) | x0.5 to x2.5: from one half-second bin of the phase detector to five |
+//! | leo-phased | `~phase_loss` | 0.02 - 0.15 | log-uniform | measured: 4.9-5.5 % of the echoes sent in the phase lost (../shared/data/starlink/mmsys24/isl-ping-gw-lagos-230911-172603-0.1s-60min.txt; docs/experiments/mmsys24-2026-12-06.md); the same rows at every slot boundary, handover or not, as the trace's phase follows every reconfiguration | x0.4 to x2.7: from 4 times the highest random loss to about a packet in seven |
 //! | leo-spiky | `forward.handover.outage_ms` | 30 - 180 | uniform | measured: the capacity trace delivers nothing for 59-135 ms (mean 82) at each of its 8 slot boundaries, with the delay spike (starlink/leocc/bw_example.mahimahi); the same value both directions, as leocc-trace replays one file both ways | x0.5 of the shortest to x1.33 of the longest |
 //! | leo-sparse | `forward.handover.outage_ms` | 0 - 2500 | uniform | 2-s routing outage after a change of serving satellite (1-3 s with bird's 1-s hello and SPF tick), starrynet-sparse header; the same value both directions | from an instant handover to x1.25 |
-//! | leo-lossy, leo-spiky, leo-bursty, leo-sparse | `forward.buffer_ms` | 100 - 500 | log-uniform | 250 ms at the median rate, not fitted (starlink header: lagos.csv one-way delay reaches 486 ms uplink) | x0.4 to x2: shallow and deep queues |
+//! | leo-lossy, leo-phased, leo-spiky, leo-bursty, leo-sparse | `forward.buffer_ms` | 100 - 500 | log-uniform | 250 ms at the median rate, not fitted (starlink header: lagos.csv one-way delay reaches 486 ms uplink) | x0.4 to x2: shallow and deep queues |
 //! | terrestrial | `forward.buffer_ms` | 50 - 500 | log-uniform | 100 ms (broadband), 250 ms (LTE, 5G; Mahimahi's drop-tail queues of a few hundred ms); not fitted | x0.5 of broadband to x2 of LTE |
 //!
 //! Derived, not drawn: a slot-stepped capacity is clamped to `[median / 4, median x 4]` (the
@@ -155,12 +161,14 @@
 //! around 80.0 and 31-312 around 80.3); a spike's maximum is its minimum plus the drawn span; a
 //! Gilbert-Elliott chain's `p_good_to_bad` is `bad share x p_bad_to_good / (1 - bad share)`, so
 //! that the bad state holds the drawn share of packets; row `k` of a boundary loss profile is
-//! row `k - 1` times the drawn ratio.
+//! row `k - 1` times the drawn ratio; a `leo-phased` profile is zero for `~phase_start_s` and
+//! `~phase_loss` for `~phase_length_s` (100-ms rows), and ends there.
 
 use super::schema::{
     CallSpec, CapacitySpec, DelaySpec, DirectionSpec, HandoverEffectSpec, HandoverSpec,
     LognormalSpec, LossSpec, ScenarioFile, ScenarioKind, SlottedDelaySpec, StallSpec, Step,
 };
+use super::schema::{LOSS_PROFILE_ROW_MS, MAX_LOSS_PROFILE_ROWS};
 use crate::link::OutageMode;
 use crate::rng;
 use rand_chacha::ChaCha8Rng;
@@ -169,7 +177,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 /// Version of the draws: bumped whenever the same seed would give other files.
-pub const GENERATOR_VERSION: u32 = 2;
+pub const GENERATOR_VERSION: u32 = 3;
 
 /// Most paths one call may draw (`path-0000` .. `path-9999`).
 pub const MAX_PATHS: usize = 10_000;
@@ -189,6 +197,9 @@ const MAX_KBPS: u32 = 2_500;
 pub enum Family {
     /// Starlink-like: slot boundaries that lose packets.
     LeoLossy,
+    /// Starlink over inter-satellite links: loss at a later phase of every slot, not at the
+    /// boundary.
+    LeoPhased,
     /// LeoCC-like: boundaries with delay spikes, a short delivery gap and no loss.
     LeoSpiky,
     /// lagos.csv-like: bursty loss away from boundaries too, capacity dips.
@@ -201,8 +212,9 @@ pub enum Family {
 
 impl Family {
     /// Every family, in the order of [`Family::weight`]'s cumulative draw.
-    pub const ALL: [Family; 5] = [
+    pub const ALL: [Family; 6] = [
         Family::LeoLossy,
+        Family::LeoPhased,
         Family::LeoSpiky,
         Family::LeoBursty,
         Family::LeoSparse,
@@ -213,6 +225,7 @@ impl Family {
     pub fn name(self) -> &'static str {
         match self {
             Family::LeoLossy => "leo-lossy",
+            Family::LeoPhased => "leo-phased",
             Family::LeoSpiky => "leo-spiky",
             Family::LeoBursty => "leo-bursty",
             Family::LeoSparse => "leo-sparse",
@@ -220,14 +233,19 @@ impl Family {
         }
     }
 
-    /// Mixture weight (the weights sum to 1). Starlink-like boundaries get the largest share,
-    /// since the boundary is what a handover-aware policy acts on; sparse LEO the smallest, since
-    /// its rare handovers leave most of a call terrestrial-like.
+    /// Mixture weight (the weights sum to 1). Starlink-like lossy slots get the largest share
+    /// together (0.30), since the slot is what a handover-aware policy acts on; that share is
+    /// split between loss at the boundary (`leo-lossy`, 0.20: lagos.csv's uplink) and loss at a
+    /// later phase of the slot (`leo-phased`, 0.10: the mmsys24 Lagos ISL ping trace, the one
+    /// real path in ../shared/data that loses there), so that a policy meets both and learns
+    /// which one a path has. Sparse LEO gets the smallest, since its rare handovers leave most
+    /// of a call terrestrial-like. `leo-phased` follows `leo-lossy` in [`Family::ALL`] and takes
+    /// the top of its former interval of the cumulative draw, so a path of every other family
+    /// draws what it drew under generator version 2 (docs/path-family.md, version 3).
     pub fn weight(self) -> f64 {
         match self {
-            Family::LeoLossy => 0.30,
-            Family::LeoSpiky | Family::LeoBursty | Family::Terrestrial => 0.20,
-            Family::LeoSparse => 0.10,
+            Family::LeoLossy | Family::LeoSpiky | Family::LeoBursty | Family::Terrestrial => 0.20,
+            Family::LeoPhased | Family::LeoSparse => 0.10,
         }
     }
 }
@@ -317,10 +335,15 @@ pub struct RangeRow {
     pub widening: &'static str,
 }
 
-use Family::{LeoBursty as B, LeoLossy as L, LeoSparse as P, LeoSpiky as S, Terrestrial as T};
+use Family::{
+    LeoBursty as B, LeoLossy as L, LeoPhased as H, LeoSparse as P, LeoSpiky as S, Terrestrial as T,
+};
 
-const LEO: &[Family] = &[L, S, B, P];
-const LEO_SLOTTED: &[Family] = &[L, S, B];
+const LEO: &[Family] = &[L, H, S, B, P];
+const LEO_SLOTTED: &[Family] = &[L, H, S, B];
+const GRID_FAMILIES: &[Family] = &[L, H, S];
+const LOSSY_PHASED: &[Family] = &[L, H];
+const LOSSY_PHASED_BURSTY: &[Family] = &[L, H, B];
 const LOSSY_BURSTY: &[Family] = &[L, B];
 
 // Handovers and the slot grid's phase.
@@ -365,6 +388,7 @@ const TERR_REV_CAP_RHO: Span = Span::lin("reverse.capacity.rho", 0.5, 0.95, 3);
 const LOSSY_DELAY: Span = Span::log("forward.delay.median_ms", 20.0, 120.0, 1);
 const SPIKY_DELAY: Span = Span::log("forward.delay.median_ms", 8.0, 80.0, 1);
 const SPARSE_DELAY: Span = Span::log("forward.delay.median_ms", 20.0, 150.0, 1);
+const PHASED_DELAY: Span = Span::log("forward.delay.median_ms", 22.0, 110.0, 1);
 const DELAY_SIGMA: Span = Span::lin("forward.delay.sigma_log", 0.15, 0.5, 3);
 const DELAY_RHO: Span = Span::lin("forward.delay.rho", 0.2, 0.6, 3);
 const DELAY_JITTER: Span = Span::lin("forward.delay.jitter_ms", 1.0, 10.0, 2);
@@ -400,6 +424,7 @@ const TERR_JITTER_RHO: Span = Span::lin("forward.delay.jitter_rho", 0.8, 0.95, 3
 // Random loss.
 const LOSSY_LOSS: Span = Span::lin("forward.loss.rate", 0.0, 0.015, 4);
 const LEO_REV_LOSS: Span = Span::lin("reverse.loss.rate", 0.0, 0.01, 4);
+const PHASED_LOSS: Span = Span::lin("forward.loss.rate", 0.0, 0.005, 5);
 const SPIKY_LOSS: Span = Span::lin("forward.loss.rate", 0.0, 0.002, 5);
 const SPIKY_REV_LOSS: Span = Span::lin("reverse.loss.rate", 0.0, 0.002, 5);
 const SPARSE_LOSS: Span = Span::lin("forward.loss.rate", 0.0, 0.02, 4);
@@ -440,6 +465,12 @@ const REV_ROW0: Span = Span::lin("reverse.handover.boundary_loss_profile[0]", 0.
 const REV_ROW1_RATIO: Span = Span::lin("~reverse.handover.row1_ratio", 0.2, 1.0, 3);
 const REV_ROW1: Span = Span::derived("reverse.handover.boundary_loss_profile[1]", 0.0, 0.06, 5);
 
+// The lossy phase of a slot (phased): where it starts and how long it lasts after each
+// boundary, s, and its loss. Start and length together end by 14.5 s (`PHASE_END_ROWS`).
+const PHASE_START: Span = Span::lin("~phase_start_s", 1.0, 12.0, 1);
+const PHASE_LENGTH: Span = Span::lin("~phase_length_s", 0.5, 2.5, 1);
+const PHASE_LOSS: Span = Span::log("~phase_loss", 0.02, 0.15, 4);
+
 // Handover outage (sparse).
 const SPARSE_OUTAGE: Span = Span::lin("forward.handover.outage_ms", 0.0, 2_500.0, 0);
 // Delivery gap at each handover (spiky): the link serves nothing and holds what arrives.
@@ -466,7 +497,7 @@ pub const RANGES: &[RangeRow] = &[
         widening: "about 0.13 past the lowest and the highest site: sites unlike the three logged",
     },
     RangeRow {
-        families: &[L, S],
+        families: GRID_FAMILIES,
         span: &GRID_FIRST,
         source: "LeoCC's spikes every 15 s from 8 750 ms (starlink/leocc/delay_example_10ms.txt, leocc-trace header)",
         widening: "grid variant only: any phase within one 15-s slot",
@@ -478,25 +509,25 @@ pub const RANGES: &[RangeRow] = &[
         widening: "0.02-0.25 of 4 boundaries a minute is 0.08-1.0 handovers a minute: from half the measured rate to the paper's upper figure",
     },
     RangeRow {
-        families: &[L],
+        families: LOSSY_PHASED,
         span: &LOSSY_CAP,
         source: "uplink slot means' geometric mean 7.68 Mbit/s (lagos.csv, starlink header)",
         widening: "x0.5 to x2: uplinks slower and faster than the one trace",
     },
     RangeRow {
-        families: &[L],
+        families: LOSSY_PHASED,
         span: &LOSSY_CAP_SIGMA,
         source: "log sd of the uplink slot means 0.65 (lagos.csv, starlink header)",
         widening: "x0.46 to x1.5: steadier and rougher slot-to-slot reallocation",
     },
     RangeRow {
-        families: &[L],
+        families: LOSSY_PHASED,
         span: &LOSSY_CAP_RHO,
         source: "slot lag-1 autocorrelation 0.855 (lagos.csv, starlink header)",
         widening: "0.25 below to 0.1 above: slot levels that forget faster",
     },
     RangeRow {
-        families: &[L],
+        families: LOSSY_PHASED,
         span: &LOSSY_CAP_WITHIN,
         source: "per-second log sd inside a slot 0.18-0.22 (lagos.csv, starlink header)",
         widening: "x0.5 to x1.4",
@@ -664,6 +695,12 @@ pub const RANGES: &[RangeRow] = &[
         widening: "the figure's range",
     },
     RangeRow {
+        families: &[H],
+        span: &PHASED_DELAY,
+        source: "measured: ping RTT p50 109 ms via ISLs (starlink/mmsys24/isl-ping-gw-lagos-230911-172603-0.1s-60min.txt) and 43 ms bent-pipe (starlink/mmsys24/no-isl-ping-gw-seattle-230911-170535-0.1s-60min.txt): 54.5 and 21.5 ms one-way",
+        widening: "from the bent pipe's one-way (a path over ISLs is no shorter) to x2 of the Lagos ISL path's (its RTT p95 208 ms: longer ISL routes)",
+    },
+    RangeRow {
         families: LEO,
         span: &DELAY_SIGMA,
         source: "log sd of the slot median delay 0.339 uplink, 0.412 downlink (lagos.csv, starlink header)",
@@ -682,25 +719,25 @@ pub const RANGES: &[RangeRow] = &[
         widening: "x0.2 to x2 of the fit",
     },
     RangeRow {
-        families: LOSSY_BURSTY,
+        families: LOSSY_PHASED_BURSTY,
         span: &LOSSY_SPIKE_MIN,
         source: "measured: uplink delay of a boundary's first row over the slot median, per boundary p25 46, p50 75, p90 122 ms (lagos.csv); fitted 50-150 ms (starlink header)",
         widening: "x0.43 of p25 to x1.1 of p50 for the smallest spike",
     },
     RangeRow {
-        families: LOSSY_BURSTY,
+        families: LOSSY_PHASED_BURSTY,
         span: &LOSSY_SPIKE_SPAN,
         source: "the p25-p90 spread of the same figure, 76 ms (lagos.csv, measured)",
         widening: "x0.26 to x1.3",
     },
     RangeRow {
-        families: LOSSY_BURSTY,
+        families: LOSSY_PHASED_BURSTY,
         span: &LOSSY_SPIKE_MAX,
         source: "spike_min + span",
         widening: "derived",
     },
     RangeRow {
-        families: LOSSY_BURSTY,
+        families: LOSSY_PHASED_BURSTY,
         span: &LOSSY_SPIKE_MS,
         source: "fitted 120 ms (lagos.csv rows 0-1 after a boundary: +75 and +16 ms, starlink header); reference C2: about 140 ms",
         widening: "x0.5 to x1.4 of the longer",
@@ -832,7 +869,13 @@ pub const RANGES: &[RangeRow] = &[
         widening: "x0 to x3: from none to the top of C2",
     },
     RangeRow {
-        families: LOSSY_BURSTY,
+        families: &[H],
+        span: &PHASED_LOSS,
+        source: "measured: 0.15 % of the echoes outside the lossy phase (0.0-0.3 % per half second of the slot, 0.6-0.7 % in the second after the phase), 0.47 % overall with it (../shared/data/starlink/mmsys24/isl-ping-gw-lagos-230911-172603-0.1s-60min.txt; docs/experiments/mmsys24-2026-12-06.md)",
+        widening: "x0 to x3.3: from none to about the trace's overall rate, so that the phase still loses at least 4 times the rest of the slot",
+    },
+    RangeRow {
+        families: LOSSY_PHASED_BURSTY,
         span: &LEO_REV_LOSS,
         source: "downlink loss inside slots 0.49 % (lagos.csv, starlink header)",
         widening: "x0 to x2",
@@ -986,6 +1029,24 @@ pub const RANGES: &[RangeRow] = &[
         span: &REV_ROW1,
         source: "row 0 x row1_ratio",
         widening: "derived",
+    },
+    RangeRow {
+        families: &[H],
+        span: &PHASE_START,
+        source: "measured: the echoes sent 4.0-5.0 s after each reconfiguration (seconds 16-17, 31-32, 46-47, 1-2 of the UTC minute) lose 5.5 and 4.9 %, every other half second 0.0-0.7 % (../shared/data/starlink/mmsys24/isl-ping-gw-lagos-230911-172603-0.1s-60min.txt; docs/experiments/mmsys24-2026-12-06.md); one decimal, the 100-ms row",
+        widening: "any phase from the first second on (clear of the boundary itself) whose longest phase still ends by 14.5 s, the end of the last half-second bin the sender's phase detector tests",
+    },
+    RangeRow {
+        families: &[H],
+        span: &PHASE_LENGTH,
+        source: "measured: 1.0 s, the two lossy half seconds 4.0-5.0 s after each reconfiguration (../shared/data/starlink/mmsys24/isl-ping-gw-lagos-230911-172603-0.1s-60min.txt)",
+        widening: "x0.5 to x2.5: from one half-second bin of the phase detector to five",
+    },
+    RangeRow {
+        families: &[H],
+        span: &PHASE_LOSS,
+        source: "measured: 4.9-5.5 % of the echoes sent in the phase lost (../shared/data/starlink/mmsys24/isl-ping-gw-lagos-230911-172603-0.1s-60min.txt; docs/experiments/mmsys24-2026-12-06.md); the same rows at every slot boundary, handover or not, as the trace's phase follows every reconfiguration",
+        widening: "x0.4 to x2.7: from 4 times the highest random loss to about a packet in seven",
     },
     RangeRow {
         families: &[S],
@@ -1162,6 +1223,7 @@ pub fn draw_path(index: usize, seed: u64, duration_s: u64) -> Result<DrawnPath, 
     };
     let body = match family {
         Family::LeoLossy => leo_lossy(&mut d),
+        Family::LeoPhased => leo_phased(&mut d),
         Family::LeoSpiky => leo_spiky(&mut d),
         Family::LeoBursty => leo_bursty(&mut d),
         Family::LeoSparse => leo_sparse(&mut d),
@@ -1426,6 +1488,12 @@ const LOSSY_SLOTTED: SlottedSpans = SlottedSpans {
     spike_ms: &LOSSY_SPIKE_MS,
 };
 
+/// `leo-lossy`'s spikes around the longer one-way delay of a path over inter-satellite links.
+const PHASED_SLOTTED: SlottedSpans = SlottedSpans {
+    median: &PHASED_DELAY,
+    ..LOSSY_SLOTTED
+};
+
 /// Both directions' slotted delays: the forward from `spans`, the reverse around it (its
 /// median a drawn ratio of the forward's, its innovations correlated with them).
 fn slotted_delays(d: &mut Draw, spans: &SlottedSpans) -> (DelaySpec, DelaySpec, String) {
@@ -1568,6 +1636,82 @@ fn leo_lossy(d: &mut Draw) -> Body {
             LossSpec::Bernoulli { rate: rev_loss },
             250,
             profile(rev_rows),
+        ),
+    }
+}
+
+/// Where a lossy phase must end, s after the boundary: 14.5 s is the end of the last half-second
+/// bin the sender's phase detector tests (bins 1 to 28 of the 30 in a 15-s slot, 0.5-14.5 s;
+/// pacer `actions::slot_phase`), so the whole phase is one it can find.
+const PHASE_END_S: f64 = 14.5;
+
+/// [`PHASE_END_S`] in 100-ms profile rows.
+const PHASE_END_ROWS: usize = (PHASE_END_S * 1000.0) as usize / LOSS_PROFILE_ROW_MS as usize;
+
+const _: () = assert!(PHASE_END_ROWS <= MAX_LOSS_PROFILE_ROWS);
+const _: () = assert!(PHASE_START.hi + PHASE_LENGTH.hi <= PHASE_END_S);
+
+/// A forward boundary loss profile that is zero from the boundary to `start_s`, `loss` for
+/// `length_s` after it, and ends there (rows of [`LOSS_PROFILE_ROW_MS`], cut at
+/// [`PHASE_END_ROWS`], which the drawn ranges never reach past).
+fn phase_profile(start_s: f64, length_s: f64, loss: f64) -> Vec<f64> {
+    let rows = |s: f64| (s * 1000.0 / LOSS_PROFILE_ROW_MS as f64).round().max(0.0) as usize;
+    let from = rows(start_s).min(PHASE_END_ROWS);
+    let to = from.saturating_add(rows(length_s)).min(PHASE_END_ROWS);
+    let mut profile = vec![0.0; to];
+    profile[from..].fill(loss);
+    profile
+}
+
+/// Starlink over inter-satellite links: `leo-lossy`'s slots, capacity and spikes around a longer
+/// one-way delay, but no loss at the boundary instant; instead a lossy phase later in every
+/// slot, at every boundary whether the satellite changes or not, as the mmsys24 Lagos ISL ping
+/// trace loses 4.9-5.5 % of its echoes 4.0-5.0 s after each reconfiguration and 0.15 % over the
+/// rest of the slot (docs/experiments/mmsys24-2026-12-06.md, sections 1 and 4). The phase is on
+/// the forward (video) direction only, as the mmsys24 scenario files put the trace's loss on the
+/// uplink, the most it can have lost; the feedback direction has `leo-lossy`'s random loss. The
+/// phase's numbers are drawn after the rest, in a fixed order: start, length, loss, then the
+/// random forward loss.
+fn leo_phased(d: &mut Draw) -> Body {
+    let start = d.start();
+    let (handovers, ho_text) = slot_handovers(d, 0.25);
+    let median = d.get(&LOSSY_CAP);
+    let cap = slot_capacity(
+        median,
+        d.get(&LOSSY_CAP_SIGMA),
+        d.get(&LOSSY_CAP_RHO),
+        d.get(&LOSSY_CAP_WITHIN),
+    );
+    let (fwd_delay, rev_delay, delay_text) = slotted_delays(d, &PHASED_SLOTTED);
+    let rev_loss = d.get(&LEO_REV_LOSS);
+    let buffer = d.get(&LEO_BUFFER) as u32;
+    let rev_cap = leo_reverse_capacity(d, Step::Slot);
+    let phase_start = d.get(&PHASE_START);
+    let phase_length = d.get(&PHASE_LENGTH);
+    let phase_loss = d.get(&PHASE_LOSS);
+    let loss = d.get(&PHASED_LOSS);
+    Body {
+        description: format!(
+            "{ho_text}, loss {} % over {phase_start:.1}-{:.1} s after each boundary, uplink {median:.1} Mbit/s, {delay_text}, random loss {:.2} %",
+            percent(phase_loss),
+            phase_start + phase_length,
+            loss * 100.0
+        ),
+        start,
+        handovers,
+        forward: direction(
+            cap,
+            fwd_delay,
+            LossSpec::Bernoulli { rate: loss },
+            buffer,
+            profile(phase_profile(phase_start, phase_length, phase_loss)),
+        ),
+        reverse: direction(
+            rev_cap,
+            rev_delay,
+            LossSpec::Bernoulli { rate: rev_loss },
+            250,
+            HandoverEffectSpec::default(),
         ),
     }
 }
@@ -2065,14 +2209,86 @@ mod tests {
                         p.name()
                     );
                 }
+                // A phased profile rises at its phase: its shape has a test of its own.
                 let rows = &dir.handover.boundary_loss_profile;
                 assert!(
-                    rows.windows(2).all(|w| w[1] <= w[0]),
+                    p.family == Family::LeoPhased || rows.windows(2).all(|w| w[1] <= w[0]),
                     "{}: {rows:?}",
                     p.name()
                 );
             }
         }
+    }
+
+    #[test]
+    fn a_phased_paths_forward_profile_is_zero_until_its_phase_and_its_loss_over_it() {
+        let drawn = draw_paths(DRAWS, 1, 600).unwrap();
+        let phased: Vec<&DrawnPath> = drawn
+            .iter()
+            .filter(|p| p.family == Family::LeoPhased)
+            .collect();
+        assert!(phased.len() >= 20, "{} leo-phased paths", phased.len());
+        for p in phased {
+            let start = p.params["~phase_start_s"];
+            let length = p.params["~phase_length_s"];
+            let loss = p.params["~phase_loss"];
+            let fwd = &p.file.forward.handover;
+            let rows = &fwd.boundary_loss_profile;
+            let from = (start * 10.0).round() as usize;
+            let to = from + (length * 10.0).round() as usize;
+            assert!(from >= 10 && to <= 145, "{}: rows {from}-{to}", p.name());
+            assert_eq!(rows.len(), to, "{}: {rows:?}", p.name());
+            for k in 0..MAX_LOSS_PROFILE_ROWS {
+                let want = if (from..to).contains(&k) { loss } else { 0.0 };
+                assert_eq!(
+                    rows.get(k).copied().unwrap_or(0.0),
+                    want,
+                    "{}: row {k} of {rows:?} (phase {start}-{} s, loss {loss})",
+                    p.name(),
+                    start + length
+                );
+            }
+            // The same rows at a boundary without a handover; no loss at the instant itself, and
+            // none of it on the feedback direction.
+            assert_eq!(fwd.no_handover_loss_profile, None, "{}", p.name());
+            assert_eq!(fwd.no_handover_profile(), rows.as_slice());
+            assert_eq!(fwd.outage_ms, 0);
+            assert_eq!(fwd.loss_burst_rate, 0.0);
+            assert_eq!(p.file.reverse.handover, HandoverEffectSpec::default());
+            let LossSpec::Bernoulli { rate } = p.file.forward.loss else {
+                panic!("{}: forward loss {:?}", p.name(), p.file.forward.loss);
+            };
+            assert!(
+                rate < loss,
+                "{}: random loss {rate} against {loss}",
+                p.name()
+            );
+            let over = format!(
+                "loss {} % over {start:.1}-{:.1} s after each boundary",
+                percent(loss),
+                start + length
+            );
+            assert!(p.file.description.contains(&over), "{}", p.file.description);
+        }
+    }
+
+    #[test]
+    fn a_phase_profile_never_passes_the_detectors_last_bin() {
+        assert_eq!(phase_profile(4.0, 1.0, 0.05).len(), 50);
+        assert_eq!(phase_profile(4.0, 1.0, 0.05)[39..41], [0.0, 0.05]);
+        for (start, length) in [
+            (12.0, 2.5),
+            (14.0, 2.5),
+            (100.0, 1.0),
+            (1.0, f64::INFINITY),
+            (f64::MAX, f64::MAX),
+        ] {
+            let rows = phase_profile(start, length, 0.05);
+            assert!(rows.len() <= PHASE_END_ROWS, "{start} + {length}");
+        }
+        assert!(phase_profile(f64::NAN, f64::NAN, 0.05).is_empty());
+        let from_zero = phase_profile(-3.0, 1.0, 0.05);
+        assert!(from_zero.len() == 10 && from_zero.iter().all(|&p| p == 0.05));
     }
 
     #[test]
@@ -2096,6 +2312,17 @@ mod tests {
                     Family::LeoLossy => {
                         assert_eq!(fwd.handover.boundary_loss_profile.len(), 4);
                         assert!(matches!(fwd.loss, LossSpec::Bernoulli { .. }));
+                    }
+                    Family::LeoPhased => {
+                        let rows = &fwd.handover.boundary_loss_profile;
+                        assert!((15..=145).contains(&rows.len()), "{}", p.name());
+                        assert!(rows[..10].iter().all(|&r| r == 0.0), "{}", p.name());
+                        assert!(rows.last().is_some_and(|&r| r >= 0.02), "{}", p.name());
+                        assert!(matches!(fwd.loss, LossSpec::Bernoulli { rate } if rate <= 0.005));
+                        assert!(
+                            matches!(fwd.delay, DelaySpec::Slotted(ref s) if s.median_ms >= 22.0 && s.spike_min_ms >= 20.0)
+                        );
+                        assert!(p.file.reverse.handover.boundary_loss_profile.is_empty());
                     }
                     Family::LeoSpiky => {
                         assert!(fwd.handover.boundary_loss_profile.is_empty());
@@ -2129,7 +2356,7 @@ mod tests {
             }
         }
         // Both handover variants of the grid families occur.
-        for f in [Family::LeoLossy, Family::LeoSpiky] {
+        for f in [Family::LeoLossy, Family::LeoPhased, Family::LeoSpiky] {
             for source in ["grid", "slots"] {
                 assert!(
                     drawn.iter().any(|p| p.family == f
