@@ -1599,8 +1599,17 @@ fn profile(rows: Vec<f64>) -> HandoverEffectSpec {
     }
 }
 
-/// Starlink-like: slot-stepped capacity, slotted delay with spikes, a boundary loss profile.
-fn leo_lossy(d: &mut Draw) -> Body {
+/// What `leo-lossy` and `leo-phased` draw first, in this order: the start, the slots (the 15-s
+/// grid with probability 0.25) and the slot-stepped uplink capacity around lagos.csv's.
+struct LossySlots {
+    start: String,
+    handovers: HandoverSpec,
+    ho_text: String,
+    median: f64,
+    cap: CapacitySpec,
+}
+
+fn lossy_slots(d: &mut Draw) -> LossySlots {
     let start = d.start();
     let (handovers, ho_text) = slot_handovers(d, 0.25);
     let median = d.get(&LOSSY_CAP);
@@ -1610,6 +1619,24 @@ fn leo_lossy(d: &mut Draw) -> Body {
         d.get(&LOSSY_CAP_RHO),
         d.get(&LOSSY_CAP_WITHIN),
     );
+    LossySlots {
+        start,
+        handovers,
+        ho_text,
+        median,
+        cap,
+    }
+}
+
+/// Starlink-like: slot-stepped capacity, slotted delay with spikes, a boundary loss profile.
+fn leo_lossy(d: &mut Draw) -> Body {
+    let LossySlots {
+        start,
+        handovers,
+        ho_text,
+        median,
+        cap,
+    } = lossy_slots(d);
     let (fwd_delay, rev_delay, delay_text) = slotted_delays(d, &LOSSY_SLOTTED);
     let loss = d.get(&LOSSY_LOSS);
     let rev_loss = d.get(&LEO_REV_LOSS);
@@ -1673,15 +1700,13 @@ fn phase_profile(start_s: f64, length_s: f64, loss: f64) -> Vec<f64> {
 /// phase's numbers are drawn after the rest, in a fixed order: start, length, loss, then the
 /// random forward loss.
 fn leo_phased(d: &mut Draw) -> Body {
-    let start = d.start();
-    let (handovers, ho_text) = slot_handovers(d, 0.25);
-    let median = d.get(&LOSSY_CAP);
-    let cap = slot_capacity(
+    let LossySlots {
+        start,
+        handovers,
+        ho_text,
         median,
-        d.get(&LOSSY_CAP_SIGMA),
-        d.get(&LOSSY_CAP_RHO),
-        d.get(&LOSSY_CAP_WITHIN),
-    );
+        cap,
+    } = lossy_slots(d);
     let (fwd_delay, rev_delay, delay_text) = slotted_delays(d, &PHASED_SLOTTED);
     let rev_loss = d.get(&LEO_REV_LOSS);
     let buffer = d.get(&LEO_BUFFER) as u32;
