@@ -276,7 +276,10 @@ impl FloorWeigher {
 
     /// Takes the frames transport feedback completed (`discardable` tells which the receiver
     /// may skip), then replays those that have settled by `now`; `one_way` is half the round
-    /// trip now.
+    /// trip now. Frames captured before the weigher began are not weighed: where a call turns a
+    /// weighed floor on mid-call (the path card after a window under libwebrtc's sender), the
+    /// frames completed in that window wait to be taken, and on the shadows' clock, which starts
+    /// at the weigher's first frame, they would all have been captured at once.
     pub(crate) fn observe(
         &mut self,
         now: Instant,
@@ -285,7 +288,9 @@ impl FloorWeigher {
         one_way: Duration,
     ) {
         for frame in frames {
-            if self.replayed_to.is_some_and(|at| frame.captured <= at) {
+            if frame.captured < self.origin
+                || self.replayed_to.is_some_and(|at| frame.captured <= at)
+            {
                 continue;
             }
             if self.reported.len() == MAX_PENDING {
@@ -628,6 +633,27 @@ mod tests {
         let mut alone = FloorWeigher::new(ms(100), t0);
         let end = feed(&mut alone, &calm, |_| false);
         assert!(!alone.worth(end, ms(60_000)));
+    }
+
+    #[test]
+    fn frames_captured_before_the_weigher_began_are_not_weighed() {
+        let t0 = Instant::now();
+        let start = t0 + ms(30_000);
+        // 30 s of frames completed under another profile wait to be taken when a call turns the
+        // weighed floor on; then a steady minute in which the floor would only cost delay.
+        let before = frames_from(t0, t0, 900, |i| if i % 100 == 50 { 250 } else { 0 });
+        let after = frames_from(t0, start, 1_800, |i| if i % 600 == 150 { 200 } else { 0 });
+        let mut fresh = FloorWeigher::new(ms(100), start);
+        let end = feed(&mut fresh, &after, |_| false);
+        let mut switched = FloorWeigher::new(ms(100), start);
+        switched.observe(start, &before, |_| false, ms(150));
+        assert_eq!(feed(&mut switched, &after, |_| false), end);
+        assert_eq!(
+            (freezes(&switched, 0), freezes(&switched, 1)),
+            (freezes(&fresh, 0), freezes(&fresh, 1))
+        );
+        assert_eq!(switched.replayed.len(), fresh.replayed.len());
+        assert!(!switched.worth(end, ms(60_000)));
     }
 
     #[test]
