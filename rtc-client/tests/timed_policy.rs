@@ -6,7 +6,7 @@ mod scenario_support;
 
 use pacer::telemetry::ActionsRecord;
 use rtc_client::call::{ActionSet, PolicyChoice, TimedActions, TimingError};
-use rtc_client::scenario::Scenario;
+use rtc_client::scenario::{Realization, Scenario};
 use rtc_client::sim::{CallConfig, CallResult, run_call};
 use std::time::{Duration, Instant};
 
@@ -173,6 +173,23 @@ fn the_shipped_action_files_read_and_the_default_one_is_the_timed_policy() {
     }
 }
 
+/// One call over `realization` under the action file `file` over a 200-ms queue limit, its
+/// telemetry every `interval_s` seconds.
+fn timed_file_call(
+    realization: &Realization,
+    file: &std::path::Path,
+    interval_s: u64,
+) -> CallResult {
+    let actions = TimedActions::from_file(file).expect("the action file reads");
+    let policy = PolicyChoice::Timed {
+        actions,
+        limit: Some(Box::new(PolicyChoice::Fixed(Duration::from_millis(200)))),
+    };
+    let mut config = CallConfig::from_realization(realization, policy);
+    config.decision_interval = Duration::from_secs(interval_s);
+    run_call(&config, Instant::now()).expect("the call runs")
+}
+
 /// The path menu measures under the weighed floor (`pacer::policy::PATH_MEASURE`) on the
 /// promise that the floor is not weighed before 30 s of frames: until then the call is the
 /// followed raise's (the same QoE, pacer, estimator and action records), and only afterwards
@@ -184,16 +201,7 @@ fn the_weighed_floor_is_the_followed_raise_until_it_has_weighed_thirty_seconds_o
     let realization = scenario
         .realize(1, Duration::from_secs(SECONDS))
         .expect("realised");
-    let run = |file: &str| {
-        let actions = TimedActions::from_file(&root.join(file)).expect("the action file reads");
-        let policy = PolicyChoice::Timed {
-            actions,
-            limit: Some(Box::new(PolicyChoice::Fixed(Duration::from_millis(200)))),
-        };
-        let mut config = CallConfig::from_realization(&realization, policy);
-        config.decision_interval = Duration::from_secs(30);
-        run_call(&config, Instant::now()).expect("the call runs")
-    };
+    let run = |file: &str| timed_file_call(&realization, &root.join(file), 30);
     let followed = run("traces/actions/playout300-follow500+discardable.toml");
     let weighed = run("traces/actions/playout300-follow500+discardable+floor100-weighed.toml");
     let (first_followed, first_weighed) = (&followed.telemetry[0], &weighed.telemetry[0]);
@@ -234,15 +242,7 @@ fn the_phase_raise_leaves_boundary_loss_alone_and_cuts_freezes_where_the_loss_co
             .unwrap_or_else(|e| panic!("{scenario}: {e}"))
             .realize(seed, Duration::from_secs(seconds))
             .expect("realised");
-        let actions =
-            TimedActions::from_file(&paths.root.join(file)).expect("the action file reads");
-        let policy = PolicyChoice::Timed {
-            actions,
-            limit: Some(Box::new(PolicyChoice::Fixed(Duration::from_millis(200)))),
-        };
-        let mut config = CallConfig::from_realization(&realization, policy);
-        config.decision_interval = Duration::from_secs(60);
-        run_call(&config, Instant::now()).expect("the call runs")
+        timed_file_call(&realization, &paths.root.join(file), 60)
     };
     let weighed = "traces/actions/playout300-follow500+discardable+floor100-weighed.toml";
     let phased = "traces/actions/playout300-follow500+discardable+floor100-weighed+phase100.toml";
