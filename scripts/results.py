@@ -67,6 +67,17 @@ GOAL_POLICIES = [
      "(traces/actions/playout300-follow500+discardable.toml, the shipped path card's "
      "output 4 from a call's first second; "
      "docs/experiments/raise-follow-2026-12-05.md)"),
+    ("timed:playout300-follow500+discardable+floor100-weighed.toml@fixed:200",
+     "`timed:playout300-follow500+discardable+floor100-weighed.toml@fixed:200`: the same with a 100-ms "
+     "playout floor for every frame while the sender's replay of the receiver's playout, from transport "
+     "feedback, says that over the last minute it spared more freezes than it cost in P95 delay "
+     "(the weighed floor; docs/experiments/weighed-floor-2026-12-06.md)"),
+    ("timed:playout300-follow500+discardable+floor100-weighed+phase100.toml@fixed:200",
+     "`timed:playout300-follow500+discardable+floor100-weighed+phase100.toml@fixed:200`: the same with "
+     "the phase raise: where transport feedback shows, over eight slots, a half-second of the slot that "
+     "loses away from the predicted instants, its frames get one repair round of raise (at most 100 ms) "
+     "and are discardable (the shipped path menu's output 4; docs/experiments/mmsys24-2026-12-06.md, "
+     "section 6)"),
 ]
 CARDS = [
     ("models/policy.json", "the paper's queue-limit model"),
@@ -684,7 +695,9 @@ class Page:
         names = {"default": "default", "timed-fixed-200": "timed@fixed:200",
                  "timed-playout-discardable-fixed-200": "timed:playout+discardable@fixed:200",
                  "timed-traces-actions-playout300-discardable-toml-fixed-200":
-                     "timed:playout300+discardable.toml@fixed:200"}
+                     "timed:playout300+discardable.toml@fixed:200",
+                 "timed-traces-actions-playout300-follow500-discardable-floor100-weighed-phase100-toml-fixed-200":
+                     "timed:playout300-follow500+discardable+floor100-weighed+phase100.toml@fixed:200"}
         order = [d for d in names if d in calls] + sorted(d for d in calls if d not in names)
         seeds = sorted(calls[order[0]])
         n = len(seeds)

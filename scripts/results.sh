@@ -18,8 +18,9 @@ Regenerates the headline tables with the release rtc-client built from this tree
   goal      default (libwebrtc's 2000-ms queue limit + adaptive FEC) against the handover-aware
             policies (timed@fixed:200, the same without the playout raise, the playout raise
             and discardable frames with the raise capped at 500 and at 300 ms and with the
-            cap following the path from 300 to 500 ms, the shipped learned models) on every
-            scenario in traces/scenarios/, calibrated forecast
+            cap following the path from 300 to 500 ms, that over the weighed 100-ms floor
+            and with the phase raise, the shipped learned models) on every scenario in
+            traces/scenarios/, calibrated forecast
   ablation  starlink and lagos-trace: each timed action alone and all together, constant
             receiver playout floors, the receiver's own raise (--receiver-raise), the forecast
             50 ms early / late / jittered, and the forecast-blind control (the same actions at
@@ -28,8 +29,9 @@ Regenerates the headline tables with the release rtc-client built from this tree
             training logs, under the forecasts they were made for
   fidelity  the sender-fidelity sweep: congestion-window mode x key-frame flush x queue limit
             over starlink, sparse-leo and a 2-s outage
-  browser   our sender to headless Chromium over starlink, default against timed@fixed:200 and
-            the two raise-and-discardable profiles, with Chromium's own getStats() figures
+  browser   our sender to headless Chromium over starlink, default against timed@fixed:200,
+            the two raise-and-discardable profiles and the phase profile (the path menu's
+            output 4), with Chromium's own getStats() figures
             (needs chromium and libvpx for the vp8 feature)
 
 Writes every run under --out (git-ignored runs/ by default), then docs/results.md and the
@@ -238,9 +240,12 @@ step() {
 # (docs/experiments/raise-cap-2026-12-03.md and -05.md), playout300+discardable.toml the same
 # with the raise capped at 300 ms (docs/experiments/receiver-gate-2026-12-05.md, section 6), and
 # playout300-follow500+discardable.toml its cap following the path to 500 ms, the path menu's
-# raise as a fixed profile (docs/experiments/raise-follow-2026-12-05.md); the learned cards are
-# what ships.
-goal_policies="default,timed@fixed:200,timed:hold+guard+boost@fixed:200,timed:playout+discardable@fixed:200,timed:traces/actions/playout300+discardable.toml@fixed:200,timed:traces/actions/playout300-follow500+discardable.toml@fixed:200,learned:models/policy.json,learned:models/joint/policy.json,learned:models/path/policy.json"
+# raise as a fixed profile (docs/experiments/raise-follow-2026-12-05.md); the weighed floor adds
+# a 100-ms playout floor while the sender's replay of the receiver says it pays
+# (docs/experiments/weighed-floor-2026-12-06.md) and the phase raise the same raise where the
+# path loses seconds after the boundary (docs/experiments/mmsys24-2026-12-06.md, section 6), the
+# path menu's output 4 as a fixed profile; the learned cards are what ships.
+goal_policies="default,timed@fixed:200,timed:hold+guard+boost@fixed:200,timed:playout+discardable@fixed:200,timed:traces/actions/playout300+discardable.toml@fixed:200,timed:traces/actions/playout300-follow500+discardable.toml@fixed:200,timed:traces/actions/playout300-follow500+discardable+floor100-weighed.toml@fixed:200,timed:traces/actions/playout300-follow500+discardable+floor100-weighed+phase100.toml@fixed:200,learned:models/policy.json,learned:models/joint/policy.json,learned:models/path/policy.json"
 if want goal; then
   step goal goal "$bin" experiment --scenarios "$goal_scenarios" --policies "$goal_policies" \
     --handover calibrated "${C[@]}" --out "$out/goal"
@@ -309,7 +314,8 @@ fi
 # --- 5. the browser -------------------------------------------------------------------------
 if want browser && [ -z "$browser_reason" ]; then
   for policy in default timed@fixed:200 timed:playout+discardable@fixed:200 \
-    timed:traces/actions/playout300+discardable.toml@fixed:200; do
+    timed:traces/actions/playout300+discardable.toml@fixed:200 \
+    timed:traces/actions/playout300-follow500+discardable+floor100-weighed+phase100.toml@fixed:200; do
     dir="${policy//[:@+\/.]/-}"
     for ((i = 0; i < browser_seeds; i++)); do
       s=$((seed + i))
