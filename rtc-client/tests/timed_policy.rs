@@ -6,6 +6,7 @@ mod scenario_support;
 
 use pacer::telemetry::ActionsRecord;
 use rtc_client::call::{ActionSet, PolicyChoice, TimedActions, TimingError};
+use rtc_client::forecast::ForecastSpec;
 use rtc_client::scenario::{Realization, Scenario};
 use rtc_client::sim::{CallConfig, CallResult, run_call};
 use std::time::{Duration, Instant};
@@ -164,6 +165,20 @@ fn the_shipped_action_files_read_and_the_default_one_is_the_timed_policy() {
             "{file} runs the path menu's profile"
         );
     }
+    let gate_open =
+        "traces/actions/playout300-follow500+discardable+floor100-weighed+phase100+gate-open.toml";
+    let mut phase =
+        pacer::ActionProfile::named("playout300-follow500+discardable+floor100-weighed+phase100")
+            .unwrap()
+            .config;
+    phase.receiver_gate.open_until_measured = true;
+    assert_eq!(
+        TimedActions::from_file(&root.join(gate_open))
+            .expect("the gate-open file reads")
+            .config(),
+        phase,
+        "{gate_open} is the phase profile with the gate open until measured"
+    );
     let shipped = ["traces/actions", "docs/experiments/hold-windows"]
         .iter()
         .flat_map(|dir| std::fs::read_dir(root.join(dir)).expect("an action directory"));
@@ -228,6 +243,59 @@ fn the_weighed_floor_is_the_followed_raise_until_it_has_weighed_thirty_seconds_o
             .collect::<Vec<_>>(),
         "and then the calls differ"
     );
+}
+
+/// A receiver gate open until it has measured the boundaries (`receiver_gate.open_until_measured`)
+/// raises a Starlink call's first boundary, which the shut gate leaves without the raise for want
+/// of evidence, and closes after one window where the boundaries lose nothing
+/// (docs/experiments/gate-start-2026-12-06.md).
+#[test]
+fn a_gate_open_until_measured_raises_the_first_boundaries_and_closes_where_they_lose_nothing() {
+    let paths = scenario_support::paths();
+    // The calibrated forecast, as the experiments ran: it predicts every slot boundary, so the
+    // first boundary of the call is predicted whether or not it is a handover.
+    let run = |scenario: &str, seconds: u64, file: &str| {
+        let realization = Scenario::load(scenario, &paths)
+            .unwrap_or_else(|e| panic!("{scenario}: {e}"))
+            .realize(1, Duration::from_secs(seconds))
+            .expect("realised");
+        let actions = TimedActions::from_file(&paths.root.join(file)).expect("the file reads");
+        let policy = PolicyChoice::Timed {
+            actions,
+            limit: Some(Box::new(PolicyChoice::Fixed(Duration::from_millis(200)))),
+        };
+        let mut config = CallConfig::from_realization(&realization, policy);
+        config.decision_interval = Duration::from_secs(60);
+        config.handover = ForecastSpec::Calibrated;
+        run_call(&config, Instant::now()).expect("the call runs")
+    };
+    let shut = "traces/actions/playout300-follow500+discardable+floor100-weighed+phase100.toml";
+    let open =
+        "traces/actions/playout300-follow500+discardable+floor100-weighed+phase100+gate-open.toml";
+    let raised = |r: &CallResult| {
+        actions(r)
+            .iter()
+            .map(|a| a.playout.applied)
+            .collect::<Vec<_>>()
+    };
+    let (shut_starlink, open_starlink) = (run("starlink", 120, shut), run("starlink", 120, open));
+    assert_eq!(
+        raised(&open_starlink),
+        vec![4, 4],
+        "every boundary raised from the first"
+    );
+    assert_eq!(
+        raised(&shut_starlink),
+        vec![3, 4],
+        "the first one goes without"
+    );
+    let open_leocc = raised(&run("leocc-trace", 180, open));
+    assert_eq!(
+        open_leocc,
+        vec![1, 0, 0],
+        "one window before the gate closes"
+    );
+    assert_eq!(raised(&run("leocc-trace", 180, shut)), vec![0, 0, 0]);
 }
 
 /// The phase raise (`playout.phase_raise_ms`) finds no lossy phase on the starlink scenario,

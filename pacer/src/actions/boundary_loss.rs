@@ -166,15 +166,15 @@ impl BoundaryLoss {
 
     /// Whether the playout raise and discardable frames should be applied (`open`: whether they
     /// are now): always with the gate off, and while no packet's fate has been reported at all
-    /// (the sender's estimator reports none); else once `min_packets` inside the spans have
-    /// been seen and they are lost at least `min_excess_loss_pct` points more often than the
+    /// (the sender's estimator reports none); before `min_packets` inside the spans have been
+    /// seen, as `open_until_measured` says; else once they have and they are lost at least `min_excess_loss_pct` points more often than the
     /// others, with a two-proportion z of `min_z` (two less to stay open).
     pub(crate) fn receiver_open(&self, gate: &ReceiverGate, open: bool) -> bool {
         if !gate.enabled || (self.inside_seen == 0 && self.outside.sent == 0.0) {
             return true;
         }
         if self.inside_seen < gate.min_packets {
-            return false;
+            return gate.open_until_measured;
         }
         let min_z = if open {
             (gate.min_z - 2.0).max(0.0)
@@ -372,6 +372,18 @@ mod tests {
             ..gate
         };
         assert!(clean.receiver_open(&off, false));
+    }
+
+    #[test]
+    fn a_gate_open_until_measured_applies_the_actions_until_the_evidence_closes_it() {
+        let gate = ReceiverGate {
+            open_until_measured: true,
+            ..ReceiverGate::default()
+        };
+        let few = fed(gate.min_packets as usize - 1, 0.0, 0.0);
+        assert!(few.receiver_open(&gate, false), "too few packets: open");
+        assert!(!fed(1000, 0.0, 0.0).receiver_open(&gate, true), "clean");
+        assert!(fed(1000, 0.25, 0.005).receiver_open(&gate, true), "lossy");
     }
 
     #[test]

@@ -330,6 +330,23 @@ pub struct ReceiverGate {
     /// 3 by default, as for the onset tracker and the lead: about one chance in 700 of opening
     /// on noise.
     pub min_z: f64,
+    /// Whether the gate is open until `min_packets` boundary packets have been reported, so
+    /// that a call's first boundaries get the two actions and only the evidence closes the gate,
+    /// instead of opening it.
+    ///
+    /// Off by default (the gate as measured in docs/experiments/receiver-gate-2026-12-05.md).
+    /// Why it exists: shut, the gate leaves a call's first boundary or two without the raise,
+    /// and on lagos-trace those boundaries' freezes are a third of the first two minutes'
+    /// (docs/experiments/gate-start-2026-12-06.md), while open they cost a path that loses
+    /// nothing at its boundaries the raise of one or two windows' frames.
+    #[serde(skip_serializing_if = "is_false")]
+    pub open_until_measured: bool,
+}
+
+/// Whether `value` is false (what a field left out of a configuration file reads as), so that
+/// a configuration written out leaves it out and reads the same in a build that lacks it.
+fn is_false(value: &bool) -> bool {
+    !*value
 }
 
 impl Default for ReceiverGate {
@@ -339,6 +356,7 @@ impl Default for ReceiverGate {
             min_packets: 50,
             min_excess_loss_pct: 2.0,
             min_z: 3.0,
+            open_until_measured: false,
         }
     }
 }
