@@ -78,6 +78,11 @@ GOAL_POLICIES = [
      "loses away from the predicted instants, its frames get one repair round of raise (at most 100 ms) "
      "and are discardable (the shipped path menu's output 4; docs/experiments/mmsys24-2026-12-06.md, "
      "section 6)"),
+    ("timed:playout300-follow500+discardable+floor100-weighed+phase100+gate-open.toml@fixed:200",
+     "`timed:playout300-follow500+discardable+floor100-weighed+phase100+gate-open.toml@fixed:200`: the same "
+     "with the receiver gate open until 50 boundary packets have been reported, so that a call's first "
+     "boundaries get the raise and only evidence of boundaries that lose nothing closes the gate "
+     "(docs/experiments/gate-start-2026-12-06.md)"),
 ]
 CARDS = [
     ("models/policy.json", "the paper's queue-limit model"),

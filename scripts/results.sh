@@ -18,9 +18,9 @@ Regenerates the headline tables with the release rtc-client built from this tree
   goal      default (libwebrtc's 2000-ms queue limit + adaptive FEC) against the handover-aware
             policies (timed@fixed:200, the same without the playout raise, the playout raise
             and discardable frames with the raise capped at 500 and at 300 ms and with the
-            cap following the path from 300 to 500 ms, that over the weighed 100-ms floor
-            and with the phase raise, the shipped learned models) on every scenario in
-            traces/scenarios/, calibrated forecast
+            cap following the path from 300 to 500 ms, that over the weighed 100-ms floor,
+            with the phase raise and with the receiver gate open until measured, the shipped
+            learned models) on every scenario in traces/scenarios/, calibrated forecast
   ablation  starlink and lagos-trace: each timed action alone and all together, constant
             receiver playout floors, the receiver's own raise (--receiver-raise), the forecast
             50 ms early / late / jittered, and the forecast-blind control (the same actions at
@@ -244,8 +244,10 @@ step() {
 # a 100-ms playout floor while the sender's replay of the receiver says it pays
 # (docs/experiments/weighed-floor-2026-12-06.md) and the phase raise the same raise where the
 # path loses seconds after the boundary (docs/experiments/mmsys24-2026-12-06.md, section 6), the
-# path menu's output 4 as a fixed profile; the learned cards are what ships.
-goal_policies="default,timed@fixed:200,timed:hold+guard+boost@fixed:200,timed:playout+discardable@fixed:200,timed:traces/actions/playout300+discardable.toml@fixed:200,timed:traces/actions/playout300-follow500+discardable.toml@fixed:200,timed:traces/actions/playout300-follow500+discardable+floor100-weighed.toml@fixed:200,timed:traces/actions/playout300-follow500+discardable+floor100-weighed+phase100.toml@fixed:200,learned:models/policy.json,learned:models/joint/policy.json,learned:models/path/policy.json"
+# path menu's output 4 as a fixed profile, and +gate-open the same with the receiver gate open
+# until it has measured the boundaries (docs/experiments/gate-start-2026-12-06.md); the learned
+# cards are what ships.
+goal_policies="default,timed@fixed:200,timed:hold+guard+boost@fixed:200,timed:playout+discardable@fixed:200,timed:traces/actions/playout300+discardable.toml@fixed:200,timed:traces/actions/playout300-follow500+discardable.toml@fixed:200,timed:traces/actions/playout300-follow500+discardable+floor100-weighed.toml@fixed:200,timed:traces/actions/playout300-follow500+discardable+floor100-weighed+phase100.toml@fixed:200,timed:traces/actions/playout300-follow500+discardable+floor100-weighed+phase100+gate-open.toml@fixed:200,learned:models/policy.json,learned:models/joint/policy.json,learned:models/path/policy.json"
 if want goal; then
   step goal goal "$bin" experiment --scenarios "$goal_scenarios" --policies "$goal_policies" \
     --handover calibrated "${C[@]}" --out "$out/goal"
