@@ -154,14 +154,21 @@ fn the_joint_model_chooses_a_limit_and_a_profile_and_holds_only_on_lossy_boundar
     assert!(!clean.profile.unwrap().config.hold.enabled, "{clean:?}");
 }
 
-#[test]
-fn a_joint_card_with_an_unknown_profile_or_without_its_telemetry_input_is_refused() {
+/// The joint card's text and a fresh temporary directory (named after `tag`) holding a copy of
+/// its ONNX file, where a test writes an edited card to load.
+fn joint_card_beside_its_model(tag: &str) -> (String, PathBuf) {
     let source = joint_card();
     let models = source.parent().expect("models/joint");
     let text = std::fs::read_to_string(&source).expect("read the card");
-    let dir = std::env::temp_dir().join(format!("leopace-joint-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("leopace-{tag}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     std::fs::copy(models.join("policy.onnx"), dir.join("policy.onnx")).expect("copy onnx");
+    (text, dir)
+}
+
+#[test]
+fn a_joint_card_with_an_unknown_profile_or_without_its_telemetry_input_is_refused() {
+    let (text, dir) = joint_card_beside_its_model("joint");
     let mut card: serde_json::Value = serde_json::from_str(&text).expect("json");
     card["profiles"][0]["name"] = serde_json::json!("hold999+guard");
     std::fs::write(dir.join("policy.json"), card.to_string()).expect("write");
@@ -249,11 +256,7 @@ fn a_joint_card_with_an_unknown_profile_or_without_its_telemetry_input_is_refuse
 #[test]
 fn a_path_card_whose_window_measured_nothing_measures_on_until_it_has_measurements() {
     let source = joint_card();
-    let models = source.parent().expect("models/joint");
-    let text = std::fs::read_to_string(&source).expect("read the card");
-    let dir = std::env::temp_dir().join(format!("leopace-unmeasured-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    std::fs::copy(models.join("policy.onnx"), dir.join("policy.onnx")).expect("copy onnx");
+    let (text, dir) = joint_card_beside_its_model("unmeasured");
     let now = Instant::now();
     let slots: Vec<usize> = (0..8).map(|i| 14 + 15 * i).collect();
     let unmeasured = CallFeedback {
