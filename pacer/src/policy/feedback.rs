@@ -118,19 +118,6 @@ impl CallFeedback {
         })
     }
 
-    /// Whether anything here was measured on the path: a loss figure from transport feedback,
-    /// the round trip or a repair's delay. The estimator's target is left out (it has its
-    /// starting value before any feedback), and so is the previous interval's loss (none has
-    /// closed when a path card's window ends).
-    pub fn measured_the_path(&self) -> bool {
-        let known = |v: Option<f64>| v.is_some_and(f64::is_finite);
-        known(self.boundary_excess_loss_pct)
-            || known(self.outside_loss_pct)
-            || self.row_loss_pct.iter().any(|&v| known(v))
-            || known(self.rtt_ms)
-            || known(self.repair_delay_ms)
-    }
-
     /// The features named by `names`, in order; the first name this build does not know is the
     /// error.
     pub fn features_named<S: AsRef<str>>(&self, names: &[S]) -> Result<Vec<f32>, String> {
@@ -169,48 +156,6 @@ mod tests {
             ..CallFeedback::default()
         };
         assert_eq!(none_excess.features(), [0.0, 0.0, 1.0]);
-    }
-
-    #[test]
-    fn the_path_is_measured_by_feedback_or_a_round_trip_not_by_the_starting_estimate() {
-        let start = CallFeedback {
-            target_kbps: Some(300.0),
-            previous_loss_pct: Some(1.0),
-            ..CallFeedback::default()
-        };
-        assert!(!CallFeedback::default().measured_the_path());
-        assert!(!start.measured_the_path());
-        assert!(
-            !CallFeedback {
-                rtt_ms: Some(f64::NAN),
-                ..start
-            }
-            .measured_the_path()
-        );
-        for measured in [
-            CallFeedback {
-                rtt_ms: Some(40.0),
-                ..start
-            },
-            CallFeedback {
-                outside_loss_pct: Some(0.0),
-                ..start
-            },
-            CallFeedback {
-                row_loss_pct: [None, None, Some(3.0)],
-                ..start
-            },
-            CallFeedback {
-                boundary_excess_loss_pct: Some(0.0),
-                ..start
-            },
-            CallFeedback {
-                repair_delay_ms: Some(80.0),
-                ..start
-            },
-        ] {
-            assert!(measured.measured_the_path(), "{measured:?}");
-        }
     }
 
     #[test]

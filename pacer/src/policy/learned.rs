@@ -124,10 +124,7 @@ pub struct OnnxPolicy {
     state: Mutex<TypedSimpleState>,
     name: String,
     /// A path-aware card's progress through the call: when it first decided, and the model's
-    /// choice once made. A window that measured nothing of the path (no transport feedback, no
-    /// round trip: a far end that sends neither) decides nothing: the card measures on until a
-    /// decision has measurements, because its model never saw a call without them and would
-    /// choose from the all-zero input what no measurement supports.
+    /// choice once made.
     path: PathProgress,
 }
 
@@ -373,9 +370,7 @@ impl QueuePolicy for OnnxPolicy {
             .path
             .measuring
             .get_or_insert_with(|| measure.output_for(forecast));
-        if now.saturating_duration_since(started) < Duration::from_secs(measure.seconds)
-            || !feedback.measured_the_path()
-        {
+        if now.saturating_duration_since(started) < Duration::from_secs(measure.seconds) {
             return self.output(measuring);
         }
         let choice = self.model_choice(forecast, feedback)?;
