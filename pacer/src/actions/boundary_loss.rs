@@ -167,8 +167,9 @@ impl BoundaryLoss {
     /// Whether the playout raise and discardable frames should be applied (`open`: whether they
     /// are now): always with the gate off, and while no packet's fate has been reported at all
     /// (the sender's estimator reports none); before `min_packets` inside the spans have been
-    /// seen, as `open_until_measured` says; else once they have and they are lost at least `min_excess_loss_pct` points more often than the
-    /// others, with a two-proportion z of `min_z` (two less to stay open).
+    /// seen, as `open_until_measured` says; after, while they are lost at least
+    /// `min_excess_loss_pct` points more often than the others, with a two-proportion z of
+    /// `min_z` (two less to stay open).
     pub(crate) fn receiver_open(&self, gate: &ReceiverGate, open: bool) -> bool {
         if !gate.enabled || (self.inside_seen == 0 && self.outside.sent == 0.0) {
             return true;
