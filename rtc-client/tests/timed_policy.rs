@@ -189,11 +189,21 @@ fn the_shipped_action_files_read_and_the_default_one_is_the_timed_policy() {
 }
 
 /// One call over `realization` under the action file `file` over a 200-ms queue limit, its
-/// telemetry every `interval_s` seconds.
+/// telemetry every `interval_s` seconds, the scenario's truth as the forecast.
 fn timed_file_call(
     realization: &Realization,
     file: &std::path::Path,
     interval_s: u64,
+) -> CallResult {
+    timed_file_call_with(realization, file, interval_s, ForecastSpec::Oracle)
+}
+
+/// [`timed_file_call`] with the forecast `handover`.
+fn timed_file_call_with(
+    realization: &Realization,
+    file: &std::path::Path,
+    interval_s: u64,
+    handover: ForecastSpec,
 ) -> CallResult {
     let actions = TimedActions::from_file(file).expect("the action file reads");
     let policy = PolicyChoice::Timed {
@@ -202,6 +212,7 @@ fn timed_file_call(
     };
     let mut config = CallConfig::from_realization(realization, policy);
     config.decision_interval = Duration::from_secs(interval_s);
+    config.handover = handover;
     run_call(&config, Instant::now()).expect("the call runs")
 }
 
@@ -259,15 +270,12 @@ fn a_gate_open_until_measured_raises_the_first_boundaries_and_closes_where_they_
             .unwrap_or_else(|e| panic!("{scenario}: {e}"))
             .realize(1, Duration::from_secs(seconds))
             .expect("realised");
-        let actions = TimedActions::from_file(&paths.root.join(file)).expect("the file reads");
-        let policy = PolicyChoice::Timed {
-            actions,
-            limit: Some(Box::new(PolicyChoice::Fixed(Duration::from_millis(200)))),
-        };
-        let mut config = CallConfig::from_realization(&realization, policy);
-        config.decision_interval = Duration::from_secs(60);
-        config.handover = ForecastSpec::Calibrated;
-        run_call(&config, Instant::now()).expect("the call runs")
+        timed_file_call_with(
+            &realization,
+            &paths.root.join(file),
+            60,
+            ForecastSpec::Calibrated,
+        )
     };
     let shut = "traces/actions/playout300-follow500+discardable+floor100-weighed+phase100.toml";
     let open =
