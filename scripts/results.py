@@ -83,6 +83,11 @@ GOAL_POLICIES = [
      "with the receiver gate open until 50 boundary packets have been reported, so that a call's first "
      "boundaries get the raise and only evidence of boundaries that lose nothing closes the gate "
      "(docs/experiments/gate-start-2026-12-06.md)"),
+    ("timed:playout300-follow500+discardable+floor100-weighed+phase100+gate-open.toml@gated:200",
+     "`timed:playout300-follow500+discardable+floor100-weighed+phase100+gate-open.toml@gated:200`: the same "
+     "with the 200-ms limit only in intervals whose forecast holds a handover and the paper's 500 ms in "
+     "the others, so that a path without handovers keeps its queue in the pacer instead of draining it "
+     "into a bottleneck that cannot take it (docs/experiments/gated-limit-2026-12-07.md)"),
 ]
 CARDS = [
     ("models/policy.json", "the paper's queue-limit model"),
@@ -702,7 +707,9 @@ class Page:
                  "timed-traces-actions-playout300-discardable-toml-fixed-200":
                      "timed:playout300+discardable.toml@fixed:200",
                  "timed-traces-actions-playout300-follow500-discardable-floor100-weighed-phase100-toml-fixed-200":
-                     "timed:playout300-follow500+discardable+floor100-weighed+phase100.toml@fixed:200"}
+                     "timed:playout300-follow500+discardable+floor100-weighed+phase100.toml@fixed:200",
+                 "timed-traces-actions-playout300-follow500-discardable-floor100-weighed-phase100-gate-open-toml-gated-200":
+                     "timed:playout300-follow500+discardable+floor100-weighed+phase100+gate-open.toml@gated:200"}
         order = [d for d in names if d in calls] + sorted(d for d in calls if d not in names)
         seeds = sorted(calls[order[0]])
         n = len(seeds)

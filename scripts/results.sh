@@ -30,8 +30,9 @@ Regenerates the headline tables with the release rtc-client built from this tree
   fidelity  the sender-fidelity sweep: congestion-window mode x key-frame flush x queue limit
             over starlink, sparse-leo and a 2-s outage
   browser   our sender to headless Chromium over starlink, default against timed@fixed:200,
-            the two raise-and-discardable profiles and the phase profile (the path menu's
-            output 4), with Chromium's own getStats() figures
+            the two raise-and-discardable profiles, the phase profile (the path menu's
+            output 4) and the gate-open profile under the gated limit, with Chromium's own
+            getStats() figures
             (needs chromium and libvpx for the vp8 feature)
 
 Writes every run under --out (git-ignored runs/ by default), then docs/results.md and the
@@ -245,9 +246,10 @@ step() {
 # (docs/experiments/weighed-floor-2026-12-06.md) and the phase raise the same raise where the
 # path loses seconds after the boundary (docs/experiments/mmsys24-2026-12-06.md, section 6), the
 # path menu's output 4 as a fixed profile, and +gate-open the same with the receiver gate open
-# until it has measured the boundaries (docs/experiments/gate-start-2026-12-06.md); the learned
-# cards are what ships.
-goal_policies="default,timed@fixed:200,timed:hold+guard+boost@fixed:200,timed:playout+discardable@fixed:200,timed:traces/actions/playout300+discardable.toml@fixed:200,timed:traces/actions/playout300-follow500+discardable.toml@fixed:200,timed:traces/actions/playout300-follow500+discardable+floor100-weighed.toml@fixed:200,timed:traces/actions/playout300-follow500+discardable+floor100-weighed+phase100.toml@fixed:200,timed:traces/actions/playout300-follow500+discardable+floor100-weighed+phase100+gate-open.toml@fixed:200,learned:models/policy.json,learned:models/joint/policy.json,learned:models/path/policy.json"
+# until it has measured the boundaries (docs/experiments/gate-start-2026-12-06.md), and @gated:200
+# its 200-ms limit only where a handover is forecast, 500 ms elsewhere
+# (docs/experiments/gated-limit-2026-12-07.md); the learned cards are what ships.
+goal_policies="default,timed@fixed:200,timed:hold+guard+boost@fixed:200,timed:playout+discardable@fixed:200,timed:traces/actions/playout300+discardable.toml@fixed:200,timed:traces/actions/playout300-follow500+discardable.toml@fixed:200,timed:traces/actions/playout300-follow500+discardable+floor100-weighed.toml@fixed:200,timed:traces/actions/playout300-follow500+discardable+floor100-weighed+phase100.toml@fixed:200,timed:traces/actions/playout300-follow500+discardable+floor100-weighed+phase100+gate-open.toml@fixed:200,timed:traces/actions/playout300-follow500+discardable+floor100-weighed+phase100+gate-open.toml@gated:200,learned:models/policy.json,learned:models/joint/policy.json,learned:models/path/policy.json"
 if want goal; then
   step goal goal "$bin" experiment --scenarios "$goal_scenarios" --policies "$goal_policies" \
     --handover calibrated "${C[@]}" --out "$out/goal"
@@ -317,7 +319,8 @@ fi
 if want browser && [ -z "$browser_reason" ]; then
   for policy in default timed@fixed:200 timed:playout+discardable@fixed:200 \
     timed:traces/actions/playout300+discardable.toml@fixed:200 \
-    timed:traces/actions/playout300-follow500+discardable+floor100-weighed+phase100.toml@fixed:200; do
+    timed:traces/actions/playout300-follow500+discardable+floor100-weighed+phase100.toml@fixed:200 \
+    timed:traces/actions/playout300-follow500+discardable+floor100-weighed+phase100+gate-open.toml@gated:200; do
     dir="${policy//[:@+\/.]/-}"
     for ((i = 0; i < browser_seeds; i++)); do
       s=$((seed + i))

@@ -323,7 +323,7 @@ pub use pacing::{
 #[cfg(feature = "learned")]
 pub use policy::OnnxPolicy;
 pub use policy::{
-    DEFAULT_DECISION_INTERVAL, Decision, Fixed, Heuristic, PolicyController, QueuePolicy,
+    DEFAULT_DECISION_INTERVAL, Decision, Fixed, Gated, Heuristic, PolicyController, QueuePolicy,
 };
 pub use protection::{FEC_GENERATOR_SLOT, FecMode, LossProtection};
 pub use sender::{HandoverAwareSender, SenderConfig, SenderHandles};

@@ -20,6 +20,7 @@ pub mod card;
 mod controller;
 mod feedback;
 mod fixed;
+mod gated;
 mod heuristic;
 #[cfg(feature = "learned")]
 mod learned;
@@ -31,6 +32,7 @@ pub use feedback::{
     CallFeedback, FEEDBACK_FEATURES, FEEDBACK_WIDTH, KNOWN_FEATURES, PATH_FEATURES,
 };
 pub use fixed::Fixed;
+pub use gated::Gated;
 pub use heuristic::Heuristic;
 #[cfg(feature = "learned")]
 pub use learned::{LoadError, OnnxPolicy};

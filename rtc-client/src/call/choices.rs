@@ -9,7 +9,8 @@ use super::timed::TimedActions;
 use pacer::policy::{PathArm, PolicyError, Random, RandomJoint};
 use pacer::telemetry::{Bwe, NackMode};
 use pacer::{
-    ActionConfig, ActionProfile, FecMode, Fixed, Forecast, Heuristic, OnnxPolicy, QueuePolicy,
+    ActionConfig, ActionProfile, FecMode, Fixed, Forecast, Gated, Heuristic, OnnxPolicy,
+    QueuePolicy,
 };
 use std::sync::Arc;
 use std::time::Duration;
@@ -36,6 +37,8 @@ pub enum PolicyChoice {
     RandomJoint,
     /// A fixed limit.
     Fixed(Duration),
+    /// One limit where the forecast holds a handover, another where it holds none ([`Gated`]).
+    Gated(Gated),
     /// The learned ONNX policy, loaded and checked against its card.
     Learned(Arc<OnnxPolicy>),
     /// One arm of the path-aware policy's menu: the measuring output for the window, then one
@@ -68,6 +71,7 @@ impl PolicyChoice {
             Self::Random => "random".into(),
             Self::RandomJoint => "random-joint".into(),
             Self::Fixed(limit) => format!("fixed:{}", limit.as_millis()),
+            Self::Gated(gated) => gated.name(),
             Self::Learned(model) => QueuePolicy::name(model.as_ref()),
             Self::PathArm(arm) => arm.name(),
             Self::Timed { actions, limit } => {
@@ -114,6 +118,7 @@ impl PolicyChoice {
             Self::Random => Box::new(Random::new(seed ^ POLICY_SEED_SALT)),
             Self::RandomJoint => Box::new(RandomJoint::new(seed ^ POLICY_SEED_SALT)),
             Self::Fixed(limit) => Box::new(Fixed::new(*limit)),
+            Self::Gated(gated) => Box::new(gated.clone()),
             Self::Learned(model) => Box::new(model.as_ref().clone()),
             Self::PathArm(arm) => Box::new(arm.clone()),
             Self::Timed { limit, .. } => Box::new(TimedLimit {

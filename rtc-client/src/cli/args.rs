@@ -5,8 +5,8 @@
 use anyhow::Result;
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use pacer::CwndMode;
 use pacer::OnnxPolicy;
+use pacer::{CwndMode, Gated};
 use rtc_client::call::{
     ActionSet, BweChoice, FecChoice, NackChoice, PolicyChoice, SenderOverrides, TimedActions,
     TimingError,
@@ -305,7 +305,7 @@ impl NackArg {
 }
 
 /// Parses `default`, `random`, `random-joint`, `heuristic`, `fixed:<ms>` (50..=10000 ms),
-/// `timed...`, `path-arm:<output>` or `learned:<card>`.
+/// `gated:<ms>[/<ms>]`, `timed...`, `path-arm:<output>` or `learned:<card>`.
 pub(crate) fn parse_policy(text: &str) -> Result<PolicyChoice, String> {
     match text {
         "default" => return Ok(PolicyChoice::Default),
@@ -315,16 +315,17 @@ pub(crate) fn parse_policy(text: &str) -> Result<PolicyChoice, String> {
         _ => {}
     }
     if let Some(ms) = text.strip_prefix("fixed:") {
-        let ms: u64 = ms
-            .trim_end_matches("ms")
-            .parse()
-            .map_err(|_| format!("fixed:<ms> needs a whole number of ms, got {ms:?}"))?;
-        if !(FIXED_MIN_MS..=FIXED_MAX_MS).contains(&ms) {
-            return Err(format!(
-                "the fixed queue limit must be {FIXED_MIN_MS} to {FIXED_MAX_MS} ms, got {ms} ms"
-            ));
-        }
-        return Ok(PolicyChoice::Fixed(Duration::from_millis(ms)));
+        return parse_limit_ms(ms, "fixed:<ms>", "fixed").map(PolicyChoice::Fixed);
+    }
+    if let Some(limits) = text.strip_prefix("gated:") {
+        let gated = match limits.split_once('/') {
+            Some((busy, quiet)) => Gated::with_quiet(
+                parse_limit_ms(busy, "gated:<ms>/<ms>", "gated")?,
+                parse_limit_ms(quiet, "gated:<ms>/<ms>", "gated quiet")?,
+            ),
+            None => Gated::new(parse_limit_ms(limits, "gated:<ms>", "gated")?),
+        };
+        return Ok(PolicyChoice::Gated(gated));
     }
     if let Some(timed) = text.strip_prefix("timed") {
         let (actions, limit) = match timed.split_once('@') {
@@ -387,8 +388,24 @@ pub(crate) fn parse_policy(text: &str) -> Result<PolicyChoice, String> {
     Err(format!("unknown policy {text:?}: {POLICY_NAMES}"))
 }
 
+/// One queue limit of a `fixed:` or `gated:` policy: whole ms (an `ms` suffix allowed), 50 to
+/// 10 000. `form` is the policy's syntax and `what` the limit's name, for the errors.
+fn parse_limit_ms(text: &str, form: &str, what: &str) -> Result<Duration, String> {
+    let ms: u64 = text
+        .trim_end_matches("ms")
+        .parse()
+        .map_err(|_| format!("{form} needs a whole number of ms, got {text:?}"))?;
+    if !(FIXED_MIN_MS..=FIXED_MAX_MS).contains(&ms) {
+        return Err(format!(
+            "the {what} queue limit must be {FIXED_MIN_MS} to {FIXED_MAX_MS} ms, got {ms} ms"
+        ));
+    }
+    Ok(Duration::from_millis(ms))
+}
+
 /// What `--policy` accepts, for its errors.
 const POLICY_NAMES: &str = "use default, random, random-joint, heuristic, fixed:<ms> (e.g. fixed:900), \
+     gated:<ms>[/<ms>] (e.g. gated:200: 200 ms where a handover is forecast, 500 where none is), \
      learned:<card> (e.g. learned:models/policy.json), timed[:<actions>|:<file.toml>][@<policy>] \
      (e.g. timed, timed:hold+guard, timed:traces/actions/default.toml@fixed:200), or \
      path-arm:<profile>@<limit> (an arm of the path-aware menu, e.g. path-arm:playout@2000)";
@@ -556,5 +573,34 @@ mod tests {
         assert!(parse_duration("0s").is_err());
         assert!(parse_duration("2d").is_err());
         assert!(parse_duration("ten").is_err());
+    }
+
+    #[test]
+    fn a_gated_policy_parses_its_limits_and_names_what_is_wrong() {
+        assert_eq!(parse_policy("gated:200").unwrap().name(), "gated:200");
+        assert_eq!(
+            parse_policy("gated:200ms/2000").unwrap().name(),
+            "gated:200/2000"
+        );
+        assert_eq!(parse_policy("gated:200/500").unwrap().name(), "gated:200");
+        assert_eq!(
+            parse_policy("timed@gated:200").unwrap().name(),
+            "timed@gated:200"
+        );
+        let bad = parse_policy("gated:fast").unwrap_err();
+        assert!(
+            bad.contains("gated:<ms> needs a whole number of ms"),
+            "{bad}"
+        );
+        let bad = parse_policy("gated:200/20").unwrap_err();
+        assert!(
+            bad.contains("the gated quiet queue limit must be 50 to 10000 ms, got 20 ms"),
+            "{bad}"
+        );
+        let bad = parse_policy("fixed:20000").unwrap_err();
+        assert!(
+            bad.contains("the fixed queue limit must be 50 to 10000 ms"),
+            "{bad}"
+        );
     }
 }

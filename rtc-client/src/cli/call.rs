@@ -38,7 +38,8 @@ pub struct CallArgs {
     #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration, allow_hyphen_values = true)]
     duration: Duration,
     /// Queue policy: default (WebRTC's fixed 2000 ms), random, heuristic, fixed:<ms>,
-    /// learned:<card>, or timed[:<actions>|:<file.toml>][@<policy>] (handover-timed actions over the
+    /// gated:<ms>[/<ms>] (the first limit where a handover is forecast, the second, 500 ms unless
+    /// named, where none is), learned:<card>, or timed[:<actions>|:<file.toml>][@<policy>] (handover-timed actions over the
     /// heuristic's limit or the named policy's).
     #[arg(long, value_name = "POLICY", default_value = "default", value_parser = parse_policy)]
     policy: PolicyChoice,

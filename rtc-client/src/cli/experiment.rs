@@ -25,7 +25,7 @@ const MAX_CALLS: usize = 100_000;
 #[derive(Debug, Args)]
 pub struct ExperimentArgs {
     /// Policies, comma-separated, as `sim --policy`: default, random, heuristic, fixed:<ms>,
-    /// learned:<card>, timed[:<actions>|:<file.toml>][@<policy>], path-arm:<profile>@<limit> (the
+    /// gated:<ms>[/<ms>], learned:<card>, timed[:<actions>|:<file.toml>][@<policy>], path-arm:<profile>@<limit> (the
     /// path-aware menu's arms, for `policy-train counterfactual`). With `default` among them, the
     /// others are compared with it.
     #[arg(

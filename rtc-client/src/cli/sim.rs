@@ -30,7 +30,8 @@ pub struct SimArgs {
     #[arg(long, value_name = "NAME|FILE")]
     scenario: String,
     /// Queue policy: default (WebRTC's fixed 2000 ms), random, heuristic, fixed:<ms> with 50 to
-    /// 10000 ms, learned:<card> (a model card such as models/policy.json, with its ONNX file
+    /// 10000 ms, gated:<ms>[/<ms>] (the first limit while the forecast holds a handover, the second,
+    /// the paper's 500 ms unless named, while it holds none), learned:<card> (a model card such as models/policy.json, with its ONNX file
     /// beside it; checked at load), or timed (the pacer hold, the estimator guard and the
     /// protection boost and the playout raise (frames around the handover ask the receiver for
     /// one repair round of playout delay) at each predicted handover, over the heuristic's limit;
