@@ -70,31 +70,15 @@ impl QueuePolicy for Gated {
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_support::assert_limits;
     use super::*;
-    use handover_predictor::{ForecastSource, HORIZON_STEPS};
     use std::time::Instant;
-
-    fn forecast_with(handovers: usize) -> Forecast {
-        let mut bits = [0u8; HORIZON_STEPS];
-        for bit in bits.iter_mut().step_by(7).take(handovers) {
-            *bit = 1;
-        }
-        Forecast::from_bits(ForecastSource::Trace, Instant::now(), &bits).unwrap()
-    }
 
     #[test]
     fn the_short_limit_runs_only_where_a_handover_is_forecast() {
         let mut policy = Gated::new(Duration::from_millis(200));
         assert_eq!(policy.name(), "gated:200");
-        for (handovers, limit_ms) in [(0, 500), (1, 200), (8, 200)] {
-            let forecast = forecast_with(handovers);
-            assert_eq!(forecast.handover_count(), handovers);
-            assert_eq!(
-                policy.decide(&forecast).unwrap(),
-                Duration::from_millis(limit_ms),
-                "{handovers} handovers"
-            );
-        }
+        assert_limits(&mut policy, &[(0, 500), (1, 200), (8, 200), (120, 200)]);
         assert_eq!(
             policy.decide(&Forecast::none(Instant::now())).unwrap(),
             Duration::from_millis(500)
@@ -105,13 +89,6 @@ mod tests {
     fn a_quiet_limit_other_than_the_papers_is_named() {
         let mut policy = Gated::with_quiet(Duration::from_millis(200), Duration::from_millis(2000));
         assert_eq!(policy.name(), "gated:200/2000");
-        assert_eq!(
-            policy.decide(&forecast_with(0)).unwrap(),
-            Duration::from_millis(2000)
-        );
-        assert_eq!(
-            policy.decide(&forecast_with(3)).unwrap(),
-            Duration::from_millis(200)
-        );
+        assert_limits(&mut policy, &[(0, 2000), (3, 200)]);
     }
 }

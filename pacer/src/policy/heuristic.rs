@@ -47,40 +47,26 @@ impl QueuePolicy for Heuristic {
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_support::assert_limits;
     use super::*;
-    use handover_predictor::{ForecastSource, HORIZON_STEPS};
-    use std::time::Instant;
-
-    fn forecast_with(handovers: usize) -> Forecast {
-        let mut bits = [0u8; HORIZON_STEPS];
-        for bit in bits.iter_mut().take(handovers) {
-            *bit = 1;
-        }
-        Forecast::from_bits(ForecastSource::Trace, Instant::now(), &bits).unwrap()
-    }
 
     #[test]
     fn the_heuristic_follows_the_design_table_at_every_boundary() {
         let mut policy = Heuristic;
         assert_eq!(policy.name(), "heuristic");
-        for (handovers, limit_ms) in [
-            (0, 500),
-            (1, 600),
-            (2, 600),
-            (3, 900),
-            (5, 900),
-            (6, 2000),
-            (7, 2000),
-            (8, 4000),
-            (120, 4000),
-        ] {
-            let forecast = forecast_with(handovers);
-            assert_eq!(forecast.handover_count(), handovers);
-            assert_eq!(
-                policy.decide(&forecast).unwrap(),
-                Duration::from_millis(limit_ms),
-                "{handovers} handovers"
-            );
-        }
+        assert_limits(
+            &mut policy,
+            &[
+                (0, 500),
+                (1, 600),
+                (2, 600),
+                (3, 900),
+                (5, 900),
+                (6, 2000),
+                (7, 2000),
+                (8, 4000),
+                (120, 4000),
+            ],
+        );
     }
 }

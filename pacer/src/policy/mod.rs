@@ -26,6 +26,8 @@ mod heuristic;
 mod learned;
 mod path_menu;
 mod random;
+#[cfg(test)]
+mod test_support;
 
 pub use controller::{Decision, PolicyController};
 pub use feedback::{

@@ -1,0 +1,28 @@
+//! What the queue policies' unit tests share: forecasts with a given handover count, and the
+//! check of a policy's limit for each count.
+
+use super::QueuePolicy;
+use handover_predictor::{Forecast, ForecastSource, HORIZON_STEPS};
+use std::time::{Duration, Instant};
+
+/// A forecast whose first `handovers` steps are handovers.
+pub(super) fn forecast_with(handovers: usize) -> Forecast {
+    let mut bits = [0u8; HORIZON_STEPS];
+    for bit in bits.iter_mut().take(handovers) {
+        *bit = 1;
+    }
+    Forecast::from_bits(ForecastSource::Trace, Instant::now(), &bits).unwrap()
+}
+
+/// Asserts that `policy` answers each `(handovers, limit ms)` row of `table`.
+pub(super) fn assert_limits(policy: &mut dyn QueuePolicy, table: &[(usize, u64)]) {
+    for &(handovers, limit_ms) in table {
+        let forecast = forecast_with(handovers);
+        assert_eq!(forecast.handover_count(), handovers);
+        assert_eq!(
+            policy.decide(&forecast).unwrap(),
+            Duration::from_millis(limit_ms),
+            "{handovers} handovers"
+        );
+    }
+}
