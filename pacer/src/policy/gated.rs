@@ -12,7 +12,8 @@ use std::time::Duration;
 /// capacity falls and stays low for seconds (an LTE uplink), the burst only moves the queue into
 /// the bottleneck's buffer, which overflows, and the losses freeze the video: the 200-ms limit
 /// costs terrestrial-lte 27 % more freezes than libwebrtc's 2000 ms over 90 calls, the 500-ms
-/// limit a difference the calls cannot tell from none (docs/experiments/gated-limit-2026-12-07.md). The quiet limit is 500 ms unless named: the
+/// limit a difference the calls cannot tell from none
+/// (docs/experiments/gated-limit-2026-12-07.md). The quiet limit is 500 ms unless named: the
 /// paper's limit for an interval without handovers ([`Heuristic::limit_for`]`(0)`, section
 /// III-B).
 #[derive(Debug, Clone, PartialEq, Eq)]

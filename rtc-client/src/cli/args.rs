@@ -405,7 +405,8 @@ fn parse_limit_ms(text: &str, form: &str, what: &str) -> Result<Duration, String
 
 /// What `--policy` accepts, for its errors.
 const POLICY_NAMES: &str = "use default, random, random-joint, heuristic, fixed:<ms> (e.g. fixed:900), \
-     gated:<ms>[/<ms>] (e.g. gated:200: 200 ms where a handover is forecast, 500 where none is), \
+     gated:<ms>[/<ms>] (e.g. gated:200: 200 ms where a handover is forecast, 500 where none \
+     is), \
      learned:<card> (e.g. learned:models/policy.json), timed[:<actions>|:<file.toml>][@<policy>] \
      (e.g. timed, timed:hold+guard, timed:traces/actions/default.toml@fixed:200), or \
      path-arm:<profile>@<limit> (an arm of the path-aware menu, e.g. path-arm:playout@2000)";
