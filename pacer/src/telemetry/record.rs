@@ -28,8 +28,9 @@ pub struct IntervalRecord {
     pub start_ms: u64,
     /// Length of the interval, ms (the last interval of a call may be shorter).
     pub duration_ms: u64,
-    /// The policy in force: `"default"`, `"random"`, `"heuristic"`, `"learned:<sha prefix>"` or
-    /// `"fixed:<ms>"` ([`QueuePolicy::name`](crate::QueuePolicy::name)).
+    /// The policy in force: `"default"`, `"random"`, `"heuristic"`, `"learned:<sha prefix>"`,
+    /// `"fixed:<ms>"`, `"gated:<ms>[/<ms>]"`, or a `timed...` or `path-arm:...` name
+    /// ([`QueuePolicy::name`](crate::QueuePolicy::name)).
     pub policy: String,
     /// The queue time limit in force for the interval, ms.
     pub action_ms: u64,
