@@ -79,9 +79,14 @@ mod tests {
     fn the_short_limit_runs_only_where_a_handover_is_forecast() {
         let mut policy = Gated::new(Duration::from_millis(200));
         assert_eq!(policy.name(), "gated:200");
-        assert_limits(&mut policy, &[(0, 500), (1, 200), (8, 200), (120, 200)]);
+        let now = Instant::now();
+        assert_limits(
+            &mut policy,
+            now,
+            &[(0, 500), (1, 200), (8, 200), (120, 200)],
+        );
         assert_eq!(
-            policy.decide(&Forecast::none(Instant::now())).unwrap(),
+            policy.decide(&Forecast::none(now)).unwrap(),
             Duration::from_millis(500)
         );
     }
@@ -90,6 +95,6 @@ mod tests {
     fn a_quiet_limit_other_than_the_papers_is_named() {
         let mut policy = Gated::with_quiet(Duration::from_millis(200), Duration::from_millis(2000));
         assert_eq!(policy.name(), "gated:200/2000");
-        assert_limits(&mut policy, &[(0, 2000), (3, 200)]);
+        assert_limits(&mut policy, Instant::now(), &[(0, 2000), (3, 200)]);
     }
 }

@@ -49,6 +49,7 @@ impl QueuePolicy for Heuristic {
 mod tests {
     use super::super::test_support::assert_limits;
     use super::*;
+    use std::time::Instant;
 
     #[test]
     fn the_heuristic_follows_the_design_table_at_every_boundary() {
@@ -56,6 +57,7 @@ mod tests {
         assert_eq!(policy.name(), "heuristic");
         assert_limits(
             &mut policy,
+            Instant::now(),
             &[
                 (0, 500),
                 (1, 600),
