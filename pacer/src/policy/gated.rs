@@ -37,16 +37,6 @@ impl Gated {
     pub fn with_quiet(busy: Duration, quiet: Duration) -> Self {
         Self { busy, quiet }
     }
-
-    /// The limit while the forecast holds a handover.
-    pub fn busy(&self) -> Duration {
-        self.busy
-    }
-
-    /// The limit while the forecast holds none.
-    pub fn quiet(&self) -> Duration {
-        self.quiet
-    }
 }
 
 impl QueuePolicy for Gated {

@@ -22,10 +22,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Shortest fixed queue limit `--policy fixed:<ms>` accepts, ms.
-const FIXED_MIN_MS: u64 = 50;
-/// Longest fixed queue limit `--policy fixed:<ms>` accepts, ms.
-const FIXED_MAX_MS: u64 = 10_000;
+/// Shortest queue limit `--policy fixed:<ms>` and `gated:<ms>[/<ms>]` accept, ms.
+const LIMIT_MIN_MS: u64 = 50;
+/// Longest queue limit `--policy fixed:<ms>` and `gated:<ms>[/<ms>]` accept, ms.
+const LIMIT_MAX_MS: u64 = 10_000;
 /// Longest decision interval: the forecast and the observed record cover 120 s.
 const MAX_INTERVAL: Duration = Duration::from_secs(120);
 /// Longest call the commands accept: 24 h.
@@ -395,9 +395,9 @@ fn parse_limit_ms(text: &str, form: &str, what: &str) -> Result<Duration, String
         .trim_end_matches("ms")
         .parse()
         .map_err(|_| format!("{form} needs a whole number of ms, got {text:?}"))?;
-    if !(FIXED_MIN_MS..=FIXED_MAX_MS).contains(&ms) {
+    if !(LIMIT_MIN_MS..=LIMIT_MAX_MS).contains(&ms) {
         return Err(format!(
-            "the {what} queue limit must be {FIXED_MIN_MS} to {FIXED_MAX_MS} ms, got {ms} ms"
+            "the {what} queue limit must be {LIMIT_MIN_MS} to {LIMIT_MAX_MS} ms, got {ms} ms"
         ));
     }
     Ok(Duration::from_millis(ms))
