@@ -302,21 +302,31 @@ fn the_path_aware_model_measures_by_the_forecast_then_keeps_the_output_it_chose(
         )
     );
     let measure = card.measure.expect("a path card has a measuring window");
-    assert_eq!(measure, pacer::policy::PATH_MEASURE);
-    // The card's outputs are the menu's first ones as they were when it was trained: a card
-    // trained before the menu changed keeps what it learned, each output's configuration
-    // recorded in it. Output 4 was the followed raise until the weighed floor took its place
-    // (docs/experiments/path-card-weighed-2026-12-06.md).
-    let outputs = card.actions_ms.len();
-    assert!((7..=pacer::policy::PATH_MENU.len()).contains(&outputs));
-    for (i, output) in pacer::policy::PATH_MENU.iter().enumerate().take(outputs) {
-        let trained = if i == 4 {
-            "playout300-follow500+discardable"
-        } else {
-            output.profile
-        };
-        assert_eq!(card.actions_ms[i], output.limit_ms);
-        assert_eq!(card.profile(i).map(|p| p.name), Some(trained));
+    // The card records its outputs as they were when it was trained, each output's limit and
+    // configuration: a card trained on an earlier menu keeps what it learned, whatever
+    // pacer::policy::PATH_MENU holds now (models/path/README.md).
+    assert_eq!(
+        measure,
+        pacer::card::Measure {
+            seconds: 30,
+            output: 4,
+            without_handovers: Some(6)
+        }
+    );
+    let trained = [
+        (2000, "none"),
+        (2000, "playout"),
+        (2000, "playout+discardable"),
+        (200, "playout"),
+        (200, "playout300-follow500+discardable"),
+        (200, "hold160+guard+boost+playout"),
+        (500, "none"),
+    ];
+    assert_eq!(card.actions_ms.len(), trained.len());
+    assert!(card.quiet_ms.is_none(), "no output of this card is gated");
+    for (i, (ms, name)) in trained.into_iter().enumerate() {
+        assert_eq!(card.actions_ms[i], ms);
+        assert_eq!(card.profile(i).map(|p| p.name), Some(name));
         assert!(
             card.profile(i).expect("a profile").config.lead.enabled,
             "the card was trained with the lead, and records it"

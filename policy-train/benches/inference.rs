@@ -91,6 +91,7 @@ fn models(dir: &Path) -> Models {
         horizon_s: HORIZON_STEPS as u32,
         cumulative_norm: CUMULATIVE_NORM,
         actions_ms: ACTIONS.to_vec(),
+        quiet_ms: None,
         profiles: None,
         controls: None,
         measure: None,

@@ -248,6 +248,10 @@ pub fn build_path(
         horizon_s: HORIZON_STEPS as u32,
         cumulative_norm: CUMULATIVE_NORM,
         actions_ms: PATH_MENU.iter().map(|o| o.limit_ms).collect(),
+        quiet_ms: PATH_MENU
+            .iter()
+            .any(|o| o.quiet_ms.is_some())
+            .then(|| PATH_MENU.iter().map(|o| o.quiet_ms).collect()),
         profiles: Some(
             PATH_MENU
                 .iter()
@@ -360,6 +364,7 @@ pub fn build(
         horizon_s: HORIZON_STEPS as u32,
         cumulative_norm: CUMULATIVE_NORM,
         actions_ms: expert.actions_ms.clone(),
+        quiet_ms: None,
         profiles: joint.then(|| {
             expert
                 .joint_actions
@@ -386,6 +391,7 @@ pub fn build(
                 .map(|c| ClusterCard {
                     center: c.center.to_vec(),
                     action_ms: c.action_ms,
+                    quiet_ms: None,
                     profile: c.profile.clone(),
                     size: c.size as u64,
                 })

@@ -1132,6 +1132,7 @@ struct TrainingFile<'a> {
     report: &'a TrainReport,
     logs: &'a [LogFile],
     actions_ms: Vec<u64>,
+    quiet_ms: Vec<Option<u64>>,
     profiles: Vec<&'static str>,
     wall_s: f64,
 }
@@ -1248,6 +1249,7 @@ pub fn run(options: &Options, on_epoch: impl FnMut(usize, usize)) -> anyhow::Res
         .map(|c| pacer::card::ClusterCard {
             center: c.center.clone(),
             action_ms: PATH_MENU[c.output].limit_ms,
+            quiet_ms: PATH_MENU[c.output].quiet_ms,
             profile: Some(PATH_MENU[c.output].profile.to_owned()),
             size: c.size as u64,
         })
@@ -1330,6 +1332,7 @@ pub fn run(options: &Options, on_epoch: impl FnMut(usize, usize)) -> anyhow::Res
             report: &report,
             logs: &runs.logs,
             actions_ms: PATH_MENU.iter().map(|o| o.limit_ms).collect(),
+            quiet_ms: PATH_MENU.iter().map(|o| o.quiet_ms).collect(),
             profiles: PATH_MENU.iter().map(|o| o.profile).collect(),
             wall_s: train_s,
         },

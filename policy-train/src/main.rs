@@ -65,7 +65,7 @@ enum Command {
     )]
     All(AllArgs),
     /// Train the path-aware policy on counterfactual labels: every call run under each of the
-    /// eight path-menu outputs (`rtc-client experiment --policies path-arm:...`), labelled with
+    /// four path-menu outputs (`rtc-client experiment --policies path-arm:...`), labelled with
     /// the least intrusive output within --margin of the best utility, the transformer trained
     /// on the forecast and the measurements at the end of the 30-s measuring window, exported
     /// with a path card, compared in a regret table with each fixed output and the paper's
@@ -81,10 +81,11 @@ enum Command {
     Counterfactual(CounterfactualArgs),
 }
 
-const COUNTERFACTUAL_EXAMPLE: &str = "Example (every call under each of the eight outputs, then training):
-  rtc-client experiment --policies path-arm:none@2000,path-arm:playout@2000,path-arm:playout+discardable@2000,path-arm:playout@200,path-arm:playout300-follow500+discardable+floor100-weighed+phase100@200,path-arm:hold160+guard+boost+playout@200,path-arm:none@500,path-arm:playout300-follow500+discardable+floor100@200 \\
+const COUNTERFACTUAL_EXAMPLE: &str = "Example (every call under each of the four outputs, then training):
+  G=playout300-follow500+discardable+floor100-weighed+phase100+gate-open
+  rtc-client experiment --policies path-arm:none@2000,path-arm:none@500,path-arm:$G@gated:200,path-arm:$G@200 \\
       --scenarios starlink,terrestrial-lte,leocc-trace --calls 10 --seed 20000 --handover calibrated --out runs/cf-train
-  policy-train counterfactual --runs runs/cf-train --p95-fall-weight 1 --out models/path";
+  policy-train counterfactual --runs runs/cf-train --out models/path";
 
 #[derive(Debug, Args)]
 struct LogArgs {

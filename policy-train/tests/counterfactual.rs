@@ -1,6 +1,6 @@
 //! `policy-train counterfactual` on experiment directories written in code: two kinds of path
-//! whose best output differs by what the call measured (lossy boundaries: the discardable raise
-//! over 200 ms; clean ones: libwebrtc's sender), a near tie that the margin settles, calls that
+//! whose best output differs by what the call measured (lossy boundaries: the gate-open profile
+//! over the gated limit; clean ones: libwebrtc's sender), a near tie that the margin settles, calls that
 //! lack an arm or whose arms measured differently, and the whole run through the binary, whose
 //! card loads as the pacer loads it and decides by the rule once the measuring window ends.
 
@@ -18,8 +18,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use support::Scratch;
 
-/// The output lossy paths are made best with: `playout300-follow500+discardable+floor100-weighed+phase100@200`.
-const LOSSY_BEST: usize = 4;
+/// The output lossy paths are made best with: `<gate-open>@gated:200`.
+const LOSSY_BEST: usize = 2;
 
 /// A kind of path: its scenario, forecast and measurements, and what each output does on it.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -28,7 +28,7 @@ enum Kind {
     Lossy,
     /// No handovers and nothing lost at boundaries.
     Clean,
-    /// Clean, but `playout+discardable@2000` (output 2) saves 0.05 freezes a minute.
+    /// Clean, but `<gate-open>@gated:200` (output 2) saves 0.05 freezes a minute.
     Tie,
 }
 
@@ -84,25 +84,24 @@ impl Kind {
             video_bitrate_kbps: bitrate,
         };
         match self {
-            // Utilities -5.2, -3.5, -2.9, -3.1, -1.7, -3.5, -2.6, -2.55: the discardable raise
-            // over 200 ms wins; the timed profile loses its freezes' gain to a bitrate at 90 %,
+            // Utilities -5.2, -3.3, -1.7, -2.55: the gate-open profile over the gated limit wins;
             // the 500-ms limit without actions saves the P95 rise but freezes more, and the
-            // floor's P95 costs more than its freezes save.
+            // 200-ms limit's P95 costs more than its freezes save.
             Kind::Lossy => {
-                let freezes = [4.0, 2.5, 2.0, 2.2, 1.0, 1.5, 2.0, 0.8];
-                let frozen = [1.2, 0.8, 0.6, 0.7, 0.3, 0.5, 0.6, 0.25];
-                let p95 = [1.0, 1.02, 1.03, 1.02, 1.04, 1.05, 1.0, 1.15];
-                let bitrate = [1.0, 1.0, 0.99, 0.98, 0.98, 0.9, 0.98, 0.98];
+                let freezes = [4.0, 2.5, 1.0, 0.8];
+                let frozen = [1.2, 0.8, 0.3, 0.25];
+                let p95 = [1.0, 1.0, 1.04, 1.15];
+                let bitrate = [1.0, 0.98, 0.98, 0.98];
                 outcome(freezes[o], frozen[o], 300.0 * p95[o], 2000.0 * bitrate[o])
             }
             // Nothing to save: every other output only adds delay.
             Kind::Clean => {
-                let p95 = [1.0, 1.05, 1.2, 1.1, 1.3, 1.2, 1.15, 1.6];
+                let p95 = [1.0, 1.05, 1.3, 1.2];
                 outcome(0.2, 0.05, 200.0 * p95[o], 3000.0)
             }
-            // Utilities -1.0, -1.5, -0.95, -2.0, -2.0, -2.0, -2.0, -2.0.
+            // Utilities -1.0, -1.5, -0.95, -2.0.
             Kind::Tie => {
-                let freezes = [1.0, 1.5, 0.95, 2.0, 2.0, 2.0, 2.0, 2.0];
+                let freezes = [1.0, 1.5, 0.95, 2.0];
                 outcome(freezes[o], 0.0, 250.0, 3000.0)
             }
         }
@@ -243,7 +242,7 @@ fn write_run(dir: &Path, kinds: &[Kind], seeds: &[u64]) {
 }
 
 #[test]
-fn labels_follow_the_utility_lossy_boundaries_take_the_discardable_raise_clean_ones_libwebrtc() {
+fn labels_follow_the_utility_lossy_boundaries_take_the_gated_gate_open_clean_ones_libwebrtc() {
     let scratch = Scratch::new("cf-labels");
     write_run(scratch.path(), &[Kind::Lossy, Kind::Clean], &[1, 2, 3]);
     let runs = read_runs(&[scratch.path().to_owned()], false).expect("complete runs");
@@ -269,7 +268,7 @@ fn labels_follow_the_utility_lossy_boundaries_take_the_discardable_raise_clean_o
         let best = u.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         assert_eq!(u[expected], best);
         if kind == Kind::Lossy {
-            let want = [-5.2, -3.5, -2.9, -3.1, -1.7, -3.5, -2.6, -2.55];
+            let want = [-5.2, -3.3, -1.7, -2.55];
             for (got, want) in u.iter().zip(want) {
                 assert!((got - want).abs() < 1e-9, "{u:?}");
             }
@@ -283,7 +282,7 @@ fn labels_follow_the_utility_lossy_boundaries_take_the_discardable_raise_clean_o
         assert_eq!(call.logs.len(), PATH_MENU.len());
         assert!(
             call.logs[LOSSY_BEST].contains(
-                "path-arm-playout300-follow500-discardable-floor100-weighed-phase100-200"
+                "path-arm-playout300-follow500-discardable-floor100-weighed-phase100-gate-open-gated-200"
             )
         );
     }
@@ -328,7 +327,7 @@ fn a_neighbourhood_of_alike_calls_keeps_their_utilities_and_one_across_kinds_mix
             );
         }
     }
-    // All six: a clean call's output 4 reads the mean of its own P95 ratio
+    // All six: a clean call's output 2 reads the mean of its own P95 ratio
     // (1.3) and the lossy calls' (1.04), so its P95 hinge costs 10 x 0.17 instead of 3.
     counterfactual::smooth_ratios(&mut runs.calls, 6);
     let clean = runs
@@ -347,7 +346,7 @@ fn the_margin_picks_the_least_intrusive_output_of_a_near_tie() {
     write_run(scratch.path(), &[Kind::Tie], &[5]);
     let runs = read_runs(&[scratch.path().to_owned()], false).expect("a complete call");
     let call = &runs.calls[0];
-    // none@2000 at -1.0 is within 0.1 of playout+discardable@2000's -0.95.
+    // none@2000 at -1.0 is within 0.1 of the gated output's -0.95.
     assert_eq!(call.label(0.1), 0);
     assert_eq!(call.label(0.01), 2);
     assert_eq!(call.label(0.0), 2);
@@ -360,7 +359,7 @@ fn a_call_without_an_arm_is_an_error_naming_it_and_skip_incomplete_leaves_it_out
     std::fs::remove_file(telemetry_path(
         scratch.path(),
         Kind::Clean,
-        "path-arm:playout@200",
+        "path-arm:none@500",
         2,
     ))
     .expect("remove one arm's telemetry");
@@ -369,7 +368,7 @@ fn a_call_without_an_arm_is_an_error_naming_it_and_skip_incomplete_leaves_it_out
         .to_string();
     assert!(
         err.contains("the call clean seed 2 in")
-            && err.contains("lacks playout@200 (no telemetry)")
+            && err.contains("lacks none@500 (no telemetry)")
             && err.contains("--skip-incomplete"),
         "{err}"
     );
@@ -392,7 +391,7 @@ fn a_call_without_an_arm_is_an_error_naming_it_and_skip_incomplete_leaves_it_out
         out.to_str().expect("UTF-8"),
     ]);
     assert!(
-        stderr.contains("clean seed 2") && stderr.contains("playout@200"),
+        stderr.contains("clean seed 2") && stderr.contains("none@500"),
         "{stderr}"
     );
 }
@@ -401,7 +400,7 @@ fn a_call_without_an_arm_is_an_error_naming_it_and_skip_incomplete_leaves_it_out
 fn arms_that_decided_on_different_measurements_are_an_error_naming_them() {
     let scratch = Scratch::new("cf-mismatch");
     write_run(scratch.path(), &[Kind::Lossy], &[1]);
-    let policy = "path-arm:hold160+guard+boost+playout@200";
+    let policy = &format!("path-arm:{}", PATH_MENU[3].name());
     let path = telemetry_path(scratch.path(), Kind::Lossy, policy, 1);
     let mut other = Kind::Lossy.inputs(1);
     other.rtt_ms = Some(999.0);
@@ -409,7 +408,7 @@ fn arms_that_decided_on_different_measurements_are_an_error_naming_them() {
         &path,
         &[
             record(Kind::Lossy, 1, policy, PATH_MEASURE.output, 0, None),
-            record(Kind::Lossy, 1, policy, 5, 30_000, Some(other)),
+            record(Kind::Lossy, 1, policy, 3, 30_000, Some(other)),
         ],
     );
     let err = read_runs(&[scratch.path().to_owned()], false)
@@ -417,7 +416,7 @@ fn arms_that_decided_on_different_measurements_are_an_error_naming_them() {
         .to_string();
     assert!(
         err.contains("lossy seed 1")
-            && err.contains("none@2000 and hold160+guard+boost+playout@200")
+            && err.contains(&format!("none@2000 and {}", PATH_MENU[3].name()))
             && err.contains("different measurements")
             && err.contains("999"),
         "{err}"
@@ -469,10 +468,7 @@ fn the_binary_trains_a_path_card_that_loads_and_decides_by_the_rule_after_the_wi
         &std::fs::read_to_string(out.join("counterfactual.json")).expect("counterfactual.json"),
     );
     assert_eq!(summary["calls"], 11);
-    assert_eq!(
-        summary["label_counts"],
-        serde_json::json!([6, 0, 0, 0, 5, 0, 0, 0])
-    );
+    assert_eq!(summary["label_counts"], serde_json::json!([6, 0, 5, 0]));
     let regret = summary["regret"].as_array().expect("a table");
     let row = |name: &str| {
         regret
@@ -502,14 +498,8 @@ fn the_binary_trains_a_path_card_that_loads_and_decides_by_the_rule_after_the_wi
     assert_eq!(card.telemetry_width(), Some(10));
     assert_eq!(
         card.controls.as_deref().expect("controls"),
-        [
-            "queue_time_limit",
-            "hold",
-            "guard",
-            "boost",
-            "playout",
-            "discardable"
-        ]
+        ["queue_time_limit", "playout", "discardable"],
+        "the menu's profiles hold, guard and boost nothing"
     );
     assert_eq!(card.golden.len(), 16);
     assert_eq!(card.training.intervals, 11);
@@ -542,20 +532,41 @@ fn the_binary_trains_a_path_card_that_loads_and_decides_by_the_rule_after_the_wi
             PATH_MEASURE.output
         };
         assert_eq!(measured_with, PATH_MEASURE.output_for(&first));
-        assert_eq!(measuring, PATH_MENU[measured_with].choice());
+        assert_eq!(measuring, PATH_MENU[measured_with].choice(&first));
         let at = start + Duration::from_secs(PATH_MEASURE.seconds);
         let forecast = Forecast::new(ForecastSource::Oracle, at, steps);
         let chosen = policy
             .decide_joint(&forecast, &CallFeedback::from(kind.inputs(seed)))
             .expect("a choice");
-        (chosen.limit, chosen.profile.map(|p| p.name))
+        // An interval whose forecast holds no handover: a gated output runs its quiet limit.
+        let quiet = policy
+            .decide_joint(
+                &Forecast::none(start + Duration::from_secs(150)),
+                &CallFeedback::from(kind.inputs(seed)),
+            )
+            .expect("a choice");
+        assert_eq!(quiet.profile, chosen.profile, "the choice is kept");
+        (chosen.limit, chosen.profile.map(|p| p.name), quiet.limit)
     };
     let expect = |o: usize| {
+        let ms = |ms: u64| Duration::from_millis(ms);
+        let output = PATH_MENU[o];
         (
-            Duration::from_millis(PATH_MENU[o].limit_ms),
-            Some(PATH_MENU[o].profile),
+            ms(output.limit_ms),
+            Some(output.profile),
+            ms(output.quiet_ms.unwrap_or(output.limit_ms)),
         )
     };
+    assert_eq!(
+        expect(LOSSY_BEST).2,
+        Duration::from_millis(500),
+        "the lossy calls' output is gated"
+    );
+    assert_eq!(
+        card.quiet_ms.as_deref(),
+        Some(&PATH_MENU.map(|o| o.quiet_ms)[..]),
+        "the card gates the outputs the menu gates"
+    );
     for seed in [1, 4] {
         assert_eq!(
             decide(Kind::Lossy, seed),

@@ -155,6 +155,7 @@ fn the_shipped_action_files_read_and_the_default_one_is_the_timed_policy() {
         "playout300-follow500+discardable+floor100",
         "playout300-follow500+discardable+floor100-weighed",
         "playout300-follow500+discardable+floor100-weighed+phase100",
+        "playout300-follow500+discardable+floor100-weighed+phase100+gate-open",
     ] {
         let file = format!("traces/actions/{profile}.toml");
         let actions =
@@ -165,20 +166,6 @@ fn the_shipped_action_files_read_and_the_default_one_is_the_timed_policy() {
             "{file} runs the path menu's profile"
         );
     }
-    let gate_open =
-        "traces/actions/playout300-follow500+discardable+floor100-weighed+phase100+gate-open.toml";
-    let mut phase =
-        pacer::ActionProfile::named("playout300-follow500+discardable+floor100-weighed+phase100")
-            .unwrap()
-            .config;
-    phase.receiver_gate.open_until_measured = true;
-    assert_eq!(
-        TimedActions::from_file(&root.join(gate_open))
-            .expect("the gate-open file reads")
-            .config(),
-        phase,
-        "{gate_open} is the phase profile with the gate open until measured"
-    );
     let shipped = ["traces/actions", "docs/experiments/hold-windows"]
         .iter()
         .flat_map(|dir| std::fs::read_dir(root.join(dir)).expect("an action directory"));

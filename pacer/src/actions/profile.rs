@@ -57,6 +57,14 @@
 //!   it cut the weighed floor's freezes by 35-38 %; on the shipped scenarios it finds no phase
 //!   and runs as the weighed floor (docs/experiments/mmsys24-2026-12-06.md, section 6).
 //!
+//! - `playout300-follow500+discardable+floor100-weighed+phase100+gate-open`: the same with the
+//!   receiver gate open until it has measured the boundaries (`receiver_gate.open_until_measured`):
+//!   the raise and discardable frames apply from the call's first boundary, where the gate as
+//!   shipped waits for 50 reported boundary packets, and those boundaries went without them. The
+//!   best fixed profile of the goal table on starlink and lagos-trace, as the action file
+//!   `traces/actions/playout300-follow500+discardable+floor100-weighed+phase100+gate-open.toml`
+//!   (docs/experiments/gate-start-2026-12-06.md, docs/results.md).
+//!
 //! Random exploration (`random-joint`) draws only from the first [`EXPLORATION_PROFILES`], the
 //! menu the shipped joint model was trained on.
 
@@ -76,7 +84,7 @@ pub struct ActionProfile {
 impl Eq for ActionProfile {}
 
 /// The profiles' names in menu order, least intrusive first.
-pub const PROFILE_NAMES: [&str; 13] = [
+pub const PROFILE_NAMES: [&str; 14] = [
     "none",
     "guard",
     "guard+boost",
@@ -90,6 +98,7 @@ pub const PROFILE_NAMES: [&str; 13] = [
     "playout300-follow500+discardable+floor100",
     "playout300-follow500+discardable+floor100-weighed",
     "playout300-follow500+discardable+floor100-weighed+phase100",
+    "playout300-follow500+discardable+floor100-weighed+phase100+gate-open",
 ];
 
 /// How many of [`PROFILE_NAMES`], from the first, `random-joint` explores: the menu before the
@@ -185,7 +194,8 @@ impl ActionProfile {
             "playout300-follow500+discardable"
             | "playout300-follow500+discardable+floor100"
             | "playout300-follow500+discardable+floor100-weighed"
-            | "playout300-follow500+discardable+floor100-weighed+phase100" => {
+            | "playout300-follow500+discardable+floor100-weighed+phase100"
+            | "playout300-follow500+discardable+floor100-weighed+phase100+gate-open" => {
                 config.playout.max_raise_ms = LOW_RAISE_CAP_MS;
                 config.playout.follow_cap_ms = FOLLOWED_RAISE_CAP_MS;
                 config.playout.follow_min_windows = 2;
@@ -197,8 +207,11 @@ impl ActionProfile {
                     config.playout.floor_weighed = true;
                     config.playout.floor_memory_ms = WEIGHED_FLOOR_MEMORY_MS;
                 }
-                if name.ends_with("+phase100") {
+                if name.contains("+phase100") {
                     config.playout.phase_raise_ms = PHASE_RAISE_MS;
+                }
+                if name.ends_with("+gate-open") {
+                    config.receiver_gate.open_until_measured = true;
                 }
                 (None, false, false, true, true)
             }
@@ -254,6 +267,17 @@ mod tests {
         weighed.playout.floor_memory_ms = WEIGHED_FLOOR_MEMORY_MS;
         assert_eq!(menu[11].config, weighed);
         assert!(menu[..11].iter().all(|p| !p.config.playout.floor_weighed));
+        let mut phased = weighed;
+        phased.playout.phase_raise_ms = PHASE_RAISE_MS;
+        assert_eq!(menu[12].config, phased);
+        let mut opened = phased;
+        opened.receiver_gate.open_until_measured = true;
+        assert_eq!(menu[13].config, opened);
+        assert!(
+            menu[..13]
+                .iter()
+                .all(|p| !p.config.receiver_gate.open_until_measured)
+        );
         assert!(menu[8].config.playout.max_raise_ms < menu[6].config.playout.max_raise_ms);
         assert!(!menu[0].config.hold.enabled);
         assert!(!menu[0].config.guard.enabled && !menu[0].config.boost.enabled);

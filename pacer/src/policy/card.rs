@@ -138,8 +138,12 @@ pub struct LogFile {
 pub struct ClusterCard {
     /// Its centre in feature space.
     pub center: Vec<f64>,
-    /// The limit the expert assigns it, ms.
+    /// The limit the expert assigns it, ms (with `quiet_ms`, the limit while the forecast holds
+    /// a handover).
     pub action_ms: u64,
+    /// The quiet limit of a gated output the expert assigns it, ms (path cards only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quiet_ms: Option<u64>,
     /// The action profile the expert assigns it (joint cards only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profile: Option<String>,
@@ -227,6 +231,12 @@ pub struct ModelCard {
     /// A joint card's profile of each output, beside `actions_ms`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profiles: Option<Vec<CardProfile>>,
+    /// A joint card's quiet limit of each output, ms, beside `actions_ms`: an output with one
+    /// runs its `actions_ms` limit only while the forecast holds a handover and this one while it
+    /// holds none (the gated limit, [`crate::policy::Gated`]); `null`, or a card without the
+    /// field, runs its `actions_ms` limit in every interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quiet_ms: Option<Vec<Option<u64>>>,
     /// What a joint model controls ([`CONTROLS`]): the queue limit and the actions its
     /// profiles turn on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -346,10 +356,13 @@ impl ModelCard {
             || self.profiles.is_some()
             || self.controls.is_some()
             || self.measure.is_some()
+            || self.quiet_ms.is_some()
         {
             return field(
                 "schema",
-                format!("{CARD_SCHEMA:?} with telemetry_input, profiles, controls or measure"),
+                format!(
+                    "{CARD_SCHEMA:?} with telemetry_input, profiles, controls, measure or quiet_ms"
+                ),
                 format!("{JOINT_CARD_SCHEMA:?} for a joint model"),
             );
         }
@@ -435,6 +448,26 @@ impl ModelCard {
         })
     }
 
+    /// Output `index`'s queue limit in an interval with `forecast`: its `actions_ms` limit, or
+    /// its quiet limit where it has one and the forecast holds no handover; `None` for an index
+    /// out of range.
+    pub fn limit_for(
+        &self,
+        index: usize,
+        forecast: &handover_predictor::Forecast,
+    ) -> Option<std::time::Duration> {
+        let busy = *self.actions_ms.get(index)?;
+        let quiet = self
+            .quiet_ms
+            .as_ref()
+            .and_then(|q| q.get(index).copied().flatten());
+        let ms = match quiet {
+            Some(quiet) if forecast.handover_count() == 0 => quiet,
+            _ => busy,
+        };
+        Some(std::time::Duration::from_millis(ms))
+    }
+
     /// Output `index`'s profile as the call applies it: the menu's name with the card's
     /// configuration; `None` for a queue-limit card or an index out of range.
     ///
@@ -512,8 +545,29 @@ impl ModelCard {
                 format!("one per output ({k})"),
             );
         }
+        let quiet = match &self.quiet_ms {
+            None => vec![None; k],
+            Some(quiet)
+                if quiet.len() == k
+                    && quiet.iter().flatten().all(|q| (50..=10_000).contains(q)) =>
+            {
+                quiet.clone()
+            }
+            Some(other) => {
+                return field(
+                    "quiet_ms",
+                    format!("{other:?}"),
+                    format!("one entry per output ({k}), each null or 50 to 10000 ms"),
+                );
+            }
+        };
         let mut seen = std::collections::BTreeSet::new();
-        for (i, (profile, limit)) in profiles.iter().zip(&self.actions_ms).enumerate() {
+        for (i, ((profile, limit), quiet)) in profiles
+            .iter()
+            .zip(&self.actions_ms)
+            .zip(&quiet)
+            .enumerate()
+        {
             if let Err(e) = ActionProfile::named(&profile.name) {
                 return field("profiles", format!("output {i}: {e}"), "a menu name".into());
             }
@@ -524,10 +578,13 @@ impl ModelCard {
                     "a valid action configuration".into(),
                 );
             }
-            if !seen.insert((*limit, profile.name.as_str())) {
+            if !seen.insert((*limit, *quiet, profile.name.as_str())) {
                 return field(
                     "profiles",
-                    format!("output {i}: {limit} ms with {} twice", profile.name),
+                    format!(
+                        "output {i}: {limit} ms (quiet {quiet:?}) with {} twice",
+                        profile.name
+                    ),
                     "each (limit, profile) output once".into(),
                 );
             }
@@ -598,5 +655,48 @@ mod tests {
             msg.contains("invalid type") && msg.contains("long"),
             "{msg}"
         );
+    }
+
+    #[test]
+    fn a_quiet_limit_gates_its_output_and_a_wrong_one_is_refused_naming_the_field() {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../models/path/policy.json");
+        let mut card: ModelCard =
+            serde_json::from_str(&std::fs::read_to_string(path).expect("the path card"))
+                .expect("a card");
+        let k = card.actions_ms.len();
+        assert_eq!(card.quiet_ms, None);
+        let start = std::time::Instant::now();
+        let busy = {
+            let mut bits = [0u8; 120];
+            bits[11] = 1;
+            handover_predictor::Forecast::new(
+                handover_predictor::ForecastSource::Oracle,
+                start,
+                handover_predictor::HandoverSteps::from_bits(&bits).expect("bits"),
+            )
+        };
+        let quiet = handover_predictor::Forecast::none(start);
+        let ms = std::time::Duration::from_millis;
+        let mut gated = vec![None; k];
+        gated[3] = Some(500);
+        card.quiet_ms = Some(gated.clone());
+        card.validate().expect("a quiet limit per output validates");
+        assert_eq!(card.limit_for(3, &busy), Some(ms(200)));
+        assert_eq!(card.limit_for(3, &quiet), Some(ms(500)));
+        assert_eq!(card.limit_for(0, &quiet), Some(ms(card.actions_ms[0])));
+        assert_eq!(card.limit_for(k, &quiet), None);
+        for wrong in [vec![None; k - 1], {
+            let mut w = gated.clone();
+            w[1] = Some(20);
+            w
+        }] {
+            card.quiet_ms = Some(wrong);
+            let err = card.validate().expect_err("refused").to_string();
+            assert!(
+                err.contains("quiet_ms") && err.contains("each null or 50 to 10000 ms"),
+                "{err}"
+            );
+        }
     }
 }

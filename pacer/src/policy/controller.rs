@@ -451,7 +451,7 @@ mod tests {
         assert_eq!(c.poll_timeout(), Some(start + 240 * SECOND));
 
         // A first decision that comes late moves the window with it.
-        let (mut late, _) = controller(start, NoHandovers, crate::policy::PathArm::new(4).unwrap());
+        let (mut late, _) = controller(start, NoHandovers, crate::policy::PathArm::new(3).unwrap());
         let first = late.handle_timeout(start + 2 * SECOND).unwrap();
         assert_eq!(
             first.profile.map(|p| p.name),
@@ -462,7 +462,7 @@ mod tests {
         let chosen = late.handle_timeout(start + 32 * SECOND).unwrap();
         assert_eq!(
             chosen.profile.map(|p| p.name),
-            Some("playout300-follow500+discardable+floor100-weighed+phase100")
+            Some("playout300-follow500+discardable+floor100-weighed+phase100+gate-open")
         );
     }
 
@@ -617,7 +617,7 @@ mod tests {
     fn a_measuring_policy_gets_one_extra_decision_at_the_end_of_its_window() {
         let start = Instant::now();
         let (mut c, handle) =
-            controller(start, NoHandovers, crate::policy::PathArm::new(4).unwrap());
+            controller(start, NoHandovers, crate::policy::PathArm::new(3).unwrap());
         assert_eq!(c.poll_timeout(), Some(start));
         let first = c.handle_timeout(start).unwrap();
         assert_eq!(first.profile.map(|p| p.name), Some("none"));
@@ -628,7 +628,7 @@ mod tests {
         assert_eq!(measured.index, 1);
         assert_eq!(
             measured.profile.map(|p| p.name),
-            Some("playout300-follow500+discardable+floor100-weighed+phase100")
+            Some("playout300-follow500+discardable+floor100-weighed+phase100+gate-open")
         );
         assert_eq!(handle.queue_time_limit(), Duration::from_millis(200));
         assert_eq!(c.poll_timeout(), Some(start + 120 * SECOND));
@@ -636,7 +636,7 @@ mod tests {
         assert_eq!(third.index, 2);
         assert_eq!(
             third.profile.map(|p| p.name),
-            Some("playout300-follow500+discardable+floor100-weighed+phase100")
+            Some("playout300-follow500+discardable+floor100-weighed+phase100+gate-open")
         );
         assert_eq!(c.poll_timeout(), Some(start + 240 * SECOND));
     }

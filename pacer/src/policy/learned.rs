@@ -134,7 +134,8 @@ struct PathProgress {
     started: Option<Instant>,
     /// The output it measures with, from the forecast at the call's start.
     measuring: Option<usize>,
-    kept: Option<Choice>,
+    /// The output the model chose, kept for the rest of the call.
+    kept: Option<usize>,
 }
 
 impl Clone for OnnxPolicy {
@@ -362,7 +363,7 @@ impl QueuePolicy for OnnxPolicy {
             return self.model_choice(forecast, feedback);
         };
         if let Some(kept) = self.path.kept {
-            return Ok(kept);
+            return self.output(kept, forecast);
         }
         let now = forecast.t0();
         let started = *self.path.started.get_or_insert(now);
@@ -371,11 +372,11 @@ impl QueuePolicy for OnnxPolicy {
             .measuring
             .get_or_insert_with(|| measure.output_for(forecast));
         if now.saturating_duration_since(started) < Duration::from_secs(measure.seconds) {
-            return self.output(measuring);
+            return self.output(measuring, forecast);
         }
-        let choice = self.model_choice(forecast, feedback)?;
-        self.path.kept = Some(choice);
-        Ok(choice)
+        let index = self.model_index(forecast, feedback)?;
+        self.path.kept = Some(index);
+        self.output(index, forecast)
     }
 }
 
@@ -386,6 +387,16 @@ impl OnnxPolicy {
         forecast: &Forecast,
         feedback: &CallFeedback,
     ) -> Result<Choice, PolicyError> {
+        let index = self.model_index(forecast, feedback)?;
+        self.output(index, forecast)
+    }
+
+    /// The output the model chooses for `forecast` and `feedback`.
+    fn model_index(
+        &mut self,
+        forecast: &Forecast,
+        feedback: &CallFeedback,
+    ) -> Result<usize, PolicyError> {
         let features = match &self.card.telemetry_input {
             Some(spec) if self.card.is_joint() => {
                 Some(feedback.features_named(&spec.features).map_err(|name| {
@@ -397,12 +408,13 @@ impl OnnxPolicy {
             }
             _ => None,
         };
-        let index = self.choose(&forecast.to_tensor(), features.as_deref())?;
-        self.output(index)
+        self.choose(&forecast.to_tensor(), features.as_deref())
     }
 
-    /// Output `index` as a choice: its limit and, for a joint card, its profile.
-    fn output(&self, index: usize) -> Result<Choice, PolicyError> {
+    /// Output `index` as a choice in an interval with `forecast`: its limit (gated by the
+    /// forecast where the card gives the output a quiet limit) and, for a joint card, its
+    /// profile.
+    fn output(&self, index: usize, forecast: &Forecast) -> Result<Choice, PolicyError> {
         let outside = || PolicyError::InvalidOutput {
             policy: self.name.clone(),
             reason: format!(
@@ -410,20 +422,12 @@ impl OnnxPolicy {
                 self.card.actions_ms.len()
             ),
         };
-        let ms = self
-            .card
-            .actions_ms
-            .get(index)
-            .copied()
-            .ok_or_else(outside)?;
+        let limit = self.card.limit_for(index, forecast).ok_or_else(outside)?;
         let profile = match self.card.is_joint() {
             true => Some(self.card.profile(index).ok_or_else(outside)?),
             false => None,
         };
-        Ok(Choice {
-            limit: Duration::from_millis(ms),
-            profile,
-        })
+        Ok(Choice { limit, profile })
     }
 }
 

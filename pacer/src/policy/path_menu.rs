@@ -2,113 +2,136 @@
 //! once per call, the output it runs while it measures the path, and the fixed-arm policies that
 //! label its training calls (docs/architecture.md, "The model and its card", path cards).
 //!
-//! No single profile suits every path (docs/architecture.md, "Which actions pay where"): the
-//! playout raise with discardable frames over a 200-ms limit cut freezes most on starlink and
-//! lagos-trace, but discardable frames raised leocc-trace's P95, and every 200-ms limit added
-//! freezes on terrestrial-lte, where libwebrtc's 2000 ms has the fewest. The menu holds the
-//! profiles those measurements single out, each over both limits where it matters:
+//! No single profile suits every path (docs/architecture.md, "Which actions pay where"). The best
+//! fixed profile of the goal table, the playout raise with discardable frames, the weighed floor,
+//! the phase raise and the receiver gate open until measured (`gate-open` below), cut freezes
+//! most on starlink and lagos-trace over either a 200-ms limit or the gated limit; yet the 200-ms
+//! limit adds freezes on terrestrial-lte, where libwebrtc's 2000 ms has the fewest, and the gated
+//! limit gives back a P95 gain on starrynet-sparse and terrestrial-5g that the 200-ms limit keeps
+//! (docs/experiments/gated-limit-2026-12-07.md). The menu holds the outputs a per-path choice
+//! among them needs, least intrusive first:
 //!
 //! | output | why |
 //! |---|---|
 //! | `none@2000` | libwebrtc's sender: the fewest freezes on terrestrial-lte |
-//! | `playout@2000` | the raise alone changes no packet's timing |
-//! | `playout+discardable@2000` | the receiver-side actions without the short limit |
-//! | `playout@200` | the raise over the short limit |
-//! | `playout300-follow500+discardable+floor100-weighed+phase100@200` | the raise and discardable frames over the short limit, the raise capped at 300 ms until the call's frames show it late, then at 500, a 100-ms playout floor while the sender's replay of the receiver says it spares more freezes than it costs in P95 delay (docs/experiments/weighed-floor-2026-12-06.md), and a raise of at most 100 ms at a phase of the slot where the path loses away from the predicted instants, once eight slots show it (docs/experiments/mmsys24-2026-12-06.md, section 6); what the call runs while it measures where handovers are forecast (the floor is not weighed before 30 s of frames and the phase needs two minutes, so the window measures the followed raise alone) |
-//! | `hold160+guard+boost+playout@200` | plain `timed@fixed:200` |
-//! | `none@500` | libwebrtc's sender with a 500-ms limit: the best fixed profile on terrestrial-5g; what the call runs while it measures where no handover is forecast |
-//! | `playout300-follow500+discardable+floor100@200` | the followed raise over a 100-ms playout floor for every frame: fewer freezes where loss away from the boundaries comes in bursts, more P95 delay where it does not (docs/experiments/playout-floor-2026-12-06.md) |
+//! | `none@500` | libwebrtc's sender with a 500-ms limit: half the P95 delay of 2000 ms on the training family's terrestrial paths for 4 % more freezes; what the call runs while it measures where no handover is forecast |
+//! | `gate-open@gated:200` | the gate-open profile over the gated limit (200 ms while the forecast holds a handover, 500 ms while it holds none): the only fixed profile of the goal table that meets the goal on starlink and lagos-trace with no harm on the other six scenarios (docs/results.md) |
+//! | `gate-open@200` | the same over the 200-ms limit in every interval: 19 % less P95 delay than the gated limit on starrynet-sparse and 6 % less on terrestrial-5g, 27 % more freezes than libwebrtc's on terrestrial-lte (90 calls each); what the call runs while it measures where handovers are forecast |
 //!
-//! The raise's cap follows the path (docs/experiments/raise-follow-2026-12-05.md) instead of
-//! being two outputs, 300 and 500 ms, for the card to choose between: at the decision starlink,
-//! where 300 ms is best, and lagos-trace, where 500 ms is, look alike, and a card that split them
-//! cost both (docs/experiments/queue-limit-2026-12-05.md, sections 4 and 7).
+//! `gate-open` is `playout300-follow500+discardable+floor100-weighed+phase100+gate-open`
+//! ([`crate::actions::PROFILE_NAMES`]). Its raise's cap follows the path
+//! (docs/experiments/raise-follow-2026-12-05.md) instead of being two outputs, 300 and 500 ms, for
+//! the card to choose between: at the decision starlink, where 300 ms is best, and lagos-trace,
+//! where 500 ms is, look alike, and a card that split them cost both
+//! (docs/experiments/queue-limit-2026-12-05.md, sections 4 and 7). Earlier menus held more
+//! profiles (the raise alone, plain `timed`, the floor for every frame); on the training family
+//! the path cards trained on them ran one profile on nearly every path, and what set the others
+//! apart on a call was mostly its seed (docs/experiments/lagos-corner-2026-12-06.md, sections 7
+//! and 8), so this menu keeps only the choice the measurements single out: which limit.
 //!
 //! The measuring window is 30 s: two 15-s slots, enough for the hold gate's 100 boundary packets
 //! at the call's starting rates, and short against a 10-minute call. While it runs, the call
-//! applies the followed raise over 200 ms, the best fixed profile where boundaries lose packets,
-//! or, where the forecast at the call's start predicts no handover, libwebrtc's sender with a
-//! 500-ms limit: there the actions have no instant to act at, a 200-ms limit over the first 30 s
-//! of a terrestrial-lte call added freezes, and 2000 ms let a terrestrial-5g stall in the window
-//! queue up to 2 s of video (docs/experiments/queue-limit-2026-12-05.md, sections 5 and 7).
+//! applies `gate-open@200`, the best fixed profile where boundaries lose packets (the weighed floor
+//! does not weigh before 30 s of frames and the phase raise needs eight slots, so the window runs
+//! the followed raise and discardable frames), or, where the forecast at the call's start predicts
+//! no handover, libwebrtc's sender with a 500-ms limit: there the actions have no instant to act
+//! at, a 200-ms limit over the first 30 s of a terrestrial-lte call added freezes, and 2000 ms let
+//! a terrestrial-5g stall in the window queue up to 2 s of video
+//! (docs/experiments/queue-limit-2026-12-05.md, sections 5 and 7).
 
 use super::card::Measure;
-use super::{Choice, PolicyError, QueuePolicy};
+use super::{Choice, Gated, PolicyError, QueuePolicy};
 use crate::actions::ActionProfile;
 use crate::policy::CallFeedback;
 use handover_predictor::Forecast;
 use std::time::{Duration, Instant};
 
-/// One output of the menu: a queue limit and an action profile of the menu
-/// ([`crate::actions::PROFILE_NAMES`]).
+/// One output of the menu: a queue limit, gated by the forecast or not, and an action profile of
+/// the menu ([`crate::actions::PROFILE_NAMES`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PathOutput {
-    /// The queue time limit, ms.
+    /// The queue time limit, ms; with [`Self::quiet_ms`], the limit while the forecast holds a
+    /// handover.
     pub limit_ms: u64,
+    /// The limit while the forecast holds no handover, ms, for an output over the gated limit
+    /// ([`Gated`]); `None` runs [`Self::limit_ms`] in every interval.
+    pub quiet_ms: Option<u64>,
     /// The action profile's name.
     pub profile: &'static str,
 }
 
 impl PathOutput {
-    /// `<profile>@<limit>`, its name in arm policies, cards and reports.
+    /// `<profile>@<limit>`, its name in arm policies, cards and reports, the limit as the CLI
+    /// names it: `200`, or `gated:200` for the gated limit ([`Gated`]'s name).
     pub fn name(&self) -> String {
-        format!("{}@{}", self.profile, self.limit_ms)
+        match self.gated() {
+            Some(gated) => format!("{}@{}", self.profile, gated.name()),
+            None => format!("{}@{}", self.profile, self.limit_ms),
+        }
     }
 
-    /// The choice it stands for.
-    pub fn choice(&self) -> Choice {
+    /// The gated limit it runs, if it runs one.
+    fn gated(&self) -> Option<Gated> {
+        self.quiet_ms.map(|quiet| {
+            Gated::with_quiet(
+                Duration::from_millis(self.limit_ms),
+                Duration::from_millis(quiet),
+            )
+        })
+    }
+
+    /// The choice it stands for in an interval with `forecast`.
+    pub fn choice(&self, forecast: &Forecast) -> Choice {
+        let limit = match self.quiet_ms {
+            Some(quiet) if forecast.handover_count() == 0 => quiet,
+            _ => self.limit_ms,
+        };
         Choice {
-            limit: Duration::from_millis(self.limit_ms),
+            limit: Duration::from_millis(limit),
             profile: ActionProfile::named(self.profile).ok(),
         }
     }
 }
 
+/// The gate-open profile's name.
+const GATE_OPEN: &str = "playout300-follow500+discardable+floor100-weighed+phase100+gate-open";
+
+/// The quiet limit of the menu's gated output, ms: [`Gated::default_quiet`], the paper's limit for
+/// an interval without handovers.
+const QUIET_MS: u64 = 500;
+
 /// The menu, in the order of the model's outputs.
-pub const PATH_MENU: [PathOutput; 8] = [
+pub const PATH_MENU: [PathOutput; 4] = [
     PathOutput {
         limit_ms: 2000,
+        quiet_ms: None,
         profile: "none",
-    },
-    PathOutput {
-        limit_ms: 2000,
-        profile: "playout",
-    },
-    PathOutput {
-        limit_ms: 2000,
-        profile: "playout+discardable",
-    },
-    PathOutput {
-        limit_ms: 200,
-        profile: "playout",
-    },
-    PathOutput {
-        limit_ms: 200,
-        profile: "playout300-follow500+discardable+floor100-weighed+phase100",
-    },
-    PathOutput {
-        limit_ms: 200,
-        profile: "hold160+guard+boost+playout",
     },
     PathOutput {
         limit_ms: 500,
+        quiet_ms: None,
         profile: "none",
     },
     PathOutput {
         limit_ms: 200,
-        profile: "playout300-follow500+discardable+floor100",
+        quiet_ms: Some(QUIET_MS),
+        profile: GATE_OPEN,
+    },
+    PathOutput {
+        limit_ms: 200,
+        quiet_ms: None,
+        profile: GATE_OPEN,
     },
 ];
 
-/// The measuring window: 30 s of `playout300-follow500+discardable+floor100-weighed+phase100@200`
-/// (output 4, whose floor is not weighed before 30 s of frames and whose phase raise needs eight
-/// slots: the followed raise alone), or of
-/// libwebrtc's sender with a 500-ms limit (`none@500`, output 6) where the forecast at the call's
-/// start predicts no handover.
+/// The measuring window: 30 s of `gate-open@200` (output 3, whose floor is not weighed before
+/// 30 s of frames and whose phase raise needs eight slots: the followed raise and discardable
+/// frames), or of libwebrtc's sender with a 500-ms limit (`none@500`, output 1) where the forecast
+/// at the call's start predicts no handover.
 pub const PATH_MEASURE: Measure = Measure {
     seconds: 30,
-    output: 4,
-    without_handovers: Some(6),
+    output: 3,
+    without_handovers: Some(1),
 };
 
 /// The prefix of an arm policy's name: `path-arm:<output>`.
@@ -192,7 +215,7 @@ impl QueuePolicy for PathArm {
         } else {
             self.output
         };
-        Ok(PATH_MENU[output].choice())
+        Ok(PATH_MENU[output].choice(forecast))
     }
 }
 
@@ -210,44 +233,47 @@ mod tests {
             assert_eq!(arm.output(), i);
             assert_eq!(arm.name(), format!("path-arm:{}", output.name()));
         }
-        assert!(PATH_MEASURE.output < PATH_MENU.len());
+        assert_eq!(QUIET_MS, Gated::default_quiet().as_millis() as u64);
+        assert_eq!(PATH_MENU[2].name(), format!("{GATE_OPEN}@gated:200"));
         assert_eq!(
             PATH_MENU[PATH_MEASURE.output].name(),
-            "playout300-follow500+discardable+floor100-weighed+phase100@200"
+            format!("{GATE_OPEN}@200")
         );
         assert_eq!(
             PATH_MEASURE.without_handovers.map(|o| PATH_MENU[o].name()),
             Some("none@500".to_owned())
         );
         let err = PathArm::parse("path-arm:playout@300").unwrap_err();
-        assert!(err.contains("none@2000, playout@2000"), "{err}");
+        assert!(err.contains("none@2000, none@500"), "{err}");
         assert!(PathArm::new(PATH_MENU.len()).is_none());
+    }
+
+    fn slots(start: Instant, s: u64) -> Forecast {
+        let mut bits = [0u8; 120];
+        for k in [11, 26, 41] {
+            bits[k] = 1;
+        }
+        let steps = handover_predictor::HandoverSteps::from_bits(&bits).unwrap();
+        Forecast::new(
+            handover_predictor::ForecastSource::Oracle,
+            start + Duration::from_secs(s),
+            steps,
+        )
     }
 
     #[test]
     fn an_arm_measures_for_the_window_then_keeps_its_output() {
         let start = Instant::now();
-        let slots = |s: u64| {
-            let mut bits = [0u8; 120];
-            for k in [11, 26, 41] {
-                bits[k] = 1;
-            }
-            let steps = handover_predictor::HandoverSteps::from_bits(&bits).unwrap();
-            Forecast::new(
-                handover_predictor::ForecastSource::Oracle,
-                start + Duration::from_secs(s),
-                steps,
-            )
-        };
+        let slots = |s: u64| slots(start, s);
         let clear = |s: u64| Forecast::none(start + Duration::from_secs(s));
         let choose = |arm: &mut PathArm, forecast: Forecast| {
             arm.decide_joint(&forecast, &CallFeedback::default())
                 .unwrap()
         };
-        let chosen = PATH_MENU[3].choice();
-        // A path with handovers ahead measures with the followed raise over 200 ms.
-        let mut arm = PathArm::parse("path-arm:playout@200").unwrap();
-        let measuring = PATH_MENU[PATH_MEASURE.output].choice();
+        let chosen = PATH_MENU[1].choice(&slots(30));
+        // A path with handovers ahead measures with gate-open over 200 ms.
+        let mut arm = PathArm::parse("path-arm:none@500").unwrap();
+        let measuring = PATH_MENU[PATH_MEASURE.output].choice(&slots(0));
         assert_eq!(choose(&mut arm, slots(0)), measuring);
         assert_eq!(
             choose(&mut arm, clear(29)),
@@ -256,18 +282,41 @@ mod tests {
         );
         assert_eq!(choose(&mut arm, slots(30)), chosen);
         assert_eq!(choose(&mut arm, slots(120)), chosen);
-        assert_eq!(chosen.limit, Duration::from_millis(200));
-        assert_eq!(chosen.profile.map(|p| p.name), Some("playout"));
+        assert_eq!(chosen.limit, Duration::from_millis(500));
+        assert_eq!(chosen.profile.map(|p| p.name), Some("none"));
+        assert_eq!(measuring.limit, Duration::from_millis(200));
+        assert_eq!(measuring.profile.map(|p| p.name), Some(GATE_OPEN));
         // One without a predicted handover measures with libwebrtc's sender at 500 ms.
-        let mut arm = PathArm::parse("path-arm:playout@200").unwrap();
-        let plain = PATH_MENU[6].choice();
-        assert_eq!(plain.limit, Duration::from_millis(500));
+        let mut arm = PathArm::parse(&format!("path-arm:{GATE_OPEN}@200")).unwrap();
+        let plain = PATH_MENU[1].choice(&clear(0));
         assert_eq!(choose(&mut arm, clear(0)), plain);
         assert_eq!(choose(&mut arm, slots(29)), plain);
-        assert_eq!(choose(&mut arm, clear(30)), chosen);
+        assert_eq!(choose(&mut arm, clear(30)), measuring);
         assert_eq!(
             arm.measuring_window(),
             Some(Duration::from_secs(PATH_MEASURE.seconds))
+        );
+    }
+
+    #[test]
+    fn the_gated_output_runs_the_short_limit_only_where_a_handover_is_forecast() {
+        let start = Instant::now();
+        let mut arm = PathArm::parse(&format!("path-arm:{GATE_OPEN}@gated:200")).unwrap();
+        let mut decide = |forecast: Forecast| {
+            arm.decide_joint(&forecast, &CallFeedback::default())
+                .unwrap()
+        };
+        decide(Forecast::none(start));
+        let busy = decide(slots(start, 30));
+        let quiet = decide(Forecast::none(start + Duration::from_secs(40)));
+        assert_eq!(busy.limit, Duration::from_millis(200));
+        assert_eq!(quiet.limit, Duration::from_millis(QUIET_MS));
+        assert_eq!(busy.profile, quiet.profile);
+        assert_eq!(busy.profile.map(|p| p.name), Some(GATE_OPEN));
+        let fixed = PATH_MENU[3];
+        assert_eq!(
+            fixed.choice(&Forecast::none(start)).limit,
+            Duration::from_millis(200)
         );
     }
 }

@@ -409,7 +409,7 @@ const POLICY_NAMES: &str = "use default, random, random-joint, heuristic, fixed:
      is), \
      learned:<card> (e.g. learned:models/policy.json), timed[:<actions>|:<file.toml>][@<policy>] \
      (e.g. timed, timed:hold+guard, timed:traces/actions/default.toml@fixed:200), or \
-     path-arm:<profile>@<limit> (an arm of the path-aware menu, e.g. path-arm:playout@2000)";
+     path-arm:<profile>@<limit> (an arm of the path-aware menu, e.g. path-arm:none@500)";
 
 /// Parses the decision interval: 1 s to 120 s.
 pub(crate) fn parse_interval(text: &str) -> Result<Duration, String> {
