@@ -302,34 +302,21 @@ fn the_path_aware_model_measures_by_the_forecast_then_keeps_the_output_it_chose(
         )
     );
     let measure = card.measure.expect("a path card has a measuring window");
-    // The card records its outputs as they were when it was trained, each output's limit and
-    // configuration: a card trained on an earlier menu keeps what it learned, whatever
-    // pacer::policy::PATH_MENU holds now (models/path/README.md).
+    assert_eq!(measure, pacer::policy::PATH_MEASURE);
+    // The card's outputs are the menu's, each output's limit, quiet limit and configuration
+    // recorded in it (a card trained on an earlier menu keeps what it learned).
+    let menu = pacer::policy::PATH_MENU;
+    assert_eq!(card.actions_ms, menu.map(|o| o.limit_ms));
     assert_eq!(
-        measure,
-        pacer::card::Measure {
-            seconds: 30,
-            output: 4,
-            without_handovers: Some(6)
-        }
+        card.quiet_ms.as_deref(),
+        Some(&menu.map(|o| o.quiet_ms)[..])
     );
-    let trained = [
-        (2000, "none"),
-        (2000, "playout"),
-        (2000, "playout+discardable"),
-        (200, "playout"),
-        (200, "playout300-follow500+discardable"),
-        (200, "hold160+guard+boost+playout"),
-        (500, "none"),
-    ];
-    assert_eq!(card.actions_ms.len(), trained.len());
-    assert!(card.quiet_ms.is_none(), "no output of this card is gated");
-    for (i, (ms, name)) in trained.into_iter().enumerate() {
-        assert_eq!(card.actions_ms[i], ms);
-        assert_eq!(card.profile(i).map(|p| p.name), Some(name));
-        assert!(
-            card.profile(i).expect("a profile").config.lead.enabled,
-            "the card was trained with the lead, and records it"
+    for (i, output) in menu.iter().enumerate() {
+        let profile = card.profile(i).expect("a profile");
+        assert_eq!(profile.name, output.profile);
+        assert_eq!(
+            profile.config,
+            pacer::ActionProfile::named(output.profile).unwrap().config
         );
     }
     let starlink_like = CallFeedback {
@@ -362,28 +349,20 @@ fn the_path_aware_model_measures_by_the_forecast_then_keeps_the_output_it_chose(
             .expect("a choice");
         (measuring, chosen)
     };
+    let gate_open = "playout300-follow500+discardable+floor100-weighed+phase100+gate-open";
     // The measuring window runs the card's output with the configuration the card recorded for
     // it (what the model was trained with), whatever the menu and the defaults are now.
     let (measuring, lossy) = choose(&starlink_like, &slots);
     assert_eq!(
         (measuring.limit, measuring.profile.map(|p| p.name)),
-        (
-            Duration::from_millis(card.actions_ms[measure.output]),
-            Some("playout300-follow500+discardable")
-        )
+        (Duration::from_millis(200), Some(gate_open))
     );
     assert_eq!(measuring.profile, card.profile(measure.output));
     assert_eq!(
         (lossy.limit, lossy.profile.map(|p| p.name)),
-        (
-            Duration::from_millis(200),
-            Some("playout300-follow500+discardable")
-        ),
-        "lossy boundaries: the receiver-side actions, the raise's cap following the path, over the short limit"
+        (Duration::from_millis(200), Some(gate_open)),
+        "lossy boundaries: the gate-open profile over the short limit"
     );
-    // Where no handover is forecast the window runs libwebrtc's sender with a 500-ms limit; the
-    // card trained under a utility that credits a P95 fall then keeps the short limit there too
-    // (models/path/README.md): its profile has no boundary to act at.
     let (measuring, clean) = choose(&terrestrial, &[]);
     let without = measure
         .without_handovers
@@ -393,12 +372,19 @@ fn the_path_aware_model_measures_by_the_forecast_then_keeps_the_output_it_chose(
         (Duration::from_millis(500), Some("none"))
     );
     assert_eq!(measuring.profile, card.profile(without));
-    assert_eq!(
-        (clean.limit, clean.profile.map(|p| p.name)),
-        (
-            Duration::from_millis(200),
-            Some("playout300-follow500+discardable")
-        ),
-        "no handovers: the short limit"
-    );
+    // The card was trained under a utility that credits a P95 fall (models/path/README.md):
+    // where no handover is forecast it runs the gated output, whose quiet limit is 500 ms and
+    // whose actions have no boundary to act at, as it does with nothing measured.
+    for (feedback, what) in [
+        (terrestrial, "a terrestrial path"),
+        (CallFeedback::default(), "nothing measured"),
+    ] {
+        let (_, chosen) = choose(&feedback, &[]);
+        assert_eq!(
+            (chosen.limit, chosen.profile.map(|p| p.name)),
+            (Duration::from_millis(500), Some(gate_open)),
+            "{what}"
+        );
+    }
+    assert_eq!(clean.profile, card.profile(2));
 }

@@ -194,7 +194,13 @@ pub fn verify(card_path: &Path, seed: u64) -> Result<Verification, VerifyError> 
         random_inputs: RANDOM_INPUTS,
         max_difference,
         argmax_disagreements: disagreements,
-        all_zero_ms: card.actions_ms.get(zero_index).copied().unwrap_or_default(),
+        // The all-zero forecast holds no handover: a gated output runs its quiet limit.
+        all_zero_ms: card
+            .quiet_ms
+            .as_ref()
+            .and_then(|quiet| quiet.get(zero_index).copied().flatten())
+            .or_else(|| card.actions_ms.get(zero_index).copied())
+            .unwrap_or_default(),
         all_zero_is_smallest: zero_index == 0,
         all_zero_profile: card
             .profiles

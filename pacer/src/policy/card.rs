@@ -665,7 +665,17 @@ mod tests {
             serde_json::from_str(&std::fs::read_to_string(path).expect("the path card"))
                 .expect("a card");
         let k = card.actions_ms.len();
-        assert_eq!(card.quiet_ms, None);
+        card.validate().expect("the shipped card validates");
+        let shipped = card
+            .quiet_ms
+            .clone()
+            .expect("the shipped card gates an output");
+        card.quiet_ms = None;
+        let err = card.validate().expect_err("two outputs alike").to_string();
+        assert!(
+            err.contains("twice"),
+            "without its quiet limit the gated output is another's: {err}"
+        );
         let start = std::time::Instant::now();
         let busy = {
             let mut bits = [0u8; 120];
@@ -678,17 +688,20 @@ mod tests {
         };
         let quiet = handover_predictor::Forecast::none(start);
         let ms = std::time::Duration::from_millis;
-        let mut gated = vec![None; k];
-        gated[3] = Some(500);
+        let mut gated = shipped;
+        gated[1] = Some(300);
         card.quiet_ms = Some(gated.clone());
         card.validate().expect("a quiet limit per output validates");
-        assert_eq!(card.limit_for(3, &busy), Some(ms(200)));
-        assert_eq!(card.limit_for(3, &quiet), Some(ms(500)));
+        assert_eq!(card.limit_for(1, &busy), Some(ms(card.actions_ms[1])));
+        assert_eq!(card.limit_for(1, &quiet), Some(ms(300)));
         assert_eq!(card.limit_for(0, &quiet), Some(ms(card.actions_ms[0])));
+        assert_eq!(card.limit_for(2, &busy), Some(ms(200)));
+        assert_eq!(card.limit_for(2, &quiet), Some(ms(500)));
+        assert_eq!(card.limit_for(3, &quiet), Some(ms(200)));
         assert_eq!(card.limit_for(k, &quiet), None);
         for wrong in [vec![None; k - 1], {
             let mut w = gated.clone();
-            w[1] = Some(20);
+            w[0] = Some(20);
             w
         }] {
             card.quiet_ms = Some(wrong);
