@@ -456,16 +456,15 @@ impl ModelCard {
         index: usize,
         forecast: &handover_predictor::Forecast,
     ) -> Option<std::time::Duration> {
-        let busy = *self.actions_ms.get(index)?;
+        let ms = std::time::Duration::from_millis;
+        let busy = ms(*self.actions_ms.get(index)?);
         let quiet = self
             .quiet_ms
             .as_ref()
             .and_then(|q| q.get(index).copied().flatten());
-        let ms = match quiet {
-            Some(quiet) if forecast.handover_count() == 0 => quiet,
-            _ => busy,
-        };
-        Some(std::time::Duration::from_millis(ms))
+        Some(quiet.map_or(busy, |quiet| {
+            crate::policy::Gated::with_quiet(busy, ms(quiet)).limit_for(forecast)
+        }))
     }
 
     /// Output `index`'s profile as the call applies it: the menu's name with the card's

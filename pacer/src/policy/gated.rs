@@ -37,6 +37,15 @@ impl Gated {
     pub fn with_quiet(busy: Duration, quiet: Duration) -> Self {
         Self { busy, quiet }
     }
+
+    /// The limit for an interval with `forecast`: `busy` if it holds a handover, else `quiet`.
+    pub fn limit_for(&self, forecast: &Forecast) -> Duration {
+        if forecast.handover_count() > 0 {
+            self.busy
+        } else {
+            self.quiet
+        }
+    }
 }
 
 impl QueuePolicy for Gated {
@@ -51,11 +60,7 @@ impl QueuePolicy for Gated {
     }
 
     fn decide(&mut self, forecast: &Forecast) -> Result<Duration, PolicyError> {
-        Ok(if forecast.handover_count() > 0 {
-            self.busy
-        } else {
-            self.quiet
-        })
+        Ok(self.limit_for(forecast))
     }
 }
 

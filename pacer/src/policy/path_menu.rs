@@ -82,12 +82,12 @@ impl PathOutput {
 
     /// The choice it stands for in an interval with `forecast`.
     pub fn choice(&self, forecast: &Forecast) -> Choice {
-        let limit = match self.quiet_ms {
-            Some(quiet) if forecast.handover_count() == 0 => quiet,
-            _ => self.limit_ms,
-        };
         Choice {
-            limit: Duration::from_millis(limit),
+            limit: self
+                .gated()
+                .map_or(Duration::from_millis(self.limit_ms), |g| {
+                    g.limit_for(forecast)
+                }),
             profile: ActionProfile::named(self.profile).ok(),
         }
     }
