@@ -93,7 +93,7 @@ CARDS = [
     ("models/policy.json", "the paper's queue-limit model"),
     ("models/joint/policy.json", "the joint model (limit + action profile)"),
     ("models/path/policy.json", "the path-aware policy (one limit and action profile per call, "
-     "chosen after a 30-s measuring window)"),
+     "chosen after a 60-s measuring window)"),
 ]
 SECTION_TITLES = {
     "goal": "The goal table",

@@ -126,8 +126,10 @@ fn model_hyperparameters(
 /// forecast: nothing measured yet; a Starlink-like path whose boundaries lose packets (30 points
 /// of excess loss, rows of 47, 20 and 4 % after the predicted instants, the Starlink boundary
 /// profile of docs/architecture.md, "Handover-timed actions"); a leocc-trace-like path whose
-/// boundaries cost nothing; and a terrestrial path without boundaries (no excess or rows
-/// measured). Each feature is scaled as [`CallFeedback::feature`] scales it.
+/// boundaries cost nothing; a path over inter-satellite links that loses at a phase of the slot
+/// away from the boundaries (2.5 lost packets a slot over the median half second, the mmsys24
+/// Lagos ISL trace's kind: docs/experiments/mmsys24-2026-12-06.md); and a terrestrial path
+/// without boundaries (no excess, rows or phase measured). Each feature is scaled as [`CallFeedback::feature`] scales it.
 pub fn path_golden_telemetry() -> Vec<(&'static str, Vec<f32>)> {
     let sets = [
         ("unmeasured", CallFeedback::default()),
@@ -141,6 +143,7 @@ pub fn path_golden_telemetry() -> Vec<(&'static str, Vec<f32>)> {
                 rtt_ms: Some(180.0),
                 repair_delay_ms: Some(400.0),
                 target_kbps: Some(2500.0),
+                phase_excess_losses: Some(0.3),
             },
         ),
         (
@@ -153,6 +156,20 @@ pub fn path_golden_telemetry() -> Vec<(&'static str, Vec<f32>)> {
                 rtt_ms: Some(120.0),
                 repair_delay_ms: Some(150.0),
                 target_kbps: Some(2500.0),
+                phase_excess_losses: Some(0.0),
+            },
+        ),
+        (
+            "isl-phase-like",
+            CallFeedback {
+                boundary_excess_loss_pct: Some(0.0),
+                previous_loss_pct: Some(0.3),
+                outside_loss_pct: Some(0.5),
+                row_loss_pct: [Some(0.3), Some(0.2), Some(0.3)],
+                rtt_ms: Some(110.0),
+                repair_delay_ms: Some(200.0),
+                target_kbps: Some(2500.0),
+                phase_excess_losses: Some(2.5),
             },
         ),
         (
@@ -165,6 +182,7 @@ pub fn path_golden_telemetry() -> Vec<(&'static str, Vec<f32>)> {
                 rtt_ms: Some(60.0),
                 repair_delay_ms: None,
                 target_kbps: Some(1500.0),
+                phase_excess_losses: None,
             },
         ),
     ];
@@ -217,11 +235,15 @@ pub fn build_path(
     onnx_sha256: &str,
 ) -> ModelCard {
     let golden = joint_golden(net, report.hyper.seed, &path_golden_telemetry());
+    let telemetry = format!(
+        "appended to every step's input (2 + {} values per step); exported as a second input",
+        PATH_FEATURES.len()
+    );
     let mut hyperparameters = model_hyperparameters(
         report,
         "the lowest-index menu output whose counterfactual utility on the call is within the \
          margin of the best (policy-train counterfactual)",
-        "appended to every step's input (2 + 10 values per step); exported as a second input",
+        &telemetry,
     );
     if let (Some(map), serde_json::Value::Object(extra)) = (hyperparameters.as_object_mut(), extra)
     {

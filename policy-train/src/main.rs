@@ -67,7 +67,7 @@ enum Command {
     /// Train the path-aware policy on counterfactual labels: every call run under each of the
     /// four path-menu outputs (`rtc-client experiment --policies path-arm:...`), labelled with
     /// the least intrusive output within --margin of the best utility, the transformer trained
-    /// on the forecast and the measurements at the end of the 30-s measuring window, exported
+    /// on the forecast and the measurements at the end of the 60-s measuring window, exported
     /// with a path card, compared in a regret table with each fixed output and the paper's
     /// K-means expert, and verified.
     ///

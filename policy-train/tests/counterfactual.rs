@@ -8,6 +8,9 @@ mod support;
 
 use pacer::forecast::{ForecastSource, HORIZON_STEPS, HandoverSteps};
 use pacer::policy::{CallFeedback, PATH_FEATURES, PATH_MEASURE, PATH_MENU};
+
+/// The menu's measuring window, ms: where each arm's measured decision is recorded.
+const WINDOW_MS: u64 = PATH_MEASURE.seconds * 1000;
 use pacer::telemetry::{
     ForecastRecord, GccRecord, InputsRecord, IntervalRecord, ObservedRecord, PacerRecord,
     QoeRecord, SCHEMA, TelemetryWriter,
@@ -62,6 +65,7 @@ impl Kind {
                 rtt_ms: Some(180.0 + 5.0 * s),
                 repair_delay_ms: Some(400.0),
                 target_kbps: Some(2500.0),
+                phase_excess_losses: Some(0.2),
             },
             Kind::Clean | Kind::Tie => InputsRecord {
                 boundary_excess_loss_pct: Some(0.0),
@@ -71,6 +75,7 @@ impl Kind {
                 rtt_ms: Some(60.0 + 5.0 * s),
                 repair_delay_ms: Some(150.0),
                 target_kbps: Some(1500.0),
+                phase_excess_losses: None,
             },
         }
     }
@@ -131,7 +136,11 @@ fn record(
         seed: Some(seed),
         interval_index: u64::from(start_ms > 0),
         start_ms,
-        duration_ms: if start_ms == 0 { 30_000 } else { 90_000 },
+        duration_ms: if start_ms == 0 {
+            WINDOW_MS
+        } else {
+            120_000 - WINDOW_MS
+        },
         policy: policy.to_owned(),
         action_ms: menu.limit_ms,
         forecast: ForecastRecord {
@@ -202,7 +211,7 @@ fn write_run(dir: &Path, kinds: &[Kind], seeds: &[u64]) {
                 });
                 let records = [
                     record(kind, seed, &policy, PATH_MEASURE.output, 0, early),
-                    record(kind, seed, &policy, o, 30_000, measured),
+                    record(kind, seed, &policy, o, WINDOW_MS, measured),
                 ];
                 write_telemetry(&telemetry_path(dir, kind, &policy, seed), &records);
                 let outcome = kind.outcome(o);
@@ -277,7 +286,7 @@ fn labels_follow_the_utility_lossy_boundaries_take_the_gated_gate_open_clean_one
             .features_named(&PATH_FEATURES)
             .expect("known features");
         assert_eq!(call.features, features);
-        assert_eq!(call.features.len(), 10);
+        assert_eq!(call.features.len(), 11);
         assert_eq!(call.forecast.len(), 2 * HORIZON_STEPS);
         assert_eq!(call.logs.len(), PATH_MENU.len());
         assert!(
@@ -408,7 +417,7 @@ fn arms_that_decided_on_different_measurements_are_an_error_naming_them() {
         &path,
         &[
             record(Kind::Lossy, 1, policy, PATH_MEASURE.output, 0, None),
-            record(Kind::Lossy, 1, policy, 3, 30_000, Some(other)),
+            record(Kind::Lossy, 1, policy, 3, WINDOW_MS, Some(other)),
         ],
     );
     let err = read_runs(&[scratch.path().to_owned()], false)
@@ -495,13 +504,13 @@ fn the_binary_trains_a_path_card_that_loads_and_decides_by_the_rule_after_the_wi
             .expect("a card");
     card.validate().expect("the card validates");
     assert_eq!(card.measure, Some(PATH_MEASURE));
-    assert_eq!(card.telemetry_width(), Some(10));
+    assert_eq!(card.telemetry_width(), Some(11));
     assert_eq!(
         card.controls.as_deref().expect("controls"),
         ["queue_time_limit", "playout", "discardable"],
         "the menu's profiles hold, guard and boost nothing"
     );
-    assert_eq!(card.golden.len(), 16);
+    assert_eq!(card.golden.len(), 20);
     assert_eq!(card.training.intervals, 11);
     assert_eq!(card.training.clusters.len(), 2);
     assert_eq!(card.training.logs.len(), 2 * 6 * (PATH_MENU.len() + 1) - 1);

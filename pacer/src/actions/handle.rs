@@ -143,6 +143,11 @@ impl ActionsHandle {
         self.lock().row_loss_pct()
     }
 
+    /// [`HandoverActions::phase_excess_losses`].
+    pub fn phase_excess_losses(&self) -> Option<f64> {
+        self.lock().phase_excess_losses()
+    }
+
     /// The hold windows, if they changed since generation `seen`, with the new generation.
     pub(crate) fn hold_windows_since(
         &self,

@@ -373,6 +373,14 @@ impl HandoverActions {
         self.boundary_loss.row_pct()
     }
 
+    /// How many more lost packets a slot the lossiest half second of the slot, away from the
+    /// predicted instants, averages than the median half second (each slot's count capped at 3):
+    /// the phase raise's evidence, read before its verdict; `None` while the phase raise is off
+    /// or before a slot closed.
+    pub fn phase_excess_losses(&self) -> Option<f64> {
+        self.phase.excess_per_slot()
+    }
+
     /// Whether `action` is in force at `at` (any instant, past ones included for a minute after
     /// their window ended).
     pub fn is_active(&self, action: Action, at: Instant) -> bool {

@@ -133,6 +133,26 @@ impl SlotPhaseLoss {
         self.lossy != before
     }
 
+    /// How many more lost packets a slot the lossiest tested bin averages than the median
+    /// tested bin, each slot's count capped at [`SLOT_CAP`]: from 0 (no bin stands out) to 3 (a
+    /// bin that loses its cap in every slot where the others lose nothing); `None` before a slot
+    /// closed. Unlike the verdict of [`Self::update`] it is read from the first slot on, for a
+    /// policy that weighs it with the rest of a short measuring window (docs/architecture.md,
+    /// "The model and its card", path cards).
+    pub(crate) fn excess_per_slot(&self) -> Option<f64> {
+        if self.slots_seen == 0 || self.slots <= 0.0 {
+            return None;
+        }
+        let mut per_slot: Vec<f64> = self.losses[TESTED]
+            .iter()
+            .map(|&sum| sum / self.slots)
+            .collect();
+        per_slot.sort_by(f64::total_cmp);
+        let median = per_slot[per_slot.len() / 2];
+        let worst = per_slot[per_slot.len() - 1];
+        Some(worst - median)
+    }
+
     /// The lossy phases, merged, as `(from_ms, to_ms)` after the predicted instant.
     pub(crate) fn lossy_spans(&self) -> Vec<(u64, u64)> {
         let mut spans: Vec<(u64, u64)> = Vec::new();
@@ -227,6 +247,18 @@ mod tests {
         assert_eq!(phase.lossy_spans(), vec![(4_000, 5_000)]);
         feed(&mut phase, 2, at, 30, (0, 0), 1, 400);
         assert!(phase.lossy_spans().is_empty());
+    }
+
+    #[test]
+    fn the_excess_reads_a_phase_from_the_first_slot_and_little_from_uniform_loss() {
+        assert_eq!(SlotPhaseLoss::default().excess_per_slot(), None);
+        // A phase that loses one packet in five: its bins reach the cap in every slot.
+        let phase = fed(3, (4_000, 5_000), 5, 400);
+        let excess = phase.excess_per_slot().unwrap();
+        assert!(excess > 2.0, "{excess}");
+        // One packet in 100 everywhere: about one loss a bin a slot, none standing out by much.
+        let uniform = fed(3, (0, 0), 1, 100).excess_per_slot().unwrap();
+        assert!(uniform < excess / 2.0, "{uniform} against {excess}");
     }
 
     #[test]

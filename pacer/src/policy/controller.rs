@@ -458,8 +458,9 @@ mod tests {
             Some("none"),
             "no handover ahead: it measures with libwebrtc's sender"
         );
-        assert_eq!(late.poll_timeout(), Some(start + 32 * SECOND));
-        let chosen = late.handle_timeout(start + 32 * SECOND).unwrap();
+        let window = crate::policy::PATH_MEASURE.seconds as u32;
+        assert_eq!(late.poll_timeout(), Some(start + (2 + window) * SECOND));
+        let chosen = late.handle_timeout(start + (2 + window) * SECOND).unwrap();
         assert_eq!(
             chosen.profile.map(|p| p.name),
             Some("playout300-follow500+discardable+floor100-weighed+phase100+gate-open")
@@ -622,9 +623,10 @@ mod tests {
         let first = c.handle_timeout(start).unwrap();
         assert_eq!(first.profile.map(|p| p.name), Some("none"));
         assert_eq!(handle.queue_time_limit(), Duration::from_millis(500));
-        assert_eq!(c.poll_timeout(), Some(start + 30 * SECOND));
-        assert!(c.handle_timeout(start + 29 * SECOND).is_none());
-        let measured = c.handle_timeout(start + 30 * SECOND).unwrap();
+        let window = crate::policy::PATH_MEASURE.seconds as u32;
+        assert_eq!(c.poll_timeout(), Some(start + window * SECOND));
+        assert!(c.handle_timeout(start + (window - 1) * SECOND).is_none());
+        let measured = c.handle_timeout(start + window * SECOND).unwrap();
         assert_eq!(measured.index, 1);
         assert_eq!(
             measured.profile.map(|p| p.name),

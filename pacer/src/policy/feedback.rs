@@ -38,6 +38,10 @@ pub struct CallFeedback {
     pub repair_delay_ms: Option<f64>,
     /// The estimator's target, kbit/s.
     pub target_kbps: Option<f64>,
+    /// How many more lost packets a slot the lossiest half second of the slot away from the
+    /// predicted instants averages than the median half second, 0 to 3 (the phase raise's
+    /// evidence; `None` where the phase raise is off or no slot has closed).
+    pub phase_excess_losses: Option<f64>,
 }
 
 /// The names of [`CallFeedback::features`], in order; a joint model card lists exactly these
@@ -53,7 +57,7 @@ pub const FEEDBACK_WIDTH: usize = FEEDBACK_FEATURES.len();
 
 /// Every feature a card may name for its `telemetry` input, [`FEEDBACK_FEATURES`] first; the
 /// path-aware policy reads them all ([`PATH_FEATURES`]).
-pub const KNOWN_FEATURES: [&str; 10] = [
+pub const KNOWN_FEATURES: [&str; 11] = [
     "boundary_excess_loss_pct/10",
     "previous_loss_pct/10",
     "boundary_excess_known",
@@ -64,10 +68,11 @@ pub const KNOWN_FEATURES: [&str; 10] = [
     "rtt_ms/100",
     "repair_delay_ms/100",
     "target_kbps/1000",
+    "phase_excess_losses",
 ];
 
 /// The features of the path-aware policy's cards (`policy-train counterfactual`).
-pub const PATH_FEATURES: [&str; 10] = KNOWN_FEATURES;
+pub const PATH_FEATURES: [&str; 11] = KNOWN_FEATURES;
 
 /// A loss rate in % over 10, within [0, 10].
 fn loss_feature(v: Option<f64>) -> f32 {
@@ -114,6 +119,9 @@ impl CallFeedback {
             "rtt_ms/100" => scaled(finite(self.rtt_ms), 100.0),
             "repair_delay_ms/100" => scaled(finite(self.repair_delay_ms), 100.0),
             "target_kbps/1000" => scaled(finite(self.target_kbps), 1000.0),
+            "phase_excess_losses" => {
+                finite(self.phase_excess_losses).map_or(0.0, |v| v.clamp(0.0, 3.0) as f32)
+            }
             _ => return None,
         })
     }
@@ -168,11 +176,12 @@ mod tests {
             rtt_ms: Some(180.0),
             repair_delay_ms: Some(9000.0),
             target_kbps: Some(2500.0),
+            phase_excess_losses: Some(7.0),
         };
         let all = feedback.features_named(&KNOWN_FEATURES).unwrap();
         assert_eq!(
             all,
-            vec![3.0, 0.2, 1.0, 0.05, 4.7, 0.0, 0.0, 1.8, 20.0, 2.5]
+            vec![3.0, 0.2, 1.0, 0.05, 4.7, 0.0, 0.0, 1.8, 20.0, 2.5, 3.0]
         );
         assert_eq!(&all[..FEEDBACK_WIDTH], &feedback.features());
         assert_eq!(

@@ -507,6 +507,7 @@ impl HandoverAwareSender {
                 previous_loss_pct: self.interval_loss_pct,
                 outside_loss_pct: actions.and_then(ActionsHandle::outside_loss_pct),
                 row_loss_pct: actions.map_or([None; 3], ActionsHandle::row_loss_pct),
+                phase_excess_losses: actions.and_then(ActionsHandle::phase_excess_losses),
                 rtt_ms: nack
                     .and_then(NackResponderHandle::rtt)
                     .map(|rtt| rtt.as_secs_f64() * 1e3),

@@ -93,6 +93,9 @@ pub struct InputsRecord {
     /// The estimator's target, kbit/s.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target_kbps: Option<f64>,
+    /// The phase raise's evidence: the lossiest half second's excess lost packets a slot.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase_excess_losses: Option<f64>,
 }
 
 impl From<CallFeedback> for InputsRecord {
@@ -107,6 +110,7 @@ impl From<CallFeedback> for InputsRecord {
             rtt_ms: feedback.rtt_ms,
             repair_delay_ms: feedback.repair_delay_ms,
             target_kbps: feedback.target_kbps,
+            phase_excess_losses: feedback.phase_excess_losses,
         }
     }
 }
@@ -121,6 +125,7 @@ impl From<InputsRecord> for CallFeedback {
             rtt_ms: inputs.rtt_ms,
             repair_delay_ms: inputs.repair_delay_ms,
             target_kbps: inputs.target_kbps,
+            phase_excess_losses: inputs.phase_excess_losses,
         }
     }
 }

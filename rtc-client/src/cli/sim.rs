@@ -39,7 +39,7 @@ pub struct SimArgs {
     /// video sent again when it ends, off in plain timed), timed:<file.toml> reads every window
     /// from an action configuration
     /// such as traces/actions/default.toml, timed@fixed:200 takes another policy's limit), or
-    /// path-arm:<profile>@<limit> (the path-aware menu's 30-s measuring window, then one output
+    /// path-arm:<profile>@<limit> (the path-aware menu's 60-s measuring window, then one output
     /// of the menu, e.g. path-arm:none@500; learned:models/path/policy.json
     /// chooses it).
     #[arg(long, value_name = "POLICY", default_value = "default", value_parser = parse_policy)]
