@@ -1013,10 +1013,15 @@ mod tests {
         );
         assert!(actions.frame_discardable(next + ms(4_500)));
         assert!(!actions.frame_discardable(next + ms(6_000)));
+        // The evidence a policy reads: the 4-5 s bins reach the cap of 3 lost packets a slot, the
+        // median bin loses none.
+        let excess = actions.phase_excess_losses().expect("slots closed");
+        assert!((2.5..=3.0).contains(&excess), "{excess}");
         // Off, nothing is measured or placed.
         let (off, _) = phased(0);
         assert_eq!(off.phase_windows().count(), 0);
         assert!(!off.frame_discardable(next + ms(4_500)));
+        assert_eq!(off.phase_excess_losses(), None);
     }
 
     #[test]
