@@ -117,13 +117,8 @@ impl SlotPhaseLoss {
         if self.slots_seen < MIN_SLOTS || self.slots <= 0.0 {
             return false;
         }
-        let per_slot: Vec<f64> = self.losses[TESTED]
-            .iter()
-            .map(|&sum| sum / self.slots)
-            .collect();
-        let mut sorted = per_slot.clone();
-        sorted.sort_by(f64::total_cmp);
-        let median = sorted[sorted.len() / 2];
+        let per_slot = self.per_slot();
+        let median = sorted(per_slot.clone())[per_slot.len() / 2];
         self.lossy = 0;
         for (&losses, b) in per_slot.iter().zip(TESTED) {
             if losses >= MIN_PER_SLOT && losses >= MIN_RATIO * median {
@@ -143,14 +138,18 @@ impl SlotPhaseLoss {
         if self.slots_seen == 0 || self.slots <= 0.0 {
             return None;
         }
-        let mut per_slot: Vec<f64> = self.losses[TESTED]
-            .iter()
-            .map(|&sum| sum / self.slots)
-            .collect();
-        per_slot.sort_by(f64::total_cmp);
+        let per_slot = sorted(self.per_slot());
         let median = per_slot[per_slot.len() / 2];
         let worst = per_slot[per_slot.len() - 1];
         Some(worst - median)
+    }
+
+    /// Each tested bin's capped losses a slot, in bin order.
+    fn per_slot(&self) -> Vec<f64> {
+        self.losses[TESTED]
+            .iter()
+            .map(|&sum| sum / self.slots)
+            .collect()
     }
 
     /// The lossy phases, merged, as `(from_ms, to_ms)` after the predicted instant.
@@ -165,6 +164,12 @@ impl SlotPhaseLoss {
         }
         spans
     }
+}
+
+/// `values`, ascending.
+fn sorted(mut values: Vec<f64>) -> Vec<f64> {
+    values.sort_by(f64::total_cmp);
+    values
 }
 
 #[cfg(test)]
