@@ -129,7 +129,8 @@ fn model_hyperparameters(
 /// boundaries cost nothing; a path over inter-satellite links that loses at a phase of the slot
 /// away from the boundaries (2.5 lost packets a slot over the median half second, the mmsys24
 /// Lagos ISL trace's kind: docs/experiments/mmsys24-2026-12-06.md); and a terrestrial path
-/// without boundaries (no excess, rows or phase measured). Each feature is scaled as [`CallFeedback::feature`] scales it.
+/// without boundaries (no excess, rows or phase measured). Each feature is scaled as
+/// [`CallFeedback::feature`] scales it.
 pub fn path_golden_telemetry() -> Vec<(&'static str, Vec<f32>)> {
     let sets = [
         ("unmeasured", CallFeedback::default()),

@@ -375,8 +375,8 @@ impl HandoverActions {
 
     /// How many more lost packets a slot the lossiest half second of the slot, away from the
     /// predicted instants, averages than the median half second (each slot's count capped at 3):
-    /// the phase raise's evidence, read before its verdict; `None` while the phase raise is off
-    /// or before a slot closed.
+    /// the phase raise's evidence, read before its verdict, from the packets fed while the phase
+    /// raise was configured; `None` before such a slot closed.
     pub fn phase_excess_losses(&self) -> Option<f64> {
         self.phase.excess_per_slot()
     }

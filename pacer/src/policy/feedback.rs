@@ -40,7 +40,7 @@ pub struct CallFeedback {
     pub target_kbps: Option<f64>,
     /// How many more lost packets a slot the lossiest half second of the slot away from the
     /// predicted instants averages than the median half second, 0 to 3 (the phase raise's
-    /// evidence; `None` where the phase raise is off or no slot has closed).
+    /// evidence; `None` where the phase raise has not been configured for a whole slot).
     pub phase_excess_losses: Option<f64>,
 }
 
