@@ -3,7 +3,8 @@
 on the same scenarios and seeds, against the best fixed profile of each scenario.
 
 Usage:
-  scripts/regret.py RUN [RUN ...] [--learned POLICY] [--baseline default] [--rule POLICY] [--replicates] [--out FILE]
+  scripts/regret.py RUN [RUN ...] [--learned POLICY] [--baseline default] [--rule POLICY] [--fixed POLICY ...]
+                    [--oracle] [--replicates] [--out FILE]
   scripts/regret.py --self-test
 
 Every run's report.json is read; runs that hold the same (scenario, policy) cell over disjoint
@@ -29,7 +30,9 @@ policy cannot tell apart: a hinge on each call's ratio would charge a policy for
 around the baseline as well as for its mean (`--per-call` gives that reading). For each scenario the best
 fixed profile is the policy with the highest mean utility that is no learned card (`learned:*`)
 and not named by `--learned` (the oracle rule: it knows
-the scenario). The table gives each policy's regret (best mean utility minus its own), its
+the scenario); `--fixed` names the profiles it chooses among (for example the path menu's outputs
+as fixed profiles), and the runs' other policies are then left out of the tables but for the
+baseline and the rule. The table gives each policy's regret (best mean utility minus its own), its
 freezes a minute and P95 against the best fixed profile's, with paired sign-flip p-values over
 the seeds, and the goal checks:
 
@@ -44,6 +47,14 @@ the seeds, and the goal checks:
   (`--rule`, `timed@fixed:200` by default) on freezes or P95 on any scenario, with the
   scenarios where it makes significantly fewer freezes than the rule (p < 0.05) at no
   significantly higher P95 delay.
+
+With `--oracle` each scenario also says how close a per-call oracle gets to the learned policy's
+two bounds at once: one that knows every call's outcome under every fixed profile and picks one
+profile per call. Its references are the fewer freezes and the lower P95 of the best fixed profile
+and the rule; of every choice of one profile per call (searched exactly, by the Pareto front of
+the two totals) the line gives the one with the smallest larger excess of the two. Where even that
+choice is more than 5 % over a reference, no policy that picks one of these profiles per call can
+meet both bounds on these calls but by the seeds' noise (significance is not read here).
 """
 
 import argparse
@@ -201,7 +212,49 @@ def significantly_worse(diff_pct, p, abs_diff=None):
     return diff_pct > 5.0 and p is not None and p < 0.05 and (abs_diff is None or abs_diff > 0.05)
 
 
-def render(runs, learned=(), baseline="default", rule="timed@fixed:200", per_call=False, replicates=False):
+def oracle_approach(outcomes, f_ref, p_ref):
+    """The per-call oracle's closest approach to two references at once.
+
+    `outcomes[i][k]` is call i's (freezes a minute, P95 ms) under profile k. Returns (mean
+    freezes, mean P95, the profile index chosen for each call) of the choice, among every choice
+    of one profile per call, that minimises the larger of the two excesses over the references:
+    freezes over `max(f_ref, 1)` and P95 over `p_ref`, so that both are within 0.05 exactly when
+    both meet the goal's bounds (P95 within 5 %; freezes within 5 % or 0.05 a minute, whichever
+    is larger).
+
+    Exact, by the Pareto front of (total freezes, total P95) over the calls so far: a choice that
+    another beats on both totals cannot be the best, whatever the rest of the calls choose. P95
+    totals are compared in steps of 0.01 ms, freezes exactly."""
+    f_scale, n = max(f_ref, 1.0), len(outcomes)
+    # Each entry: (total P95 in 0.01 ms, total freezes, index of its parent in the previous front,
+    # profile chosen for this call).
+    fronts = [[(0, 0.0, -1, -1)]]
+    for o in outcomes:
+        grown = sorted(((pp + round(p95 * 100), ff + f, j, k)
+                        for j, (pp, ff, _, _) in enumerate(fronts[-1]) for k, (f, p95) in enumerate(o)),
+                       key=lambda e: (e[0], e[1]))
+        front = []
+        for e in grown:
+            if not front or e[1] < front[-1][1] - 1e-12:
+                front.append(e)
+        fronts.append(front)
+
+    def excess(e):
+        return max((e[1] / n - f_ref) / f_scale, e[0] / 100 / n / p_ref - 1.0)
+
+    at = min(range(len(fronts[-1])), key=lambda j: excess(fronts[-1][j]))
+    last = fronts[-1][at]
+    choice = []
+    for front in reversed(fronts[1:]):
+        _, _, parent, k = front[at]
+        choice.append(k)
+        at = parent
+    choice.reverse()
+    return last[1] / n, last[0] / 100 / n, choice
+
+
+def render(runs, learned=(), baseline="default", rule="timed@fixed:200", per_call=False, replicates=False,
+           fixed_only=(), oracle=False):
     """The regret table's markdown lines over the experiment directories `runs`."""
     cells = Cells(runs, replicates)
     missing = [p for p in learned if p not in cells.order]
@@ -212,11 +265,18 @@ def render(runs, learned=(), baseline="default", rule="timed@fixed:200", per_cal
                  + ", ".join(cells.order))
     adaptive = {p for p in cells.order if p.startswith("learned:")} | set(learned)
     learned = set(learned) or adaptive
+    unknown = [p for p in fixed_only if p not in cells.order]
+    if unknown:
+        sys.exit(f"regret.py: --fixed {unknown[0]!r} is in no run; the runs' policies: " + ", ".join(cells.order))
+    if fixed_only:
+        kept = set(fixed_only) | adaptive | {baseline, rule}
+        cells.order = [p for p in cells.order if p in kept]
     lines = []
     out = lines.append
     # Per fixed profile: its worst gap to the best and its worst significant one, each as
     # (gap %, scenario, metric, p), and the scenarios it ran on.
-    worst_gap = {p: (0.0, None, None, None) for p in cells.order if p not in adaptive}
+    candidates = [p for p in cells.order if p not in adaptive and (not fixed_only or p in fixed_only)]
+    worst_gap = {p: (0.0, None, None, None) for p in candidates}
     worst_significant = {p: (0.0, None, None, None) for p in worst_gap}
     ran_on = {p: 0 for p in worst_gap}
     goal_learned = True
@@ -234,7 +294,9 @@ def render(runs, learned=(), baseline="default", rule="timed@fixed:200", per_cal
         else:
             u = {p: group_utility([cells.cells[(sc, p)][s] for s in seeds], [base[s] for s in seeds])
                  for p in policies}
-        fixed = [p for p in policies if p not in adaptive]
+        fixed = [p for p in policies if p in candidates]
+        if not fixed:
+            sys.exit(f"regret.py: no fixed profile ran on {sc}'s seeds")
         best = max(fixed, key=lambda p: u[p])
         out(f"### {sc}\n")
         repeated = []
@@ -286,6 +348,25 @@ def render(runs, learned=(), baseline="default", rule="timed@fixed:200", per_cal
                     against_rule[p]["worse"].append(sc)
                 if mean(f) < mean(rf) and pf < 0.05 and not significantly_worse(dp, pp):
                     against_rule[p]["better"].append(sc)
+        if oracle:
+            refs = [best] + ([rule] if rule in policies and rule != best else [])
+            f_ref = min(mean(metric(r, "freezes_per_min")) for r in refs)
+            p_ref = min(mean(metric(r, "e2e_delay_p95_ms")) for r in refs)
+            f_of = lambda r: min(refs, key=lambda q: mean(metric(q, r)))
+            outcomes = [[(cells.cells[(sc, q)][s]["freezes_per_min"], cells.cells[(sc, q)][s]["e2e_delay_p95_ms"])
+                         for q in fixed] for s in seeds]
+            of, op, choice = oracle_approach(outcomes, f_ref, p_ref)
+            ok = (of <= 1.05 * f_ref or of - f_ref <= 0.05) and op <= 1.05 * p_ref
+            picks = ", ".join(f"`{q}` {choice.count(k)}" for k, q in enumerate(fixed) if choice.count(k))
+            out(f"\nPer-call oracle over the {len(fixed)} fixed profiles, against the fewer freezes "
+                f"(`{f_of('freezes_per_min')}`'s {f_ref:.2f} a minute) and the lower P95 "
+                f"(`{f_of('e2e_delay_p95_ms')}`'s {p_ref:.0f} ms): at best freezes {fmt_pct(pct(of, f_ref))} "
+                f"({of:.2f}), P95 {fmt_pct(pct(op, p_ref))} ({op:.0f} ms), choosing {picks}: "
+                + ("both within 5 %." if ok else "no choice of one profile per call has both within 5 %.")
+                + "".join(f" `{q}` against the same: freezes {fmt_pct(pct(mean(metric(q, 'freezes_per_min')), f_ref))} "
+                          f"({mean(metric(q, 'freezes_per_min')):.2f}), P95 "
+                          f"{fmt_pct(pct(mean(metric(q, 'e2e_delay_p95_ms')), p_ref))} "
+                          f"({mean(metric(q, 'e2e_delay_p95_ms')):.0f} ms)." for q in policies if q in learned))
         out("")
     out("### Goal checks\n")
     if learned:
@@ -400,6 +481,49 @@ def self_test():
             "of its replicates: `default` x2, `timed@fixed:200` x2, `learned:x` x2" in text, text
         row = next(x for x in text.split("\n") if x.startswith("| _learned:x_"))
         assert row.split(" | ")[3] == "2.03", row  # (1 + 3) / 2 plus the seeds' 0.01 (s % 7), averaged
+        flat = lambda f, p95: {"freezes_per_min": lambda s: f(s) if callable(f) else f,
+                               "frozen_s_per_min": lambda s: 0.0,
+                               "e2e_delay_p95_ms": lambda s: p95(s) if callable(p95) else p95,
+                               "video_bitrate_kbps": lambda s: 2000.0}
+        g = run(root, "g", [1, 2, 3, 4], {("mixed", "default"): flat(1.0, 200.0),
+                                          ("mixed", "fixed:200"): flat(2.0, 100.0),
+                                          ("mixed", "fixed:900"): flat(5.0, 400.0)})
+        text = "\n".join(render([g], rule="fixed:200", fixed_only=["default"], oracle=True))
+        assert "fixed:900" not in text and "best fixed profile: `default`" in text, text
+        assert "Per-call oracle over the 1 fixed profiles" in text, "the rule is no candidate unless named"
+        text = "\n".join(render([g], rule="fixed:200", fixed_only=["default", "fixed:200"], oracle=True))
+        # Two calls under each: (1 + 2) / 2 freezes against default's 1, (200 + 100) / 2 ms against
+        # fixed:200's 100; every other mix has a larger excess on one side.
+        assert "Per-call oracle over the 2 fixed profiles, against the fewer freezes (`default`'s 1.00 a " \
+            "minute) and the lower P95 (`fixed:200`'s 100 ms): at best freezes +50.0 % (1.50), P95 +50.0 % " \
+            "(150 ms), choosing `default` 2, `fixed:200` 2: no choice of one profile per call has both within 5 %." in text, text
+        h = run(root, "h", [1, 2, 3, 4], {("crossed", "default"): flat(lambda s: 1.0 if s < 3 else 2.0,
+                                                                    lambda s: 100.0 if s < 3 else 200.0),
+                                          ("crossed", "fixed:200"): flat(lambda s: 2.0 if s < 3 else 1.0,
+                                                                      lambda s: 200.0 if s < 3 else 100.0)})
+        text = "\n".join(render([h], oracle=True))
+        assert "at best freezes -33.3 % (1.00), P95 -33.3 % (100 ms), choosing `default` 2, `fixed:200` 2: " \
+            "both within 5 %." in text, text
+        try:
+            render([g], fixed_only=["fixed:300"])
+        except SystemExit as e:
+            assert "--fixed 'fixed:300' is in no run" in str(e), e
+        else:
+            raise AssertionError("a --fixed policy in no run was accepted")
+    import itertools
+    import random
+    rng = random.Random(7)
+    for _ in range(20):
+        outcomes = [[(rng.choice([0.0, 0.1, 0.3, 1.0, 2.5]), rng.uniform(50.0, 400.0)) for _ in range(3)]
+                    for _ in range(6)]
+        f_ref, p_ref = rng.uniform(0.1, 2.0), rng.uniform(80.0, 300.0)
+        f, p95, choice = oracle_approach(outcomes, f_ref, p_ref)
+        gap = lambda ff, pp: max((ff - f_ref) / max(f_ref, 1.0), pp / p_ref - 1.0)
+        brute = min(gap(sum(outcomes[i][k][0] for i, k in enumerate(c)) / 6,
+                        sum(outcomes[i][k][1] for i, k in enumerate(c)) / 6)
+                    for c in itertools.product(range(3), repeat=6))
+        assert abs(gap(f, p95) - brute) < 1e-3, (gap(f, p95), brute)
+        assert abs(f - sum(outcomes[i][k][0] for i, k in enumerate(choice)) / 6) < 1e-9, "the choice gives its totals"
     assert seed_ranges([3, 1, 2, 7]) == "1-3, 7"
     base = {"freezes_per_min": 1.0, "frozen_s_per_min": 0.0, "e2e_delay_p95_ms": 100.0, "video_bitrate_kbps": 1000.0}
     spread = [dict(base, e2e_delay_p95_ms=80.0), dict(base, e2e_delay_p95_ms=120.0)]
@@ -436,6 +560,13 @@ def main():
                     help="runs that hold the same seeds are replicates (e.g. the same calls with "
                          "--timing-offset 1 and -1): each seed's metrics are averaged over its replicates "
                          "before the seeds are paired; without it a seed in two runs is an error")
+    ap.add_argument("--fixed", action="append", default=[], metavar="POLICY",
+                    help="a fixed profile the best of each scenario is chosen among (repeatable; default: "
+                         "every policy that is not learned); the runs' other policies but the baseline "
+                         "and the rule are left out")
+    ap.add_argument("--oracle", action="store_true",
+                    help="per scenario, how close a per-call oracle over the fixed profiles gets to the "
+                         "fewer freezes and the lower P95 of the best fixed profile and the rule")
     ap.add_argument("--out", help="write the markdown here as well as to stdout")
     ap.add_argument("--self-test", action="store_true", help="run the script's own checks and exit")
     a = ap.parse_args()
@@ -448,7 +579,7 @@ def main():
         ap.error("--p95-fall-weight must not be negative")
     global W_P95_FALL
     W_P95_FALL = a.p95_fall_weight
-    emit(render(a.runs, a.learned, a.baseline, a.rule, a.per_call, a.replicates), a.out)
+    emit(render(a.runs, a.learned, a.baseline, a.rule, a.per_call, a.replicates, a.fixed, a.oracle), a.out)
 
 
 if __name__ == "__main__":
