@@ -230,8 +230,18 @@ fn init_logging(verbose: u8, quiet: u8) {
         _ => "error",
     };
     // RUST_LOG wins when set; otherwise the -v/-q level for this binary, warnings for the rest.
-    let filter = EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| EnvFilter::new(format!("warn,rtc_client={level}")));
+    // webrtc-rs logs through the `log` crate: its records join ours only when RUST_LOG asks, as
+    // its warnings are noise in a normal call (every Chromium ClientHello brings three about
+    // extensions it does not know); `RUST_LOG=info,rtc_dtls=debug` shows each handshake flight
+    // (docs/real-calls.md, "When a call does not connect").
+    let filter = match EnvFilter::try_from_default_env() {
+        Ok(filter) => {
+            // A second logger (a test harness's) keeps its own: nothing is lost but these.
+            let _ = tracing_log::LogTracer::init();
+            filter
+        }
+        Err(_) => EnvFilter::new(format!("warn,rtc_client={level}")),
+    };
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
     tracing_subscriber::fmt()
         .with_env_filter(filter)

@@ -304,7 +304,7 @@ pub async fn run(
         peer.set_remote_description(answer_description)
             .await
             .map_err(LiveError::webrtc)?;
-        wait_connected(&mut connection).await?;
+        wait_connected(&mut connection, &events, epoch).await?;
         let setup_time = epoch.elapsed();
         let core = start_core(
             config,
@@ -474,9 +474,12 @@ async fn signal(
     response.json()
 }
 
-/// Waits until the peer connection is connected, or says why it is not.
+/// Waits until the peer connection is connected, or says why it is not (and, when it timed
+/// out, whether ICE had connected: see [`LiveError::is_dtls_stall`]).
 async fn wait_connected(
     connection: &mut tokio::sync::watch::Receiver<RTCPeerConnectionState>,
+    events: &Events,
+    epoch: Instant,
 ) -> Result<(), LiveError> {
     let connected = match tokio::time::timeout(
         CONNECT_TIMEOUT,
@@ -497,7 +500,12 @@ async fn wait_connected(
     match connected {
         Some(RTCPeerConnectionState::Connected) => Ok(()),
         Some(state) => Err(LiveError::Webrtc(format!("the peer connection is {state}"))),
-        None => Err(LiveError::ConnectTimeout(CONNECT_TIMEOUT)),
+        None => Err(LiveError::ConnectTimeout {
+            waited: CONNECT_TIMEOUT,
+            ice_connected_after: events
+                .ice_connected_at()
+                .map(|at| at.saturating_duration_since(epoch)),
+        }),
     }
 }
 

@@ -64,9 +64,15 @@ pub enum LiveError {
     /// The signalling exchange failed (the peer refused the offer, answered garbage, ...).
     #[error("signalling: {0}")]
     Signalling(String),
-    /// The peers did not connect in time.
-    #[error("the peers did not connect within {0:?}")]
-    ConnectTimeout(std::time::Duration),
+    /// The peers did not connect in time: ICE never connected, or it did and the DTLS handshake
+    /// did not finish (see [`LiveError::is_dtls_stall`]).
+    #[error("the peers did not connect within {waited:?}: {}", connect_stage(*.ice_connected_after))]
+    ConnectTimeout {
+        /// How long the caller waited.
+        waited: std::time::Duration,
+        /// When ICE connected, from the call's epoch; `None` if it never did.
+        ice_connected_after: Option<std::time::Duration>,
+    },
     /// A link configuration or scenario could not be used.
     #[error("link: {0}")]
     Link(String),
@@ -75,7 +81,33 @@ pub enum LiveError {
     Config(String),
 }
 
+/// Where a connection that timed out stopped.
+fn connect_stage(ice_connected_after: Option<std::time::Duration>) -> String {
+    match ice_connected_after {
+        None => "ICE did not connect (no candidate pair answered its checks)".into(),
+        Some(after) => format!(
+            "ICE connected after {} ms, but the DTLS handshake did not finish (webrtc-rs 0.21's \
+             DTLS server stops retransmitting its flight once the peer repeats its own, so one \
+             lost handshake datagram can stall it; docs/real-calls.md, \"When a call does not \
+             connect\")",
+            after.as_millis()
+        ),
+    }
+}
+
 impl LiveError {
+    /// A connection that timed out after ICE connected: the DTLS handshake stalled
+    /// (docs/real-calls.md, "When a call does not connect").
+    pub fn is_dtls_stall(&self) -> bool {
+        matches!(
+            self,
+            Self::ConnectTimeout {
+                ice_connected_after: Some(_),
+                ..
+            }
+        )
+    }
+
     pub(crate) fn webrtc(error: impl std::fmt::Display) -> Self {
         Self::Webrtc(error.to_string())
     }
@@ -83,5 +115,39 @@ impl LiveError {
     pub(crate) fn io(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> Self {
         let context = context.into();
         move |source| Self::Io { context, source }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn a_connect_timeout_says_which_stage_stalled() {
+        let ice = LiveError::ConnectTimeout {
+            waited: Duration::from_secs(15),
+            ice_connected_after: None,
+        };
+        assert!(!ice.is_dtls_stall());
+        assert_eq!(
+            ice.to_string(),
+            "the peers did not connect within 15s: ICE did not connect (no candidate pair \
+             answered its checks)"
+        );
+        let dtls = LiveError::ConnectTimeout {
+            waited: Duration::from_secs(15),
+            ice_connected_after: Some(Duration::from_millis(412)),
+        };
+        assert!(dtls.is_dtls_stall());
+        let text = dtls.to_string();
+        assert!(
+            text.starts_with(
+                "the peers did not connect within 15s: ICE connected after 412 ms, but the DTLS \
+                 handshake did not finish"
+            ),
+            "{text}"
+        );
+        assert!(!LiveError::Signalling("x".into()).is_dtls_stall());
     }
 }

@@ -50,9 +50,9 @@ use webrtc::media_stream::track_local::static_rtp::TrackLocalStaticRTP;
 use webrtc::media_stream::track_remote::TrackRemote;
 use webrtc::peer_connection::{
     CongestionFeedback, MediaEngine, PeerConnection, PeerConnectionBuilder,
-    PeerConnectionEventHandler, RTCIceGatheringState, RTCPeerConnectionState,
-    RTCSessionDescription, Registry, SettingEngineBuilder, Slot, configure_congestion_control,
-    configure_nack, configure_twcc_receiver_only,
+    PeerConnectionEventHandler, RTCIceConnectionState, RTCIceGatheringState,
+    RTCPeerConnectionState, RTCSessionDescription, Registry, SettingEngineBuilder, Slot,
+    configure_congestion_control, configure_nack, configure_twcc_receiver_only,
 };
 
 /// Where [`PliTap`] sits on the sender: past every webrtc-rs slot (the last is
@@ -298,14 +298,22 @@ pub fn video_track(rtx: bool, fec: bool) -> Arc<TrackLocalStaticRTP> {
     )))
 }
 
-/// One peer's events: ICE gathering, the connection state, and incoming tracks.
+/// One peer's events: ICE gathering, the connection state, when ICE connected, and incoming
+/// tracks.
 pub struct Events {
     gathered: Notify,
     state: watch::Sender<RTCPeerConnectionState>,
+    ice_connected: std::sync::Mutex<Option<Instant>>,
     tracks: mpsc::UnboundedSender<Arc<dyn TrackRemote>>,
 }
 
 impl Events {
+    /// When ICE first connected (a candidate pair answered its checks), if it has: a connection
+    /// that is still not up long after it has stalled in the DTLS handshake.
+    pub fn ice_connected_at(&self) -> Option<Instant> {
+        *self.ice_connected.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// A handler, the receiving end of its connection state, and of its incoming tracks.
     pub fn new() -> (
         Arc<Self>,
@@ -318,6 +326,7 @@ impl Events {
             Arc::new(Self {
                 gathered: Notify::new(),
                 state,
+                ice_connected: std::sync::Mutex::new(None),
                 tracks,
             }),
             state_rx,
@@ -331,6 +340,15 @@ impl PeerConnectionEventHandler for Events {
     async fn on_ice_gathering_state_change(&self, state: RTCIceGatheringState) {
         if state == RTCIceGatheringState::Complete {
             self.gathered.notify_one();
+        }
+    }
+
+    async fn on_ice_connection_state_change(&self, state: RTCIceConnectionState) {
+        if state == RTCIceConnectionState::Connected {
+            self.ice_connected
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .get_or_insert_with(Instant::now);
         }
     }
 
